@@ -1,0 +1,16 @@
+// Copies the Lua twins next to the compiled models so dist/ runs without src/.
+import { cpSync, readdirSync, statSync, mkdirSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+
+function walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (name.endsWith('.lua')) {
+      const target = join('dist', path.slice('src/'.length));
+      mkdirSync(dirname(target), { recursive: true });
+      cpSync(path, target);
+    }
+  }
+}
+walk('src');

@@ -1,0 +1,42 @@
+// Tenant, route and limiter ids, and the Redis key layout built from them.
+// Ids are validated before they reach a key, so `{`, `}`, `:`, spaces or control
+// characters can never move a bucket into another tenant's hash slot or key.
+import { SluiceError } from './errors.js';
+
+export const MAX_ID_LENGTH = 64;
+const ID_PATTERN = /^[A-Za-z0-9._~@+-]+$/;
+
+/** Throws a SluiceError naming `field` when `id` is not a valid id. */
+export function assertValidId(id: unknown, field: string): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new SluiceError('ERR_ID_INVALID', 'must be a non-empty string', field);
+  }
+  if (id.length > MAX_ID_LENGTH) {
+    throw new SluiceError('ERR_ID_INVALID', `must be at most ${MAX_ID_LENGTH} characters`, field);
+  }
+  if (!ID_PATTERN.test(id)) {
+    throw new SluiceError(
+      'ERR_ID_INVALID',
+      'may contain only letters, digits and . _ ~ @ + - (no braces, colons, spaces or control characters)',
+      field,
+    );
+  }
+}
+
+export function isValidId(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_LENGTH && ID_PATTERN.test(id);
+}
+
+/** `rl:{tenant}:route`: the tenant is the hash tag, so one tenant's buckets share a cluster slot. */
+export function bucketKey(tenant: string, route: string): string {
+  assertValidId(tenant, 'tenant');
+  assertValidId(route, 'route');
+  return `rl:{${tenant}}:${route}`;
+}
+
+/** Sub-bucket `i` of a sharded limit. No hash tag, so shards spread over cluster nodes. */
+export function shardKey(tenant: string, route: string, shard: number): string {
+  assertValidId(tenant, 'tenant');
+  assertValidId(route, 'route');
+  return `rl:${tenant}:${route}:${shard}`;
+}

@@ -1,0 +1,135 @@
+// What a rule is, and the one schema every rule passes through, whether it comes
+// from the config file, the admin API, PostgreSQL or the library API.
+import { z } from 'zod';
+import { SluiceError } from './errors.js';
+
+export const POLICIES = [
+  'token_bucket',
+  'gcra',
+  'fixed_window',
+  'sliding_window_log',
+  'sliding_window_counter',
+  'leaky_bucket',
+] as const;
+export type PolicyName = (typeof POLICIES)[number];
+
+const MAX_COUNT = 1_000_000_000;
+const MAX_RATE = 1_000_000_000;
+const MAX_WINDOW_MS = 366 * 24 * 3600 * 1000;
+/** The sliding log keeps one entry per admitted unit: its limit bounds memory per key. */
+export const MAX_LOG_LIMIT = 100_000;
+
+const count = (max = MAX_COUNT) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+const rate = z.number().positive('must be positive').max(MAX_RATE, `must be at most ${MAX_RATE}`);
+const windowMs = z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_WINDOW_MS, `must be at most ${MAX_WINDOW_MS}`);
+
+/** Options every policy accepts: how the rule behaves around the store, not how it counts. */
+const common = {
+  /** Count but never refuse: roll a new limit out safely and watch what it would do. */
+  shadow: z.boolean().optional(),
+  /** What to do when the shared store is unreachable. */
+  onStoreDown: z.enum(['fallback', 'open', 'closed']).optional(),
+  /** Hot keys: take up to `batch` tokens per store call and spend them locally. */
+  lease: z.object({ batch: count(10_000) }).strict().optional(),
+  /** Hot keys: split the limit over this many sub-buckets spread across cluster nodes. */
+  shards: z.number().int('must be an integer').min(2, 'must be at least 2').max(256, 'must be at most 256').optional(),
+  /** Multi-region: the share of the limit each region enforces on its own store, e.g. {eu: 0.7, us: 0.3}. */
+  regionShares: z.record(z.string().min(1).max(64), z.number().positive('must be positive').max(1, 'must be at most 1')).optional(),
+};
+
+export const tokenBucketSchema = z.object({ policy: z.literal('token_bucket'), capacity: count(), refillPerSecond: rate, ...common }).strict();
+export const gcraSchema = z.object({ policy: z.literal('gcra'), capacity: count(), refillPerSecond: rate, ...common }).strict();
+export const fixedWindowSchema = z.object({ policy: z.literal('fixed_window'), limit: count(), windowMs, ...common }).strict();
+export const slidingLogSchema = z
+  .object({ policy: z.literal('sliding_window_log'), limit: count(MAX_LOG_LIMIT), windowMs, ...common })
+  .strict();
+export const slidingCounterSchema = z.object({ policy: z.literal('sliding_window_counter'), limit: count(), windowMs, ...common }).strict();
+export const leakyBucketSchema = z
+  .object({
+    policy: z.literal('leaky_bucket'),
+    ratePerSecond: rate,
+    /** Requests that may wait beyond the one being served (nginx `burst`). */
+    burst: z.number().int('must be an integer').min(0, 'must be at least 0').max(MAX_COUNT),
+    /** Requests within the burst served without delay (nginx `delay=N`); absent = 0. */
+    delay: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
+    /** nginx `nodelay`: the whole burst is served at once. */
+    nodelay: z.boolean().optional(),
+    ...common,
+  })
+  .strict()
+  .superRefine((rule, ctx) => {
+    if (rule.delay !== undefined && rule.delay > rule.burst) {
+      ctx.addIssue({ code: 'custom', path: ['delay'], message: 'must not exceed burst' });
+    }
+    if (rule.delay !== undefined && rule.nodelay) {
+      ctx.addIssue({ code: 'custom', path: ['nodelay'], message: 'cannot be combined with delay' });
+    }
+  });
+
+export const ruleSchema = z.discriminatedUnion('policy', [
+  tokenBucketSchema,
+  gcraSchema,
+  fixedWindowSchema,
+  slidingLogSchema,
+  slidingCounterSchema,
+  leakyBucketSchema,
+]);
+
+export type Rule = z.infer<typeof ruleSchema>;
+export type TokenBucketRule = z.infer<typeof tokenBucketSchema>;
+export type GcraRule = z.infer<typeof gcraSchema>;
+export type FixedWindowRule = z.infer<typeof fixedWindowSchema>;
+export type SlidingLogRule = z.infer<typeof slidingLogSchema>;
+export type SlidingCounterRule = z.infer<typeof slidingCounterSchema>;
+export type LeakyBucketRule = z.infer<typeof leakyBucketSchema>;
+export type RuleOf<P extends PolicyName> = Extract<Rule, { policy: P }>;
+
+/** Turns the first zod issue into a SluiceError whose field is the dotted path under `prefix`. */
+export function zodToSluiceError(error: z.ZodError, prefix: string, code: 'ERR_RULE_INVALID' | 'ERR_CONFIG_INVALID' | 'ERR_BAD_REQUEST' = 'ERR_RULE_INVALID'): SluiceError {
+  const issue = error.issues[0];
+  const path = issue ? issue.path.map(String) : [];
+  const field = [prefix, ...path].filter((part) => part !== '').join('.');
+  let message = issue?.message ?? 'is invalid';
+  if (issue?.code === 'invalid_union' && path.length === 0) message = `unknown policy; expected one of ${POLICIES.join(', ')}`;
+  if (issue?.code === 'unrecognized_keys') message = `unknown field(s) ${issue.keys.join(', ')}`;
+  return new SluiceError(code, message, field || undefined);
+}
+
+/** Validates and returns a rule; throws SluiceError naming the offending field. */
+export function parseRule(input: unknown, field = 'rule'): Rule {
+  if (input === null || typeof input !== 'object') throw new SluiceError('ERR_RULE_INVALID', 'must be an object', field);
+  const policy = (input as { policy?: unknown }).policy;
+  if (!POLICIES.includes(policy as PolicyName)) {
+    throw new SluiceError('ERR_RULE_INVALID', `unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`, `${field}.policy`);
+  }
+  const result = ruleSchema.safeParse(input);
+  if (!result.success) throw zodToSluiceError(result.error, field);
+  return result.data;
+}
+
+/** The most units one call can ever be granted: a larger cost could never be allowed. */
+export function capacityOf(rule: Rule): number {
+  switch (rule.policy) {
+    case 'token_bucket':
+    case 'gcra':
+      return rule.capacity;
+    case 'fixed_window':
+    case 'sliding_window_log':
+    case 'sliding_window_counter':
+      return rule.limit;
+    case 'leaky_bucket':
+      return rule.burst + 1;
+  }
+}
+
+/** Throws when `cost` is not a positive integer the rule could ever grant. */
+export function assertValidCost(rule: Rule, cost: number): void {
+  if (!Number.isInteger(cost) || cost < 1) throw new SluiceError('ERR_COST_INVALID', 'must be a positive integer', 'cost');
+  const capacity = capacityOf(rule);
+  if (cost > capacity) throw new SluiceError('ERR_COST_INVALID', `${cost} exceeds the rule's capacity of ${capacity}: it could never be allowed`, 'cost');
+}
+
+/** A stable identity of a rule's parameters: caches keyed by it see a changed limit at once. */
+export function ruleFingerprint(rule: Rule): string {
+  return JSON.stringify(rule, Object.keys(rule).sort());
+}

@@ -1,0 +1,21 @@
+// The policy registry: each policy's pure model and the Lua twin beside it.
+import type { PolicyName, Rule } from '../core/rule.js';
+import type { PolicyModel } from './model.js';
+import { tokenBucket } from './token-bucket/model.js';
+
+export interface PolicyEntry {
+  // biome-ignore lint/suspicious/noExplicitAny: the registry is indexed by the rule's own policy
+  model: PolicyModel<any, any>;
+  /** The Lua twin's file, read once by the script registry. */
+  lua: URL;
+}
+
+export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
+  token_bucket: { model: tokenBucket, lua: new URL('./token-bucket/token-bucket.lua', import.meta.url) },
+} as Record<PolicyName, PolicyEntry>;
+
+export function policyOf(rule: Rule): PolicyEntry {
+  const entry = POLICY_REGISTRY[rule.policy];
+  if (!entry) throw new Error(`no model registered for policy ${rule.policy}`);
+  return entry;
+}

@@ -1,0 +1,42 @@
+// The contract every policy model keeps. A model is pure: no I/O, no clock, no
+// randomness. Its Lua twin (the `.lua` file beside it) computes the same thing
+// inside Redis, atomically, and the shared test vectors hold the two together.
+import type { ModelDecision } from '../core/decision.js';
+import type { PolicyName, RuleOf } from '../core/rule.js';
+
+export interface StepResult<S> {
+  /** The state after the call (unchanged when nothing needs writing). */
+  state: S;
+  decision: ModelDecision;
+  /** Whether the state changed and must be stored. */
+  write: boolean;
+  /** How long the stored state matters; after it the key may vanish and the bucket starts fresh. */
+  ttlMs: number;
+}
+
+/**
+ * One rate-limit policy as a pure function.
+ *
+ * Time: `now` is in milliseconds (fractions allowed); models work in whole
+ * microseconds (`toMicros`) so that the TypeScript and Lua runtimes, both on
+ * IEEE doubles, compute bit-identical results.
+ *
+ * Cost 0 means peek: the decision says whether one unit would be allowed now,
+ * and nothing is written.
+ */
+export interface PolicyModel<P extends PolicyName, S> {
+  readonly policy: P;
+  step(state: S | undefined, now: number, rule: RuleOf<P>, cost: number): StepResult<S>;
+  /** The state as the Lua twin stores and returns it, for comparing the two runtimes. */
+  serialize(state: S): string;
+  /** Inverse of `serialize`. */
+  deserialize(text: string): S;
+  /** Rule parameters in the order the Lua twin reads them from ARGV[4..]. */
+  luaArgs(rule: RuleOf<P>): (string | number)[];
+}
+
+export const toMicros = (nowMs: number): number => Math.round(nowMs * 1000);
+/** Whole milliseconds, rounded up, from microseconds: never promise a retry too early. */
+export const ceilMs = (micros: number): number => (micros <= 0 ? 0 : Math.ceil(micros / 1000));
+/** Absorbs float noise such as 2.9999999999 before flooring a unit count. */
+export const floorUnits = (units: number): number => Math.max(0, Math.floor(units + 1e-9));

@@ -1,0 +1,24 @@
+-- Prepended to every policy script by the script registry.
+-- KEYS[1]  the bucket key
+-- ARGV[1]  cost in units; 0 = peek (decide for one unit, write nothing)
+-- ARGV[2]  "now" in microseconds for test vectors only; empty = Redis TIME (production)
+-- ARGV[3..] the rule's parameters, in the order the model's luaArgs() gives
+-- returns  { allowed 0|1, remaining, resetAfterMs, retryAfterMs, delayMs, state }
+--          all integers (already rounded as the model rounds) except state, a string
+local function sluice_now_us()
+  if ARGV[2] ~= nil and ARGV[2] ~= '' then return tonumber(ARGV[2]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function sluice_ceil_ms(us)
+  if us <= 0 then return 0 end
+  return math.ceil(us / 1000)
+end
+local function sluice_floor_units(units)
+  local u = math.floor(units + 1e-9)
+  if u < 0 then return 0 end
+  return u
+end
+local function sluice_int(x)
+  return string.format('%.0f', x)
+end
