@@ -1,0 +1,63 @@
+// The engine: what the gateway, the admin API and the library call to decide.
+// It maps (tenant, route) to a bucket key, applies shadow mode, and never
+// rejects: a failing store becomes a decision (see the resilience layer).
+import type { Decision } from '../core/decision.js';
+import { bucketKey } from '../core/ids.js';
+import { assertValidCost, type Rule } from '../core/rule.js';
+import type { BucketInfo, Store } from '../stores/store.js';
+
+export type EngineMode = 'memory' | 'redis' | 'fallback';
+
+export interface EngineHealth {
+  /** Which runtime decides right now. */
+  mode: EngineMode;
+  /** Whether the shared store answers (always true for the memory store). */
+  storeReachable: boolean;
+  detail?: string;
+}
+
+export interface Engine {
+  /** Decides one request of `tenant` on `route`. Never rejects for a store failure. */
+  decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision>;
+  peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
+  reset(tenant: string, route: string, rule: Rule): Promise<void>;
+  inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
+  health(): EngineHealth;
+  close(): Promise<void>;
+}
+
+/** A shadow rule is counted but never refuses; the decision says so. */
+export function applyShadow(rule: Rule, decision: Decision): Decision {
+  if (!rule.shadow) return decision;
+  return { ...decision, allowed: true, retryAfterMs: 0, delayMs: 0, source: 'shadow' };
+}
+
+/** The plain engine: one store, no fallback. The memory-store gateway runs on it. */
+export class StoreEngine implements Engine {
+  constructor(private readonly store: Store) {}
+
+  async decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
+    assertValidCost(rule, cost);
+    return applyShadow(rule, await this.store.consume(bucketKey(tenant, route), rule, cost));
+  }
+
+  peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
+    return this.store.peek(bucketKey(tenant, route), rule);
+  }
+
+  reset(tenant: string, route: string): Promise<void> {
+    return this.store.reset(bucketKey(tenant, route));
+  }
+
+  inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
+    return this.store.inspect(bucketKey(tenant, route), rule);
+  }
+
+  health(): EngineHealth {
+    return { mode: this.store.kind === 'memory' ? 'memory' : 'redis', storeReachable: true };
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
