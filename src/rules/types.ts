@@ -1,0 +1,34 @@
+// Contracts between the rule store (PostgreSQL or embedded), the in-memory rule
+// cache that the hot path reads, and the gateway. The hot path only ever calls
+// `RuleResolver.resolve` and `TenantResolver.tenantFor`: both O(1), no I/O.
+import type { Rule } from '../core/rule.js';
+
+/** `*` as a route id means every route of the tenant; as a tenant id, every tenant. */
+export const ANY = '*';
+
+export interface StoredRule {
+  tenant: string; // a tenant id or ANY
+  route: string; // a route id or ANY
+  rule: Rule;
+  updatedAt: string; // ISO timestamp
+}
+
+/** Which entry matched, most specific first. */
+export type RuleMatch = 'tenant-route' | 'tenant-any' | 'any-route' | 'default';
+
+export interface ResolvedRule {
+  rule: Rule;
+  match: RuleMatch;
+  /** Changes whenever this rule's parameters change; caches keyed by it see a new limit at once. */
+  version: string;
+}
+
+export interface RuleResolver {
+  /** tenant × route, then tenant × any route, then any tenant × route, then the default rule. */
+  resolve(tenant: string, route: string): ResolvedRule;
+}
+
+export interface TenantResolver {
+  /** The tenant an API key belongs to, or undefined for an unknown or revoked key. */
+  tenantFor(apiKey: string): string | undefined;
+}
