@@ -1,0 +1,11 @@
+// The package root: the library API and the pieces a Node service needs to embed Sluice.
+export type { Decision, DecisionSource } from './core/decision.js';
+export { SluiceError, isSluiceError, type ErrorCode } from './core/errors.js';
+export { bucketKey, isValidId } from './core/ids.js';
+export { parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
+export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';
+export { StoreEngine, type Engine } from './limiter/engine.js';
+export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
+export { RedisStore } from './stores/redis-store.js';
+export { connectRedis, type RedisTarget } from './stores/redis/connect.js';
+export type { Store, BucketInfo } from './stores/store.js';

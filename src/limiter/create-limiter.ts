@@ -1,0 +1,73 @@
+// The library API, in the spirit of Symfony's RateLimiterFactory:
+//   const limiter = createLimiter({ id: 'api', policy: 'token_bucket', capacity: 100, refillPerSecond: 10 }, store);
+//   const d = await limiter.consume(userId);   // d.allowed, d.remaining, d.retryAfterMs …
+// Keys are `rl:{<key>}:<id>`, validated like every id.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Decision } from '../core/decision.js';
+import { assertValidId, bucketKey } from '../core/ids.js';
+import { assertValidCost, parseRule, type Rule } from '../core/rule.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import type { BucketInfo, Store } from '../stores/store.js';
+import { applyShadow } from './engine.js';
+
+export type LimiterOptions = Rule & {
+  /** Names this limiter; part of every key, so two limiters never share buckets. Default `default`. */
+  id?: string;
+};
+
+export interface Reservation {
+  decision: Decision;
+  /** Milliseconds to wait: the shaping delay when accepted, the retry time when refused. */
+  waitMs: number;
+  /** Resolves after `waitMs`. */
+  wait(signal?: AbortSignal): Promise<void>;
+}
+
+export interface RateLimiter {
+  readonly id: string;
+  readonly rule: Rule;
+  /** Takes `cost` units for `key` if the rule allows. */
+  consume(key: string, cost?: number): Promise<Decision>;
+  /** Whether one unit would be allowed now, without taking it. */
+  peek(key: string): Promise<Decision>;
+  /** Forgets `key`'s state: its next call starts full. */
+  reset(key: string): Promise<void>;
+  /** Consumes and tells how long to wait before acting (traffic shaping: the leaky bucket's delay). */
+  reserve(key: string, cost?: number): Promise<Reservation>;
+  /** Consumes and, when accepted with a delay, resolves once the delay has passed. */
+  wait(key: string, cost?: number, signal?: AbortSignal): Promise<Decision>;
+  inspect(key: string): Promise<BucketInfo>;
+}
+
+export function createLimiter(options: LimiterOptions, store: Store = new MemoryStore()): RateLimiter {
+  const { id = 'default', ...ruleInput } = options;
+  assertValidId(id, 'id');
+  const rule = parseRule(ruleInput);
+  const keyOf = (key: string) => {
+    assertValidId(key, 'key');
+    return bucketKey(key, id);
+  };
+
+  const limiter: RateLimiter = {
+    id,
+    rule,
+    async consume(key, cost = 1) {
+      assertValidCost(rule, cost);
+      return applyShadow(rule, await store.consume(keyOf(key), rule, cost));
+    },
+    peek: (key) => store.peek(keyOf(key), rule),
+    reset: (key) => store.reset(keyOf(key)),
+    inspect: (key) => store.inspect(keyOf(key), rule),
+    async reserve(key, cost = 1) {
+      const decision = await limiter.consume(key, cost);
+      const waitMs = decision.allowed ? decision.delayMs : decision.retryAfterMs;
+      return { decision, waitMs, wait: (signal) => (waitMs > 0 ? sleep(waitMs, undefined, { signal }) : Promise.resolve()) };
+    },
+    async wait(key, cost = 1, signal) {
+      const decision = await limiter.consume(key, cost);
+      if (decision.allowed && decision.delayMs > 0) await sleep(decision.delayMs, undefined, { signal });
+      return decision;
+    },
+  };
+  return limiter;
+}

@@ -1,0 +1,119 @@
+// The in-process store: runs the pure models directly. It is the embedded
+// default (one instance) and the fallback limiter's engine. JavaScript runs one
+// step at a time, so each model call is atomic without locks.
+//
+// Memory is bounded: at most `maxKeys` buckets. A bucket past its TTL is
+// equivalent to no bucket (the models guarantee it), so expired buckets are
+// dropped first, then the least recently used ones: random keys cannot grow it.
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+import { policyOf } from '../policies/index.js';
+import { type Clock, systemClock } from './clock.js';
+import type { BucketInfo, Store } from './store.js';
+
+interface Entry {
+  policy: Rule['policy'];
+  state: unknown;
+  expiresAt: number;
+}
+
+export interface MemoryStoreOptions {
+  /** Most buckets kept at once (default 100,000). */
+  maxKeys?: number;
+  now?: Clock;
+  /** Tag put on decisions: `memory` for the embedded store, `fallback` for the local limiter. */
+  source?: Decision['source'];
+}
+
+/** How many of the least recently used entries an insert at the cap examines for expiry. */
+const EXPIRY_SCAN = 32;
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory' as const;
+  readonly maxKeys: number;
+  private readonly entries = new Map<string, Entry>();
+  private readonly now: Clock;
+  private readonly source: Decision['source'];
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.maxKeys = options.maxKeys ?? 100_000;
+    this.now = options.now ?? systemClock;
+    this.source = options.source ?? 'memory';
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async consume(key: string, rule: Rule, cost: number): Promise<Decision> {
+    return this.consumeSync(key, rule, cost);
+  }
+
+  /** Synchronous form, for callers (the fallback limiter) that must not yield. */
+  consumeSync(key: string, rule: Rule, cost: number, now = this.now()): Decision {
+    const { model } = policyOf(rule);
+    const entry = this.live(key, rule, now);
+    const result = model.step(entry?.state, now, rule, cost);
+    if (result.write) this.put(key, { policy: rule.policy, state: result.state, expiresAt: now + result.ttlMs }, now);
+    return { ...result.decision, source: this.source };
+  }
+
+  /** Replaces a bucket's state, e.g. to seed a fallback bucket from the last state Redis reported. */
+  seed(key: string, rule: Rule, state: unknown, ttlMs: number, now = this.now()): void {
+    this.put(key, { policy: rule.policy, state, expiresAt: now + ttlMs }, now);
+  }
+
+  async peek(key: string, rule: Rule): Promise<Decision> {
+    const now = this.now();
+    const result = policyOf(rule).model.step(this.live(key, rule, now)?.state, now, rule, 0);
+    return { ...result.decision, source: this.source };
+  }
+
+  async reset(key: string): Promise<void> {
+    this.entries.delete(key);
+  }
+
+  async inspect(key: string, rule: Rule): Promise<BucketInfo> {
+    const now = this.now();
+    const entry = this.live(key, rule, now);
+    const { model } = policyOf(rule);
+    return {
+      state: entry ? model.serialize(entry.state) : undefined,
+      decision: { ...model.step(entry?.state, now, rule, 0).decision, source: this.source },
+      ttlMs: entry ? Math.max(0, Math.ceil(entry.expiresAt - now)) : undefined,
+      location: 'memory',
+    };
+  }
+
+  async close(): Promise<void> {
+    this.entries.clear();
+  }
+
+  /** The entry for `key` if it is alive and was made by the same policy (a changed policy starts fresh). */
+  private live(key: string, rule: Rule, now: number): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now || entry.policy !== rule.policy) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private put(key: string, entry: Entry, now: number): void {
+    // Delete first so the Map's insertion order stays least-recently-used first.
+    if (!this.entries.delete(key) && this.entries.size >= this.maxKeys) this.evict(now);
+    this.entries.set(key, entry);
+  }
+
+  private evict(now: number): void {
+    let examined = 0;
+    for (const [key, entry] of this.entries) {
+      if (examined++ >= EXPIRY_SCAN) break;
+      if (entry.expiresAt <= now) this.entries.delete(key);
+    }
+    if (this.entries.size < this.maxKeys) return;
+    const oldest = this.entries.keys().next();
+    if (!oldest.done) this.entries.delete(oldest.value);
+  }
+}

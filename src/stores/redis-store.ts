@@ -1,0 +1,63 @@
+// The shared store: every decision is one atomic Lua script call on Redis
+// (standalone, Sentinel or Cluster, through ioredis). Time comes from Redis
+// TIME inside the script, so gateway clocks never matter.
+//
+// Concurrency: ioredis writes each command to the socket as soon as it is
+// issued, so many concurrent decisions share one connection's pipeline.
+// Auto-pipelining is left off: measured here, it cut EVALSHA throughput.
+import { Cluster, type Redis } from 'ioredis';
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+import { defineScripts, type RedisClient, runScript } from './redis/scripts.js';
+import type { BucketInfo, Store } from './store.js';
+
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+
+  constructor(readonly client: RedisClient) {
+    defineScripts(client);
+  }
+
+  async consume(key: string, rule: Rule, cost: number): Promise<Decision> {
+    const reply = await runScript(this.client, key, rule, cost);
+    return { ...reply.decision, source: 'redis' };
+  }
+
+  /** Like consume, also returning the state the script stored (for seeding a fallback bucket). */
+  async consumeWithState(key: string, rule: Rule, cost: number): Promise<{ decision: Decision; state: string }> {
+    const reply = await runScript(this.client, key, rule, cost);
+    return { decision: { ...reply.decision, source: 'redis' }, state: reply.state };
+  }
+
+  async peek(key: string, rule: Rule): Promise<Decision> {
+    const reply = await runScript(this.client, key, rule, 0);
+    return { ...reply.decision, source: 'redis' };
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.client.del(key);
+  }
+
+  async inspect(key: string, rule: Rule): Promise<BucketInfo> {
+    const [reply, ttl] = await Promise.all([runScript(this.client, key, rule, 0), this.client.pttl(key)]);
+    return {
+      state: ttl >= 0 || ttl === -1 ? reply.state : undefined,
+      decision: { ...reply.decision, source: 'redis' },
+      ttlMs: ttl >= 0 ? ttl : undefined,
+      location: await this.locationOf(key),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  private async locationOf(key: string): Promise<string> {
+    if (this.client instanceof Cluster) {
+      const slot = await this.client.cluster('KEYSLOT', key);
+      return `redis cluster slot ${slot}`;
+    }
+    const options = (this.client as Redis).options;
+    return `redis ${options.host ?? '127.0.0.1'}:${options.port ?? 6379}`;
+  }
+}
