@@ -8,4 +8,5 @@ export const ruleArbitraries: Partial<Record<PolicyName, fc.Arbitrary<Rule>>> & 
   token_bucket: fc
     .record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate })
     .map((r) => parseRule({ policy: 'token_bucket', ...r })),
+  gcra: fc.record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate }).map((r) => parseRule({ policy: 'gcra', ...r })),
 };
