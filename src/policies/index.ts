@@ -1,6 +1,7 @@
 // The policy registry: each policy's pure model and the Lua twin beside it.
 import type { PolicyName, Rule } from '../core/rule.js';
 import type { PolicyModel } from './model.js';
+import { fixedWindow } from './fixed-window/model.js';
 import { gcra } from './gcra/model.js';
 import { tokenBucket } from './token-bucket/model.js';
 
@@ -14,6 +15,7 @@ export interface PolicyEntry {
 export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
   token_bucket: { model: tokenBucket, lua: new URL('./token-bucket/token-bucket.lua', import.meta.url) },
   gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url) },
+  fixed_window: { model: fixedWindow, lua: new URL('./fixed-window/fixed-window.lua', import.meta.url) },
 } as Record<PolicyName, PolicyEntry>;
 
 export function policyOf(rule: Rule): PolicyEntry {

@@ -4,9 +4,16 @@ import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
 
 const rate = fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.double({ min: 0.1, max: 50, noNaN: true, noDefaultInfinity: true }));
 
+/**
+ * Windows of at least 200 ms: Redis expires keys on its own clock while the
+ * vectors run on a simulated one, so a key must outlive a test run in real time.
+ */
+const windowMs = fc.oneof(fc.integer({ min: 200, max: 10_000 }), fc.constantFrom(1000, 2000, 5000));
+
 export const ruleArbitraries: Partial<Record<PolicyName, fc.Arbitrary<Rule>>> & Record<'token_bucket', fc.Arbitrary<Rule>> = {
   token_bucket: fc
     .record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate })
     .map((r) => parseRule({ policy: 'token_bucket', ...r })),
+  fixed_window: fc.record({ limit: fc.integer({ min: 1, max: 50 }), windowMs: windowMs }).map((r) => parseRule({ policy: 'fixed_window', ...r })),
   gcra: fc.record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate }).map((r) => parseRule({ policy: 'gcra', ...r })),
 };

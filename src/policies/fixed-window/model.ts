@@ -1,0 +1,65 @@
+// Fixed window: at most `limit` units per window, windows aligned to the epoch
+// so every instance and the Lua twin agree on where a window starts. Cheap and
+// simple; a client may spend a full window at the end of one and again at the
+// start of the next (the boundary double burst).
+import type { FixedWindowRule } from '../../core/rule.js';
+import { ceilMs, type PolicyModel, toMicros } from '../model.js';
+
+export interface FixedWindowState {
+  /** Start of the window the count belongs to, in microseconds since the epoch. */
+  start: number;
+  /** Units admitted in that window. */
+  count: number;
+}
+
+export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
+  policy: 'fixed_window',
+
+  step(state, now, rule, cost) {
+    const nowUs = toMicros(now);
+    const windowUs = rule.windowMs * 1000;
+    const start = nowUs - (nowUs % windowUs); // exact, unlike floor(now / window) * window
+    const untilEnd = start + windowUs - nowUs;
+    const count = state !== undefined && state.start === start ? state.count : 0; // an older window counts nothing
+    const want = cost === 0 ? 1 : cost;
+    const fits = count + want <= rule.limit;
+
+    if (!fits || cost === 0) {
+      // A refused cost counts nothing: the window's count stays as it was.
+      return {
+        state: { start, count },
+        write: false,
+        ttlMs: ceilMs(untilEnd),
+        decision: {
+          allowed: fits,
+          remaining: rule.limit - count,
+          limit: rule.limit,
+          resetAfterMs: ceilMs(untilEnd),
+          retryAfterMs: fits ? 0 : ceilMs(untilEnd),
+          delayMs: 0,
+        },
+      };
+    }
+    const after = count + cost;
+    return {
+      state: { start, count: after },
+      write: true,
+      ttlMs: Math.max(1, ceilMs(untilEnd)), // the key dies with its window
+      decision: {
+        allowed: true,
+        remaining: rule.limit - after,
+        limit: rule.limit,
+        resetAfterMs: ceilMs(untilEnd),
+        retryAfterMs: 0,
+        delayMs: 0,
+      },
+    };
+  },
+
+  serialize: (state) => `${state.start}:${state.count}`,
+  deserialize(text) {
+    const [start, count] = text.split(':').map(Number);
+    return { start: start ?? 0, count: count ?? 0 };
+  },
+  luaArgs: (rule) => [rule.limit, rule.windowMs],
+};
