@@ -3,6 +3,7 @@ import type { PolicyName, Rule } from '../core/rule.js';
 import type { PolicyModel } from './model.js';
 import { fixedWindow } from './fixed-window/model.js';
 import { gcra } from './gcra/model.js';
+import { slidingWindowLog } from './sliding-window-log/model.js';
 import { tokenBucket } from './token-bucket/model.js';
 
 export interface PolicyEntry {
@@ -16,6 +17,7 @@ export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
   token_bucket: { model: tokenBucket, lua: new URL('./token-bucket/token-bucket.lua', import.meta.url) },
   gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url) },
   fixed_window: { model: fixedWindow, lua: new URL('./fixed-window/fixed-window.lua', import.meta.url) },
+  sliding_window_log: { model: slidingWindowLog, lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url) },
 } as Record<PolicyName, PolicyEntry>;
 
 export function policyOf(rule: Rule): PolicyEntry {

@@ -14,6 +14,9 @@ export const ruleArbitraries: Partial<Record<PolicyName, fc.Arbitrary<Rule>>> & 
   token_bucket: fc
     .record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate })
     .map((r) => parseRule({ policy: 'token_bucket', ...r })),
-  fixed_window: fc.record({ limit: fc.integer({ min: 1, max: 50 }), windowMs: windowMs }).map((r) => parseRule({ policy: 'fixed_window', ...r })),
+  fixed_window: fc.record({ limit: fc.integer({ min: 1, max: 50 }), windowMs }).map((r) => parseRule({ policy: 'fixed_window', ...r })),
+  sliding_window_log: fc
+    .record({ limit: fc.integer({ min: 1, max: 50 }), windowMs })
+    .map((r) => parseRule({ policy: 'sliding_window_log', ...r })),
   gcra: fc.record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate }).map((r) => parseRule({ policy: 'gcra', ...r })),
 };
