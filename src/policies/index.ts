@@ -3,6 +3,7 @@ import type { PolicyName, Rule } from '../core/rule.js';
 import type { PolicyModel } from './model.js';
 import { fixedWindow } from './fixed-window/model.js';
 import { gcra } from './gcra/model.js';
+import { slidingWindowCounter } from './sliding-window-counter/model.js';
 import { slidingWindowLog } from './sliding-window-log/model.js';
 import { tokenBucket } from './token-bucket/model.js';
 
@@ -18,6 +19,10 @@ export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
   gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url) },
   fixed_window: { model: fixedWindow, lua: new URL('./fixed-window/fixed-window.lua', import.meta.url) },
   sliding_window_log: { model: slidingWindowLog, lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url) },
+  sliding_window_counter: {
+    model: slidingWindowCounter,
+    lua: new URL('./sliding-window-counter/sliding-window-counter.lua', import.meta.url),
+  },
 } as Record<PolicyName, PolicyEntry>;
 
 export function policyOf(rule: Rule): PolicyEntry {

@@ -18,5 +18,8 @@ export const ruleArbitraries: Partial<Record<PolicyName, fc.Arbitrary<Rule>>> & 
   sliding_window_log: fc
     .record({ limit: fc.integer({ min: 1, max: 50 }), windowMs })
     .map((r) => parseRule({ policy: 'sliding_window_log', ...r })),
+  sliding_window_counter: fc
+    .record({ limit: fc.integer({ min: 1, max: 50 }), windowMs })
+    .map((r) => parseRule({ policy: 'sliding_window_counter', ...r })),
   gcra: fc.record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: rate }).map((r) => parseRule({ policy: 'gcra', ...r })),
 };
