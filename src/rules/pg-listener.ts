@@ -1,0 +1,88 @@
+// A dedicated LISTEN connection for change notifications. When the connection
+// drops it says so once (`disconnected`), reconnects with capped exponential
+// backoff, and on success asks for a full `reload`: notifications sent while it
+// was away are lost, so the cache must re-read everything.
+import pg from 'pg';
+import type { StoreChange } from './store.js';
+
+export const CHANNEL = 'sluice_changes';
+
+export interface ListenerOptions {
+  connectionString: string;
+  onChange: (change: StoreChange) => void;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+export class PgListener {
+  private client: pg.Client | undefined;
+  private closed = false;
+  private connected = false;
+  private backoffMs: number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ListenerOptions) {
+    this.backoffMs = options.minBackoffMs ?? 100;
+  }
+
+  /** Resolves after the first attempt, whether it connected or not. */
+  start(): Promise<void> {
+    return this.connect(false);
+  }
+
+  private async connect(isReconnect: boolean): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.options.connectionString, keepAlive: true, connectionTimeoutMillis: 5000 });
+    this.client = client;
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    client.on('notification', (message) => {
+      if (message.channel === CHANNEL) this.options.onChange(parsePayload(message.payload));
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      this.lost(client, error as Error);
+      return;
+    }
+    if (this.closed || this.client !== client) return;
+    this.connected = true;
+    this.backoffMs = this.options.minBackoffMs ?? 100;
+    if (isReconnect) this.options.onChange({ kind: 'reload' });
+  }
+
+  private lost(client: pg.Client, error: Error): void {
+    if (this.closed || this.client !== client) return;
+    this.client = undefined;
+    client.removeAllListeners('notification');
+    client.end().catch(() => {});
+    if (this.connected) this.options.onChange({ kind: 'disconnected', error: error.message });
+    this.connected = false;
+    const delay = this.backoffMs * (0.8 + Math.random() * 0.4);
+    this.backoffMs = Math.min(this.backoffMs * 2, this.options.maxBackoffMs ?? 5000);
+    this.timer = setTimeout(() => void this.connect(true), delay);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    if (client) await client.end().catch(() => {});
+  }
+}
+
+function parsePayload(payload: string | undefined): StoreChange {
+  try {
+    const data = JSON.parse(payload ?? '') as Record<string, unknown>;
+    if (data.kind === 'rule' && typeof data.tenant === 'string' && typeof data.route === 'string') {
+      return { kind: 'rule', tenant: data.tenant, route: data.route };
+    }
+    if (data.kind === 'key' && typeof data.id === 'string') return { kind: 'key', id: data.id };
+  } catch {
+    // an unknown payload: fall through to a full reload, which is always correct
+  }
+  return { kind: 'reload' };
+}

@@ -1,0 +1,254 @@
+// The PostgreSQL rule store: a `pg` Pool for reads and writes, migrations on
+// first use, triggers that NOTIFY every change (migrations/002) and one LISTEN
+// connection that turns them into `watch` callbacks on every instance.
+import pg from 'pg';
+import { SluiceError } from '../core/errors.js';
+import { assertValidId } from '../core/ids.js';
+import { parseRule, type Rule } from '../core/rule.js';
+import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
+import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
+import { migrate } from './migrations.js';
+import { PgListener } from './pg-listener.js';
+import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
+import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
+import type { StoredRule } from './types.js';
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /** Written once, on the first start against an empty store (the config file's rules). */
+  seedRules?: SeedRule[];
+  logger?: RulesLogger;
+  poolSize?: number;
+}
+
+const RULE_COLUMNS = 'tenant_id, route_id, policy, capacity, refill_per_second, params, shadow, updated_at';
+const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
+
+interface RuleRow {
+  tenant_id: string;
+  route_id: string;
+  policy: Rule['policy'];
+  capacity: number | null;
+  refill_per_second: number | null;
+  params: Record<string, unknown>;
+  shadow: boolean;
+  updated_at: Date;
+}
+
+interface KeyRow {
+  id: string;
+  tenant_id: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  hash: string;
+}
+
+export class PostgresRuleStore implements RuleStore {
+  readonly kind = 'postgres';
+  readonly location: string;
+  private readonly pool: pg.Pool;
+  private readonly logger: RulesLogger;
+  private ready: Promise<void> | undefined;
+  private listener: PgListener | undefined;
+  private listening: Promise<void> | undefined;
+  private readonly watchers = new Set<(change: StoreChange) => void>();
+
+  constructor(private readonly options: PostgresStoreOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.location = describeUrl(options.connectionString);
+    this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, connectionTimeoutMillis: 3000, keepAlive: true });
+    // An idle client whose server went away must not crash the process.
+    this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
+  }
+
+  /** Migrates and seeds once; retried on the next call after a failure. */
+  private ensureReady(): Promise<void> {
+    this.ready ??= this.prepare().catch((error) => {
+      this.ready = undefined;
+      throw unavailable(this.location, error);
+    });
+    return this.ready;
+  }
+
+  private async prepare(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      const applied = await migrate(client);
+      if (applied.length > 0) this.logger.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'applied migrations');
+      await this.seed(client);
+    } finally {
+      client.release();
+    }
+  }
+
+  private async seed(client: pg.PoolClient): Promise<void> {
+    const seeds = this.options.seedRules ?? [];
+    await client.query('BEGIN');
+    try {
+      const claimed = await client.query("INSERT INTO sluice_meta (key, value) VALUES ('seeded', now()::text) ON CONFLICT DO NOTHING");
+      for (const seed of claimed.rowCount === 1 ? seeds : []) {
+        assertRuleTarget(seed.tenant, seed.route);
+        const c = toColumns(parseRule(seed.rule));
+        await client.query(
+          `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, route_id) DO NOTHING`,
+          [seed.tenant, seed.route, c.policy, c.capacity, c.refillPerSecond, c.params, c.shadow],
+        );
+      }
+      await client.query('COMMIT');
+      if (claimed.rowCount === 1 && seeds.length > 0) this.logger.info({ rules: seeds.length }, 'seeded the rule store from the config');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  }
+
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    await this.ensureReady();
+    try {
+      return await this.pool.query<R>(sql, params);
+    } catch (error) {
+      if (isConnectionError(error)) throw unavailable(this.location, error);
+      throw error;
+    }
+  }
+
+  async listRules(filter: RuleFilter = {}): Promise<StoredRule[]> {
+    if (filter.tenant !== undefined) assertRuleTarget(filter.tenant, '*');
+    const where = filter.tenant === undefined ? '' : 'WHERE tenant_id = $1';
+    const result = await this.query<RuleRow>(
+      `SELECT ${RULE_COLUMNS} FROM rate_limit_rule ${where} ORDER BY tenant_id, route_id`,
+      filter.tenant === undefined ? [] : [filter.tenant],
+    );
+    return result.rows.flatMap((row) => this.toStored(row));
+  }
+
+  async getRule(tenant: string, route: string): Promise<StoredRule | undefined> {
+    assertRuleTarget(tenant, route);
+    const result = await this.query<RuleRow>(`SELECT ${RULE_COLUMNS} FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2`, [tenant, route]);
+    return result.rows.flatMap((row) => this.toStored(row))[0];
+  }
+
+  async putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule> {
+    assertRuleTarget(tenant, route);
+    const c = toColumns(parseRule(rule));
+    const result = await this.query<RuleRow>(
+      `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
+         refill_per_second = EXCLUDED.refill_per_second, params = EXCLUDED.params, shadow = EXCLUDED.shadow, updated_at = now()
+       RETURNING ${RULE_COLUMNS}`,
+      [tenant, route, c.policy, c.capacity, c.refillPerSecond, c.params, c.shadow],
+    );
+    return this.toStored(result.rows[0]!)[0]!;
+  }
+
+  async deleteRule(tenant: string, route: string): Promise<boolean> {
+    assertRuleTarget(tenant, route);
+    const result = await this.query('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route]);
+    return result.rowCount === 1;
+  }
+
+  async createKey(tenant: string): Promise<CreatedKey> {
+    assertValidId(tenant, 'tenant');
+    const key = newApiKey();
+    const result = await this.query<KeyRow>(`INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`, [
+      newKeyId(),
+      hashApiKey(key),
+      tenant,
+    ]);
+    const info = toKeyInfo(result.rows[0]!);
+    return { id: info.id, key, tenant, createdAt: info.createdAt };
+  }
+
+  async listKeys(tenant?: string): Promise<ApiKeyInfo[]> {
+    if (tenant !== undefined) assertValidId(tenant, 'tenant');
+    const where = tenant === undefined ? '' : 'WHERE tenant_id = $1';
+    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key ${where} ORDER BY created_at, id`, tenant === undefined ? [] : [tenant]);
+    return result.rows.map(toKeyInfo);
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    assertValidKeyId(id);
+    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE id = $1`, [id]);
+    const row = result.rows[0];
+    return row ? { ...toKeyInfo(row), hash: row.hash } : undefined;
+  }
+
+  async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
+    assertValidKeyId(id);
+    const result = await this.query<KeyRow>(
+      `UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+      [id],
+    );
+    return result.rows[0] ? toKeyInfo(result.rows[0]) : undefined;
+  }
+
+  async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {
+    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`);
+    return result.rows.map((row) => ({ ...toKeyInfo(row), hash: row.hash }));
+  }
+
+  async watch(onChange: (change: StoreChange) => void): Promise<() => void> {
+    this.watchers.add(onChange);
+    if (!this.listener) {
+      this.listener = new PgListener({
+        connectionString: this.options.connectionString,
+        onChange: (change) => {
+          for (const watcher of this.watchers) watcher(change);
+        },
+      });
+      this.listening = this.listener.start();
+    }
+    await this.listening;
+    return () => {
+      this.watchers.delete(onChange);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.watchers.clear();
+    await this.listener?.close();
+    await this.pool.end().catch(() => {});
+  }
+
+  private toStored(row: RuleRow): StoredRule[] {
+    const field = `rate_limit_rule[${row.tenant_id}/${row.route_id}]`;
+    try {
+      const rule = fromColumns(
+        { policy: row.policy, capacity: row.capacity, refillPerSecond: row.refill_per_second, params: row.params, shadow: row.shadow },
+        field,
+      );
+      return [{ tenant: row.tenant_id, route: row.route_id, rule, updatedAt: row.updated_at.toISOString() }];
+    } catch (error) {
+      // A row edited by hand into something invalid is skipped, never served.
+      this.logger.error({ err: errorMessage(error), store: this.location }, 'skipping an invalid rule row');
+      return [];
+    }
+  }
+}
+
+function toKeyInfo(row: KeyRow): ApiKeyInfo {
+  return { id: row.id, tenant: row.tenant_id, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() };
+}
+
+/** host:port/database, without user or password. */
+export function describeUrl(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `postgresql ${url.hostname}:${url.port || 5432}${url.pathname}`;
+  } catch {
+    return 'postgresql (unparsable SLUICE_DATABASE_URL)';
+  }
+}
+
+function unavailable(location: string, error: unknown): SluiceError {
+  if (error instanceof SluiceError) return error;
+  return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} is unreachable: ${errorMessage(error)}`);
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? '';
+  // Node socket errors, and PostgreSQL's class 08 (connection) and 57P (shutdown).
+  return /^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P') || /terminat|timeout|Connection/i.test(errorMessage(error));
+}

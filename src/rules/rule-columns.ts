@@ -1,0 +1,65 @@
+// One rule ↔ the columns both stores keep (see migrations/001_rules_and_keys.sql):
+// token bucket and GCRA keep capacity/refill in their own columns, every other
+// parameter goes to `params`, and shadow has its own flag.
+import { createHash } from 'node:crypto';
+import { assertValidId } from '../core/ids.js';
+import { parseRule, type Rule } from '../core/rule.js';
+import { ANY } from './types.js';
+
+export interface RuleColumns {
+  policy: Rule['policy'];
+  capacity: number | null;
+  refillPerSecond: number | null;
+  params: Record<string, unknown>;
+  shadow: boolean;
+}
+
+export function toColumns(rule: Rule): RuleColumns {
+  const { policy, shadow, ...rest } = rule as Rule & { capacity?: number; refillPerSecond?: number };
+  const { capacity, refillPerSecond, ...params } = rest;
+  const hasBucket = policy === 'token_bucket' || policy === 'gcra';
+  return {
+    policy,
+    capacity: hasBucket ? (capacity ?? null) : null,
+    refillPerSecond: hasBucket ? (refillPerSecond ?? null) : null,
+    params,
+    shadow: shadow === true,
+  };
+}
+
+/** Rebuilds and re-validates a rule read from a store; throws SluiceError on a bad row. */
+export function fromColumns(columns: RuleColumns, field: string): Rule {
+  const input: Record<string, unknown> = { policy: columns.policy, ...columns.params };
+  if (columns.capacity !== null) input.capacity = columns.capacity;
+  if (columns.refillPerSecond !== null) input.refillPerSecond = columns.refillPerSecond;
+  if (columns.shadow) input.shadow = true;
+  return parseRule(input, field);
+}
+
+/** The canonical form stores return: `shadow: false` is the same rule as no shadow. */
+export function normalizeRule(rule: Rule): Rule {
+  return fromColumns(toColumns(rule), 'rule');
+}
+
+/** A tenant or route id of a rule: a valid id, or `*` for "any". */
+export function assertRuleTarget(tenant: unknown, route: unknown): asserts tenant is string {
+  if (tenant !== ANY) assertValidId(tenant, 'tenant');
+  if (route !== ANY) assertValidId(route, 'route');
+}
+
+/** JSON with sorted keys at every depth: equal rules give equal text. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A rule's version: the same on every instance, and new whenever a parameter changes. */
+export function ruleVersion(rule: Rule): string {
+  return createHash('sha1').update(stableJson(rule)).digest('base64url').slice(0, 16);
+}

@@ -1,0 +1,78 @@
+// The rule store: where rules and API keys are kept (PostgreSQL or the embedded
+// SQLite file). The hot path never reads it: the rule cache loads it into memory
+// and listens to `watch` for changes. Every write validates first (ids with
+// assertValidId, rules with parseRule) and is one transaction: nothing is ever
+// partly written.
+import type { Rule } from '../core/rule.js';
+import type { StoredRule } from './types.js';
+
+export interface ApiKeyInfo {
+  id: string;
+  tenant: string;
+  createdAt: string; // ISO timestamp
+  revokedAt: string | undefined; // ISO timestamp, undefined while active
+}
+
+/** A key as the cache needs it: only the SHA-256 (hex) of the clear key. */
+export interface ApiKeyRecord extends ApiKeyInfo {
+  hash: string;
+}
+
+export interface CreatedKey {
+  id: string;
+  /** The clear key: shown once, never stored. */
+  key: string;
+  tenant: string;
+  createdAt: string;
+}
+
+/**
+ * What changed. `reload` means "anything may have changed" (a bulk edit, or
+ * notifications may have been lost while the listener was reconnecting);
+ * `disconnected` means change notifications are not arriving for now.
+ */
+export type StoreChange =
+  | { kind: 'rule'; tenant: string; route: string }
+  | { kind: 'key'; id: string }
+  | { kind: 'reload' }
+  | { kind: 'disconnected'; error: string };
+
+/** A rule from the config file, written to an empty store on its first start. */
+export interface SeedRule {
+  tenant: string;
+  route: string;
+  rule: Rule;
+}
+
+export interface RuleFilter {
+  tenant?: string;
+}
+
+export interface RuleStore {
+  readonly kind: 'postgres' | 'embedded';
+  /** Where the store lives, for logs and errors (never a password). */
+  readonly location: string;
+
+  listRules(filter?: RuleFilter): Promise<StoredRule[]>;
+  getRule(tenant: string, route: string): Promise<StoredRule | undefined>;
+  /** Validates, then inserts or replaces the rule of tenant × route. */
+  putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule>;
+  /** Whether a rule was there to delete. */
+  deleteRule(tenant: string, route: string): Promise<boolean>;
+
+  /** A random 32-byte base64url key for `tenant`; only its SHA-256 is stored. */
+  createKey(tenant: string): Promise<CreatedKey>;
+  listKeys(tenant?: string): Promise<ApiKeyInfo[]>;
+  getKey(id: string): Promise<ApiKeyRecord | undefined>;
+  /** Marks the key revoked (idempotent); undefined when no key has this id. */
+  revokeKey(id: string): Promise<ApiKeyInfo | undefined>;
+  listActiveKeyHashes(): Promise<ApiKeyRecord[]>;
+
+  /**
+   * Calls `onChange` after each committed change, from any instance. Resolves,
+   * with an unsubscribe function, once changes are being listened for (or the
+   * first attempt failed: a later success then sends `reload`).
+   */
+  watch(onChange: (change: StoreChange) => void): Promise<() => void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { loadMigrations, migrate } from '../../src/rules/migrations.js';
+import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import type { StoreChange } from '../../src/rules/store.js';
+import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { createDatabase, sql } from '../helpers/postgres-db.js';
+import { eventually, storeContract } from './store-contract.js';
+
+let server: PostgresServer;
+before(async () => {
+  server = await startPostgres();
+});
+after(async () => {
+  await server?.stop();
+});
+
+storeContract('postgres', { open: async () => new PostgresRuleStore({ connectionString: await createDatabase(server) }) });
+
+describe('postgres store', () => {
+  const bucket = { policy: 'token_bucket' as const, capacity: 5, refillPerSecond: 1 };
+
+  it('applies migrations once, in order, and records them', async () => {
+    const url = await createDatabase(server);
+    const pgClient = (await import('pg')).default;
+    const client = new pgClient.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const first = await migrate(client);
+      assert.deepEqual(first.map((m) => m.version), loadMigrations().map((m) => m.version));
+      assert.deepEqual(await migrate(client), [], 'a second run applies nothing');
+      const rows = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+      assert.deepEqual(rows, first.map((m) => m.version));
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('announces rows edited with plain SQL, and skips an invalid row instead of serving it', async () => {
+    const url = await createDatabase(server);
+    const store = new PostgresRuleStore({ connectionString: url });
+    try {
+      await store.listRules(); // migrates
+      const seen: StoreChange[] = [];
+      await store.watch((change) => seen.push(change));
+      await sql(url, "INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second) VALUES ('shop-a', 'psql', 'token_bucket', 3, 1)");
+      await eventually(() => assert.ok(seen.some((c) => c.kind === 'rule' && c.route === 'psql')));
+      // Valid for the CHECKs, invalid for parseRule (unknown field in params).
+      await sql(url, `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, params) VALUES ('shop-a', 'odd', 'fixed_window', '{"limit": 5, "windowMs": 1000, "bogus": 1}')`);
+      assert.deepEqual((await store.listRules()).map((r) => r.route), ['psql']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('seeds the config rules on the first start only, even with two instances starting together', async () => {
+    const url = await createDatabase(server);
+    const seedRules = [{ tenant: 'shop-a', route: 'orders', rule: bucket }];
+    const a = new PostgresRuleStore({ connectionString: url, seedRules });
+    const b = new PostgresRuleStore({ connectionString: url, seedRules });
+    await Promise.all([a.listRules(), b.listRules()]);
+    assert.equal((await a.listRules()).length, 1);
+    await a.deleteRule('shop-a', 'orders');
+    await Promise.all([a.close(), b.close()]);
+    const c = new PostgresRuleStore({ connectionString: url, seedRules });
+    assert.deepEqual(await c.listRules(), []);
+    await c.close();
+  });
+
+  it('reports an unreachable database as ERR_STORE_UNAVAILABLE without the password', async () => {
+    const store = new PostgresRuleStore({ connectionString: 'postgres://sluice:s3cret@127.0.0.1:1/sluice' });
+    await assert.rejects(store.listRules(), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'ERR_STORE_UNAVAILABLE');
+      assert.match(error.message, /127\.0\.0\.1:1/);
+      assert.equal(error.message.includes('s3cret'), false);
+      return true;
+    });
+    await store.close();
+  });
+});

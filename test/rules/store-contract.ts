@@ -1,0 +1,147 @@
+// The one contract every RuleStore keeps, run on PostgreSQL and on the embedded
+// store by their own test files.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Rule } from '../../src/core/rule.js';
+import type { RuleStore, StoreChange } from '../../src/rules/store.js';
+
+export interface StoreFactory {
+  /** A fresh, empty store. */
+  open(): Promise<RuleStore>;
+  /** Called once after every test of the suite. */
+  cleanup?(): Promise<void>;
+}
+
+const bucket: Rule = { policy: 'token_bucket', capacity: 200, refillPerSecond: 100 };
+
+/** Polls until `check` passes or the deadline: never a blind sleep. */
+export async function eventually(check: () => void | Promise<void>, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+export function storeContract(name: string, factory: StoreFactory): void {
+  describe(`RuleStore contract: ${name}`, () => {
+    let store: RuleStore;
+    before(async () => {
+      store = await factory.open();
+    });
+    after(async () => {
+      await store.close();
+      await factory.cleanup?.();
+    });
+
+    it('puts, gets, lists and deletes rules of every policy', async () => {
+      const rules: [string, string, Rule][] = [
+        ['shop-a', 'create-order', bucket],
+        ['shop-a', '*', { policy: 'gcra', capacity: 10, refillPerSecond: 0.5, shadow: true }],
+        ['*', 'search', { policy: 'fixed_window', limit: 100, windowMs: 60_000, onStoreDown: 'open' }],
+        ['shop-b', 'log', { policy: 'sliding_window_log', limit: 50, windowMs: 1000, lease: { batch: 5 } }],
+        ['shop-b', 'count', { policy: 'sliding_window_counter', limit: 1000, windowMs: 60_000, shards: 4, regionShares: { eu: 0.7, us: 0.3 } }],
+        ['shop-c', 'leak', { policy: 'leaky_bucket', ratePerSecond: 10, burst: 20, delay: 5 }],
+      ];
+      for (const [tenant, route, rule] of rules) {
+        const stored = await store.putRule(tenant, route, rule);
+        assert.deepEqual(stored.rule, rule);
+        assert.equal(stored.tenant, tenant);
+        assert.ok(!Number.isNaN(Date.parse(stored.updatedAt)));
+      }
+      for (const [tenant, route, rule] of rules) assert.deepEqual((await store.getRule(tenant, route))?.rule, rule);
+      const listed = await store.listRules();
+      assert.equal(listed.length, rules.length);
+      assert.deepEqual((await store.listRules({ tenant: 'shop-b' })).map((r) => r.route).sort(), ['count', 'log']);
+      for (const [tenant, route] of rules) assert.equal(await store.deleteRule(tenant, route), true);
+      assert.equal(await store.deleteRule('shop-a', 'create-order'), false);
+      assert.deepEqual(await store.listRules(), []);
+    });
+
+    it('replaces a rule in place and moves updatedAt forward', async () => {
+      const first = await store.putRule('shop-a', 'orders', bucket);
+      const second = await store.putRule('shop-a', 'orders', { policy: 'fixed_window', limit: 5, windowMs: 1000 });
+      assert.deepEqual(second.rule, { policy: 'fixed_window', limit: 5, windowMs: 1000 });
+      assert.ok(Date.parse(second.updatedAt) >= Date.parse(first.updatedAt));
+      assert.equal((await store.listRules({ tenant: 'shop-a' })).length, 1);
+      await store.deleteRule('shop-a', 'orders');
+    });
+
+    it('stores shadow: false as the same rule without shadow', async () => {
+      const stored = await store.putRule('shop-a', 'quiet', { ...bucket, shadow: false });
+      assert.deepEqual(stored.rule, bucket);
+      await store.deleteRule('shop-a', 'quiet');
+    });
+
+    it('refuses invalid rules and ids, writing nothing', async () => {
+      const bad: [string, string, unknown, RegExp][] = [
+        ['shop-a', 'r', { policy: 'nope', capacity: 1, refillPerSecond: 1 }, /policy/],
+        ['shop-a', 'r', { policy: 'token_bucket', capacity: 0, refillPerSecond: 1 }, /capacity/],
+        ['shop-a', 'r', { policy: 'token_bucket', capacity: 1.5, refillPerSecond: 1 }, /capacity/],
+        ['shop-a', 'r', { policy: 'token_bucket', capacity: 1, refillPerSecond: 1, extra: 1 }, /extra/],
+        ['shop:a', 'r', bucket, /tenant/],
+        ['shop-a', 'x'.repeat(65), bucket, /route/],
+        ['shop-a', 'a b', bucket, /route/],
+      ];
+      for (const [tenant, route, rule, pattern] of bad) {
+        await assert.rejects(store.putRule(tenant, route, rule as Rule), pattern);
+      }
+      assert.deepEqual(await store.listRules(), []);
+    });
+
+    it('creates keys shown once, stores only their SHA-256, lists and revokes them', async () => {
+      const created = await store.createKey('shop-a');
+      assert.match(created.key, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(Buffer.from(created.key, 'base64url').length, 32);
+      const other = await store.createKey('shop-b');
+      assert.notEqual(created.key, other.key);
+
+      const record = await store.getKey(created.id);
+      assert.equal(record?.hash, createHash('sha256').update(created.key).digest('hex'));
+      assert.equal(record?.tenant, 'shop-a');
+      assert.equal(JSON.stringify(await store.listKeys()).includes(created.key), false);
+
+      assert.deepEqual((await store.listKeys('shop-a')).map((k) => k.id), [created.id]);
+      assert.equal((await store.listKeys()).length, 2);
+      assert.deepEqual((await store.listActiveKeyHashes()).map((k) => k.id).sort(), [created.id, other.id].sort());
+
+      const revoked = await store.revokeKey(created.id);
+      assert.ok(revoked?.revokedAt);
+      assert.ok((await store.revokeKey(created.id))?.revokedAt, 'revoking twice is idempotent');
+      assert.equal(await store.revokeKey('key_missing'), undefined);
+      assert.deepEqual((await store.listActiveKeyHashes()).map((k) => k.id), [other.id]);
+      assert.equal((await store.listKeys('shop-a'))[0]?.revokedAt, revoked.revokedAt);
+      await assert.rejects(store.createKey('bad tenant'), /tenant/);
+      await assert.rejects(store.revokeKey('bad/id'), /id/);
+    });
+
+    it('announces every committed change to watchers', async () => {
+      const seen: StoreChange[] = [];
+      const stop = await store.watch((change) => seen.push(change));
+      const has = (wanted: (c: StoreChange) => boolean) => () => assert.ok(seen.some(wanted), JSON.stringify(seen));
+      await store.putRule('shop-w', 'watched', bucket);
+      await eventually(has((c) => c.kind === 'rule' && c.tenant === 'shop-w' && c.route === 'watched'));
+      seen.length = 0;
+      await store.deleteRule('shop-w', 'watched');
+      await eventually(has((c) => c.kind === 'rule' && c.tenant === 'shop-w'));
+      const key = await store.createKey('shop-w');
+      await eventually(has((c) => c.kind === 'key' && c.id === key.id));
+      seen.length = 0;
+      await store.revokeKey(key.id);
+      await eventually(has((c) => c.kind === 'key' && c.id === key.id));
+      stop();
+      seen.length = 0;
+      await store.putRule('shop-w', 'after', bucket);
+      await store.getRule('shop-w', 'after'); // a round trip: a stray notification would have arrived
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(seen.filter((c) => c.kind === 'rule'), []);
+      await store.deleteRule('shop-w', 'after');
+    });
+  });
+}
