@@ -3,6 +3,7 @@ import type { PolicyName, Rule } from '../core/rule.js';
 import type { PolicyModel } from './model.js';
 import { fixedWindow } from './fixed-window/model.js';
 import { gcra } from './gcra/model.js';
+import { leakyBucket } from './leaky-bucket/model.js';
 import { slidingWindowCounter } from './sliding-window-counter/model.js';
 import { slidingWindowLog } from './sliding-window-log/model.js';
 import { tokenBucket } from './token-bucket/model.js';
@@ -23,7 +24,8 @@ export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
     model: slidingWindowCounter,
     lua: new URL('./sliding-window-counter/sliding-window-counter.lua', import.meta.url),
   },
-} as Record<PolicyName, PolicyEntry>;
+  leaky_bucket: { model: leakyBucket, lua: new URL('./leaky-bucket/leaky-bucket.lua', import.meta.url) },
+};
 
 export function policyOf(rule: Rule): PolicyEntry {
   const entry = POLICY_REGISTRY[rule.policy];

@@ -69,7 +69,7 @@ for (const policy of Object.keys(POLICY_REGISTRY) as PolicyName[]) {
     }
 
     it('agrees with the model on random sequences of (time step, cost)', async () => {
-      const arbitrary = ruleArbitraries[policy]!;
+      const arbitrary = ruleArbitraries[policy];
       await fc.assert(
         fc.asyncProperty(
           arbitrary.chain((rule) =>
@@ -133,5 +133,5 @@ function maxCost(rule: Rule): number {
 }
 
 function arbitraryAndCosts(policy: PolicyName) {
-  return ruleArbitraries[policy]!.chain((rule) => fc.tuple(fc.constant(rule), fc.array(fc.integer({ min: 1, max: Math.min(5, maxCost(rule)) }), { minLength: 1, maxLength: 10 })));
+  return ruleArbitraries[policy].chain((rule) => fc.tuple(fc.constant(rule), fc.array(fc.integer({ min: 1, max: Math.min(5, maxCost(rule)) }), { minLength: 1, maxLength: 10 })));
 }

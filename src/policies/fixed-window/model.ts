@@ -2,7 +2,6 @@
 // so every instance and the Lua twin agree on where a window starts. Cheap and
 // simple; a client may spend a full window at the end of one and again at the
 // start of the next (the boundary double burst).
-import type { FixedWindowRule } from '../../core/rule.js';
 import { ceilMs, type PolicyModel, toMicros } from '../model.js';
 
 export interface FixedWindowState {

@@ -3,7 +3,6 @@
 // flow is back in step with its rate. A request of `cost` units pushes the TAT
 // by `cost` emission intervals and conforms iff the pushed TAT stays within the
 // tolerance (`capacity` intervals) ahead of now.
-import type { GcraRule } from '../../core/rule.js';
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
 
 export interface GcraState {

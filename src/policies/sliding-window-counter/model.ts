@@ -3,7 +3,6 @@
 // one weighs in proportion to how much of it the sliding window still covers:
 //   count = current + previous * (1 - elapsedInCurrent / window)
 // One key holds "<window start µs> <current> <previous>", all integers.
-import type { SlidingCounterRule } from '../../core/rule.js';
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
 
 export interface SlidingCounterState {

@@ -2,7 +2,6 @@
 // log; a unit counts while it is younger than the window. Entries that have
 // left the window are dropped on every write, so a key holds at most `limit`
 // entries (the schema caps the limit to bound memory).
-import type { SlidingLogRule } from '../../core/rule.js';
 import { ceilMs, type PolicyModel, toMicros } from '../model.js';
 
 export interface SlidingLogState {

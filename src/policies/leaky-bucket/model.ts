@@ -1,0 +1,70 @@
+// Leaky bucket as a traffic shaper, like nginx `limit_req`: requests leave the
+// bucket at `ratePerSecond`; up to `burst` may wait their turn beyond the one
+// being served, anything more is refused. Accepted requests are told how long
+// to wait (delayMs): none with `nodelay`, none for the first `delay` queued
+// ones with `delay=N`, and by default everyone behind the first waits.
+// One stored integer, the microsecond at which the queue is empty (like a GCRA
+// TAT): the level at `now` is (emptyAt - now) / interval requests.
+import type { LeakyBucketRule } from '../../core/rule.js';
+import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+
+export interface LeakyBucketState {
+  /** Microsecond at which every queued request has leaked out. */
+  emptyAt: number;
+}
+
+/** Queued requests served without delay (nginx `delay=N`; `nodelay` = the whole burst). */
+const undelayed = (rule: LeakyBucketRule): number => (rule.nodelay ? rule.burst : (rule.delay ?? 0));
+
+export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
+  policy: 'leaky_bucket',
+
+  step(state, now, rule, cost) {
+    const nowUs = toMicros(now);
+    const interval = 1_000_000 / rule.ratePerSecond; // µs for one request to leak out
+    const emptyAt = Math.max(state?.emptyAt ?? nowUs, nowUs);
+    const ahead = emptyAt - nowUs; // queue ahead of this request, in µs (exact integer)
+    const want = cost === 0 ? 1 : cost;
+    // Its last unit would find ahead/interval + want - 1 requests in front; at most `burst` may wait.
+    const overflow = ahead + (want - 1) * interval - rule.burst * interval;
+    const fits = overflow <= 1; // 1 µs slack absorbs the flooring of emptyAt
+    const delayUs = ahead + (want - 1) * interval - undelayed(rule) * interval;
+    const delayMs = fits && delayUs > 1 ? ceilMs(delayUs) : 0;
+    const room = (aheadNow: number) => floorUnits(rule.burst + 1 - aheadNow / interval);
+
+    if (!fits || cost === 0) {
+      return {
+        state: { emptyAt },
+        write: false,
+        ttlMs: ceilMs(ahead),
+        decision: {
+          allowed: fits,
+          remaining: room(ahead),
+          limit: rule.burst + 1,
+          resetAfterMs: ceilMs(ahead),
+          retryAfterMs: fits ? 0 : ceilMs(overflow),
+          delayMs, // a peek tells the delay one request would get
+        },
+      };
+    }
+    // Floored so rounding never builds up a phantom queue that refuses a full burst.
+    const aheadAfter = Math.floor(ahead + cost * interval);
+    return {
+      state: { emptyAt: nowUs + aheadAfter },
+      write: true,
+      ttlMs: Math.max(1, ceilMs(aheadAfter)),
+      decision: {
+        allowed: true,
+        remaining: room(aheadAfter),
+        limit: rule.burst + 1,
+        resetAfterMs: ceilMs(aheadAfter),
+        retryAfterMs: 0,
+        delayMs,
+      },
+    };
+  },
+
+  serialize: (state) => String(state.emptyAt),
+  deserialize: (text) => ({ emptyAt: Number(text) }),
+  luaArgs: (rule) => [rule.ratePerSecond, rule.burst, undelayed(rule)],
+};
