@@ -1,0 +1,277 @@
+// The rule cache: every rule and active key in memory, as an immutable RuleSet
+// swapped whole. Lookups are O(1) map reads with no I/O. Changes arrive through
+// the store's `watch` and are applied in small batches (well under a second);
+// a full reload runs every `refreshIntervalMs` as a safety net. When the store
+// is unreachable the last set keeps serving; a snapshot file lets an instance
+// start without the store at all.
+import { SluiceError } from '../core/errors.js';
+import type { Rule } from '../core/rule.js';
+import { hashApiKeyHex } from './keys.js';
+import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
+import { applyChanges, buildRuleSet, defaultResolved, ruleKey, type RuleSet, type RuleSetChanges, SEP } from './rule-set.js';
+import { readSnapshot, writeSnapshot } from './snapshot-file.js';
+import type { RuleStore, StoreChange } from './store.js';
+import { ANY, type ResolvedRule, type RuleResolver, type StoredRule, type TenantResolver } from './types.js';
+
+export interface RuleCacheOptions {
+  store: RuleStore;
+  /** The rule for a tenant × route no stored rule matches (config `defaults`). */
+  defaultRule: Rule;
+  /** Full reload period, the safety net under notifications. Default 30 s. */
+  refreshIntervalMs?: number;
+  /** Where to keep the last good rule set (e.g. `${SLUICE_DATA_DIR}/rules-snapshot.json`); none when absent. */
+  snapshotPath?: string;
+  logger?: RulesLogger;
+  /** More changed entries than this in one batch → one full reload instead. */
+  maxBatch?: number;
+}
+
+export interface RuleCacheStatus {
+  /** A rule set is in memory (from the store or the snapshot file). */
+  loaded: boolean;
+  storeReachable: boolean;
+  /** Where the rules in memory came from. */
+  source: 'store' | 'snapshot' | 'none';
+  /** ISO time of the last successful read of the store. */
+  lastSync: string | undefined;
+  rules: number;
+  keys: number;
+}
+
+const MAX_KEY_LENGTH = 512;
+const EMPTY: RuleSet = buildRuleSet([], []);
+
+export class RuleCache implements RuleResolver, TenantResolver {
+  private set: RuleSet = EMPTY;
+  private readonly fallback: ResolvedRule;
+  private readonly logger: RulesLogger;
+  private source: RuleCacheStatus['source'] = 'none';
+  private reachable = false;
+  private lastSync: string | undefined;
+  private fullPending = false;
+  private readonly pendingRules = new Set<string>();
+  private readonly pendingKeys = new Set<string>();
+  private running: Promise<void> | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = 250;
+  private unwatch: (() => void) | undefined;
+  private snapshotWrite: Promise<void> = Promise.resolve();
+  private snapshotDirty = false;
+  private closed = false;
+
+  constructor(private readonly options: RuleCacheOptions) {
+    this.fallback = defaultResolved(options.defaultRule);
+    this.logger = options.logger ?? stderrLogger;
+  }
+
+  /** Listens for changes, then loads everything; falls back to the snapshot file, or throws a clear error. */
+  async start(): Promise<void> {
+    this.unwatch = await this.options.store.watch((change) => this.onChange(change));
+    try {
+      await this.loadAll();
+    } catch (error) {
+      this.startFromSnapshot(error);
+      this.scheduleRetry();
+    }
+    const period = this.options.refreshIntervalMs ?? 30_000;
+    this.refreshTimer = setInterval(() => this.requestFull(), period);
+    this.refreshTimer.unref();
+  }
+
+  resolve(tenant: string, route: string): ResolvedRule {
+    const rules = this.set.rules;
+    return (
+      rules.get(tenant + SEP + route) ??
+      rules.get(tenant + SEP + ANY) ??
+      rules.get(ANY + SEP + route) ??
+      rules.get(ANY + SEP + ANY) ??
+      this.fallback
+    );
+  }
+
+  tenantFor(apiKey: string): string | undefined {
+    if (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > MAX_KEY_LENGTH) return undefined;
+    return this.set.keys.get(hashApiKeyHex(apiKey))?.tenant;
+  }
+
+  /** The stored rules in memory, e.g. for the admin API when the store is down. */
+  rules(): StoredRule[] {
+    return [...this.set.stored.values()];
+  }
+
+  status(): RuleCacheStatus {
+    return {
+      loaded: this.source !== 'none',
+      storeReachable: this.reachable,
+      source: this.source,
+      lastSync: this.lastSync,
+      rules: this.set.rules.size,
+      keys: this.set.keys.size,
+    };
+  }
+
+  /** Reloads everything now; resolves when done (or failed: see status()). */
+  refresh(): Promise<void> {
+    this.requestFull();
+    return this.running ?? Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.refreshTimer);
+    clearTimeout(this.retryTimer);
+    this.unwatch?.();
+    await this.running?.catch(() => {});
+    await this.snapshotWrite;
+  }
+
+  private onChange(change: StoreChange): void {
+    if (change.kind === 'disconnected') {
+      this.markUnreachable(new Error(`change notifications lost: ${change.error}`));
+      return;
+    }
+    if (change.kind === 'reload') this.fullPending = true;
+    else if (change.kind === 'rule') this.pendingRules.add(ruleKey(change.tenant, change.route));
+    else this.pendingKeys.add(change.id);
+    this.kick();
+  }
+
+  private requestFull(): void {
+    this.fullPending = true;
+    this.kick();
+  }
+
+  /** One sync at a time: a full reload or a batch of changes, until nothing is pending. */
+  private kick(): void {
+    if (this.running || this.closed) return;
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    // Let a burst of notifications gather into one batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (!this.closed && (this.fullPending || this.pendingRules.size > 0 || this.pendingKeys.size > 0)) {
+        const maxBatch = this.options.maxBatch ?? 200;
+        if (this.fullPending || this.pendingRules.size + this.pendingKeys.size > maxBatch) {
+          // A full load reads after every pending change committed: it covers them all.
+          this.fullPending = false;
+          this.pendingRules.clear();
+          this.pendingKeys.clear();
+          await this.loadAll();
+        } else {
+          await this.applyBatch();
+        }
+      }
+    } catch (error) {
+      // Retry everything once the store answers again; meanwhile the last set serves.
+      this.fullPending = true;
+      this.markUnreachable(error);
+      this.scheduleRetry();
+    }
+  }
+
+  private async loadAll(): Promise<void> {
+    const { store } = this.options;
+    const [rules, keys] = await Promise.all([store.listRules(), store.listActiveKeyHashes()]);
+    this.swap(buildRuleSet(rules, keys), 'store');
+  }
+
+  private async applyBatch(): Promise<void> {
+    const { store } = this.options;
+    const ruleKeys = [...this.pendingRules];
+    const keyIds = [...this.pendingKeys];
+    this.pendingRules.clear();
+    this.pendingKeys.clear();
+    const changes: RuleSetChanges = { rules: new Map(), keys: new Map() };
+    try {
+      await Promise.all([
+        ...ruleKeys.map(async (key) => {
+          const [tenant, route] = key.split(SEP) as [string, string];
+          changes.rules.set(key, await store.getRule(tenant, route));
+        }),
+        ...keyIds.map(async (id) => {
+          changes.keys.set(id, await store.getKey(id));
+        }),
+      ]);
+    } catch (error) {
+      for (const key of ruleKeys) this.pendingRules.add(key);
+      for (const id of keyIds) this.pendingKeys.add(id);
+      throw error;
+    }
+    this.swap(applyChanges(this.set, changes), 'store');
+  }
+
+  private swap(set: RuleSet, source: 'store'): void {
+    this.set = set;
+    this.source = source;
+    this.lastSync = new Date().toISOString();
+    this.retryMs = 250;
+    if (!this.reachable && this.source === 'store') this.logger.info({ store: this.options.store.location, rules: set.rules.size }, 'rule store reachable: rules in sync');
+    this.reachable = true;
+    this.saveSnapshot();
+  }
+
+  private markUnreachable(error: unknown): void {
+    if (this.reachable) {
+      this.logger.error(
+        { store: this.options.store.location, err: errorMessage(error), rules: this.set.rules.size },
+        'rule store unreachable: serving the last loaded rules until it returns',
+      );
+    }
+    this.reachable = false;
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.requestFull();
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, 5000);
+  }
+
+  private startFromSnapshot(error: unknown): void {
+    const path = this.options.snapshotPath;
+    const snapshot = path ? readSnapshot(path) : undefined;
+    if (!snapshot) {
+      throw new SluiceError(
+        'ERR_STORE_UNAVAILABLE',
+        `cannot load rules: ${errorMessage(error)}; and no rules snapshot ${path ? `at ${path}` : 'is configured'} to start from. Start the rule store (or fix SLUICE_DATABASE_URL) and retry.`,
+      );
+    }
+    this.set = buildRuleSet(snapshot.rules, snapshot.keys);
+    this.source = 'snapshot';
+    this.reachable = false;
+    this.logger.error(
+      { store: this.options.store.location, err: errorMessage(error), snapshot: path, savedAt: snapshot.savedAt, rules: this.set.rules.size },
+      'RULE STORE UNREACHABLE AT START: serving rules and keys from the snapshot file; changes made since it was saved are not applied until the store returns',
+    );
+  }
+
+  /** Writes the set to the snapshot file, one write at a time, always the latest set. */
+  private saveSnapshot(): void {
+    const path = this.options.snapshotPath;
+    if (!path || this.snapshotDirty) return;
+    this.snapshotDirty = true;
+    this.snapshotWrite = this.snapshotWrite.then(async () => {
+      this.snapshotDirty = false;
+      const set = this.set;
+      try {
+        await writeSnapshot(path, {
+          format: 1,
+          savedAt: new Date().toISOString(),
+          source: this.options.store.location,
+          rules: [...set.stored.values()],
+          keys: [...set.keys].map(([hash, entry]) => ({ id: entry.id, tenant: entry.tenant, hash })),
+        });
+      } catch (error) {
+        this.logger.warn({ err: errorMessage(error), snapshot: path }, 'could not write the rules snapshot');
+      }
+    });
+  }
+}

@@ -1,0 +1,74 @@
+// Wiring for `sluice start`: open the rule store the environment asks for, load
+// the cache, and close both. PostgreSQL when SLUICE_DATABASE_URL is set, the
+// embedded SQLite store in SLUICE_DATA_DIR otherwise.
+import { join, resolve } from 'node:path';
+import type { Rule } from '../core/rule.js';
+import { EmbeddedRuleStore } from './embedded-store.js';
+import { type RulesLogger, stderrLogger } from './logger.js';
+import { PostgresRuleStore } from './pg-store.js';
+import { RuleCache } from './rule-cache.js';
+import { SNAPSHOT_FILE } from './snapshot-file.js';
+import type { RuleStore, SeedRule } from './store.js';
+
+export interface RuleStoreOptions {
+  /** SLUICE_DATABASE_URL: PostgreSQL when set. */
+  databaseUrl?: string | undefined;
+  /** SLUICE_DATA_DIR (default ./data): the embedded store, and PostgreSQL's rules snapshot. */
+  dataDir?: string | undefined;
+  /** The config file's `rules:`, written to the store on its first start only. */
+  seedRules?: SeedRule[];
+  logger?: RulesLogger;
+}
+
+export interface RulesRuntimeOptions extends RuleStoreOptions {
+  /** The config's default rule, for tenant × route pairs no rule matches. */
+  defaultRule: Rule;
+  /** Full reload period (default 30 s). */
+  refreshIntervalMs?: number;
+}
+
+export interface RulesRuntime {
+  store: RuleStore;
+  cache: RuleCache;
+  close(): Promise<void>;
+}
+
+export function dataDirOf(options: Pick<RuleStoreOptions, 'dataDir'>): string {
+  return resolve(options.dataDir ?? process.env.SLUICE_DATA_DIR ?? './data');
+}
+
+/** Opens (does not yet connect to) the store; the embedded one takes the data dir's lock now. */
+export function openRuleStore(options: RuleStoreOptions): RuleStore {
+  const logger = options.logger ?? stderrLogger;
+  const seedRules = options.seedRules ?? [];
+  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger });
+  return new EmbeddedRuleStore({ dataDir: dataDirOf(options), seedRules, logger });
+}
+
+/** Opens the store and loads every rule and key; throws a clear SluiceError when it cannot. */
+export async function startRules(options: RulesRuntimeOptions): Promise<RulesRuntime> {
+  const store = openRuleStore(options);
+  const cache = new RuleCache({
+    store,
+    defaultRule: options.defaultRule,
+    refreshIntervalMs: options.refreshIntervalMs ?? 30_000,
+    // Only PostgreSQL can be out of reach; the embedded file is read directly.
+    snapshotPath: store.kind === 'postgres' ? join(dataDirOf(options), SNAPSHOT_FILE) : undefined,
+    logger: options.logger ?? stderrLogger,
+  });
+  try {
+    await cache.start();
+  } catch (error) {
+    await cache.close();
+    await store.close();
+    throw error;
+  }
+  return {
+    store,
+    cache,
+    async close() {
+      await cache.close();
+      await store.close();
+    },
+  };
+}
