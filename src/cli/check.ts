@@ -1,0 +1,18 @@
+// `sluice check --config FILE`: validates the config without serving anything.
+import { parseArgs } from 'node:util';
+import type { Command } from './main.js';
+import { configFileFrom, loadConfigOrReport } from './config-arg.js';
+
+export const command: Command = {
+  summary: 'validate a config file (--config FILE) without starting',
+  async run(argv) {
+    const args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } } }).values;
+    const file = configFileFrom(args.config);
+    const config = loadConfigOrReport(file);
+    if (!config) return 2;
+    process.stdout.write(
+      `${file}: ok (${config.routes.length} routes, ${config.rules.length} rules, ${config.tenants.keys.length} keys, store ${config.store.type})\n`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,25 @@
+// `--config FILE` for every subcommand that reads the config, and how a bad
+// config is reported: one line naming file, line and field, exit code 2.
+import { existsSync } from 'node:fs';
+import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
+
+export const DEFAULT_CONFIG_FILE = 'sluice.yaml';
+
+export function configFileFrom(explicit: string | undefined): string {
+  return explicit ?? process.env.SLUICE_CONFIG ?? DEFAULT_CONFIG_FILE;
+}
+
+/** The loaded config, or undefined after printing why it cannot be used. */
+export function loadConfigOrReport(file: string): SluiceConfig | undefined {
+  if (!existsSync(file)) {
+    process.stderr.write(`sluice: config file ${file} not found (give --config FILE)\n`);
+    return undefined;
+  }
+  try {
+    return loadConfig(file, process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    return undefined;
+  }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// The `sluice` command. Each subcommand lives in its own file and is loaded
+// only when asked for; add one by adding a line to COMMANDS.
+export interface Command {
+  /** One line for `sluice help`. */
+  summary: string;
+  /** Returns the exit code (a long-running command resolves when it stops). */
+  run(argv: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  start: async () => (await import('./start.js')).command,
+  check: async () => (await import('./check.js')).command,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const load = name === undefined ? undefined : COMMANDS[name];
+  if (!load) {
+    const lines = await Promise.all(Object.entries(COMMANDS).map(async ([key, get]) => `  ${key.padEnd(10)} ${(await get()).summary}`));
+    const stream = name === undefined || name === 'help' || name === '--help' ? process.stdout : process.stderr;
+    if (name !== undefined && name !== 'help' && name !== '--help') stream.write(`sluice: unknown command ${JSON.stringify(name)}\n`);
+    stream.write(`usage: sluice <command> [options]\n\ncommands:\n${lines.join('\n')}\n`);
+    return stream === process.stdout ? 0 : 2;
+  }
+  return (await load()).run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,101 @@
+// `${VAR}` and `${VAR:-default}` in YAML string values, and the SLUICE_* variables
+// that override the file. Expansion walks the parsed document, not the text, so
+// a value holding `#` or `:` cannot change the YAML's structure.
+import { isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
+import type { ConfigPath } from './config-error.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const WHOLE_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
+
+export class MissingVariableError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly path: ConfigPath,
+    readonly node: Node,
+  ) {
+    super(`environment variable ${variable} is not set (write \${${variable}:-default} to give a default)`);
+  }
+}
+
+/** Expands every string scalar in place. A plain scalar that is one whole reference gets its YAML type back (`${PORT:-80}` is a number). */
+export function expandDocument(doc: Document, env: Env): void {
+  const walk = (node: unknown, path: (string | number)[]) => {
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        if (isPair(pair)) walk(pair.value, [...path, isScalar(pair.key) ? String(pair.key.value) : String(pair.key)]);
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, index) => {
+        walk(item, [...path, index]);
+      });
+    } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('${')) {
+      const original = node.value;
+      const expanded = original.replace(REFERENCE, (_all, name: string, fallback: string | undefined) => {
+        const value = env[name];
+        if (value !== undefined && !(fallback !== undefined && value === '')) return value;
+        if (fallback !== undefined) return fallback;
+        throw new MissingVariableError(name, path, node);
+      });
+      node.value = node.type === 'PLAIN' && WHOLE_REFERENCE.test(original) ? retype(expanded) : expanded;
+    }
+  };
+  walk(doc.contents, []);
+}
+
+function retype(text: string): string | number | boolean {
+  if (/^-?\d+(?:\.\d+)?$/.test(text)) return Number(text);
+  if (text === 'true' || text === 'false') return text === 'true';
+  return text;
+}
+
+interface Override {
+  variable: string;
+  path: ConfigPath;
+  value: unknown;
+}
+
+/** The SLUICE_* overrides present in `env`, each with the config field it sets. */
+export function envOverrides(env: Env): Override[] {
+  const out: Override[] = [];
+  const add = (variable: string, path: ConfigPath, convert: (text: string) => unknown = (text) => text) => {
+    const text = env[variable];
+    if (text !== undefined && text !== '') out.push({ variable, path, value: convert(text) });
+  };
+  add('SLUICE_LISTEN', ['listen']);
+  add('SLUICE_ADMIN_LISTEN', ['admin', 'listen']);
+  add('SLUICE_ADMIN_TOKEN', ['admin', 'token']);
+  add('SLUICE_REDIS_URL', ['store', 'url']);
+  add('SLUICE_REDIS_CLUSTER', ['store', 'cluster'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
+  add('SLUICE_DATABASE_URL', ['database', 'url']);
+  add('SLUICE_INSTANCES', ['instances'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
+  add('SLUICE_REGION', ['region']);
+  add('SLUICE_DATA_DIR', ['dataDir']);
+  add('SLUICE_LOG_LEVEL', ['log', 'level']);
+  return out;
+}
+
+/** Writes the overrides into the plain object read from the file. */
+export function applyOverrides(raw: Record<string, unknown>, overrides: Override[]): void {
+  for (const { path, value } of overrides) {
+    let target = raw;
+    for (const part of path.slice(0, -1)) {
+      const next = target[part as string];
+      if (next === null || typeof next !== 'object' || Array.isArray(next)) target[part as string] = {};
+      target = target[part as string] as Record<string, unknown>;
+    }
+    target[path[path.length - 1] as string] = value;
+    // A Redis setting in the environment means "use Redis", whatever the file said.
+    if (path[0] === 'store') {
+      target.type = 'redis';
+      if (path[1] === 'url') delete target.cluster;
+      else delete target.url;
+    }
+  }
+}
+
+/** The variable that set `path` (or one of its parents), if any. */
+export function overrideFor(overrides: Override[], path: ConfigPath): string | undefined {
+  return overrides.find((override) => override.path.every((part, index) => path[index] === part))?.variable;
+}

@@ -1,0 +1,184 @@
+// Reads sluice.yaml: YAML with node ranges (so every error names its line),
+// `${VAR}` expansion, SLUICE_* overrides, the zod schema, parseRule for rules,
+// then cross-field checks. The result is a frozen SluiceConfig.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { isSluiceError } from '../core/errors.js';
+import { parseRule, type Rule } from '../core/rule.js';
+import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-error.js';
+import { applyOverrides, type Env, envOverrides, expandDocument, MissingVariableError, overrideFor } from './env.js';
+import { type ConfigFile, configFileSchema } from './schema.js';
+import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
+
+export const DEFAULT_LISTEN = '127.0.0.1:8080';
+export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8081';
+export const DEFAULT_RULE: Rule = Object.freeze({ policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });
+
+/** Loads and validates a config file. Throws ConfigError naming file, line and field. */
+export function loadConfig(file: string, env: Env = process.env): SluiceConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, undefined, undefined, `cannot read: ${(error as Error).message}`);
+  }
+  return parseConfig(text, { source: file, env });
+}
+
+export interface ParseOptions {
+  /** Named in error messages; default `config`. */
+  source?: string;
+  /** Where `${VAR}` and SLUICE_* come from; default none (tests stay hermetic). */
+  env?: Env;
+}
+
+export function parseConfig(text: string, options: ParseOptions = {}): SluiceConfig {
+  const source = options.source ?? 'config';
+  const env = options.env ?? {};
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const lineOfOffset = (offset: number) => lines.linePos(offset).line;
+  const firstError = doc.errors[0];
+  if (firstError) throw new ConfigError(source, lineOfOffset(firstError.pos[0]), undefined, firstError.message.split('\n')[0] ?? 'invalid YAML');
+
+  try {
+    expandDocument(doc, env);
+  } catch (error) {
+    if (!(error instanceof MissingVariableError)) throw error;
+    throw new ConfigError(source, lineOfNode(error.node, lineOfOffset), formatPath(error.path), error.message);
+  }
+
+  const raw: unknown = doc.toJS() ?? {};
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(source, 1, undefined, 'must be a YAML mapping');
+  const overrides = envOverrides(env);
+  applyOverrides(raw as Record<string, unknown>, overrides);
+
+  const fail = (path: ConfigPath, message: string): never => {
+    const variable = overrideFor(overrides, path);
+    if (variable) throw new ConfigError(variable, undefined, formatPath(path), message);
+    throw new ConfigError(source, lineOf(doc, path, lineOfOffset), formatPath(path), message);
+  };
+
+  const parsed = configFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const { path, message } = describeIssue(parsed.error);
+    return fail(path, message);
+  }
+  return Object.freeze(build(parsed.data, source, fail)) as SluiceConfig;
+}
+
+function build(file: ConfigFile, source: string, fail: (path: ConfigPath, message: string) => never): SluiceConfig {
+  const checkedRule = (input: unknown, field: string): Rule => {
+    try {
+      return parseRule(input, field);
+    } catch (error) {
+      if (!isSluiceError(error)) throw error;
+      const message = error.field ? error.message.slice(error.field.length + 2) : error.message;
+      return fail(parsePath(error.field ?? field), message);
+    }
+  };
+
+  const routeIds = new Set<string>();
+  file.routes.forEach((route, index) => {
+    if (routeIds.has(route.id)) fail(['routes', index, 'id'], `duplicate route id ${route.id}`);
+    routeIds.add(route.id);
+  });
+
+  const seen = new Set<string>();
+  const rules: SeedRule[] = file.rules.map((entry, index) => {
+    const { tenant, route, ...rest } = entry;
+    if (route !== '*' && !routeIds.has(route)) fail(['rules', index, 'route'], `no route has id ${route}`);
+    const pair = `${tenant}\u0000${route}`;
+    if (seen.has(pair)) fail(['rules', index], `a rule for tenant ${tenant} and route ${route} is already given`);
+    seen.add(pair);
+    return deepFreeze({ tenant, route, rule: checkedRule(rest, `rules[${index}]`) });
+  });
+
+  const hashes = new Set<string>();
+  const keys = file.tenants.keys.map((entry, index) => {
+    const keyHash = hashKey(entry.key);
+    if (hashes.has(keyHash)) fail(['tenants', 'keys', index, 'key'], 'duplicate key');
+    hashes.add(keyHash);
+    return { keyHash, tenant: entry.tenant };
+  });
+
+  const store = file.store;
+  const type = store.type ?? (store.url || store.cluster ? 'redis' : 'memory');
+  if (type === 'redis' && !store.url && !store.cluster) fail(['store', 'type'], 'redis needs store.url or store.cluster (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER)');
+  if (store.url && store.cluster) fail(['store', 'cluster'], 'give store.url or store.cluster, not both');
+
+  return deepFreeze({
+    source,
+    listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
+    admin: { listen: listenAddress(file.admin?.listen ?? DEFAULT_ADMIN_LISTEN), token: file.admin?.token },
+    routes: file.routes.map((route) => ({ ...route, methods: route.methods })),
+    tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys },
+    defaultRule: file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule'),
+    rules,
+    store: {
+      type,
+      url: store.url,
+      cluster: store.cluster?.map(listenAddress),
+      deadlineMs: store.deadlineMs,
+      maxKeys: store.maxKeys,
+    },
+    resilience: file.resilience,
+    regions: file.regions,
+    headers: file.headers,
+    limits: file.limits,
+    database: { url: file.database?.url },
+    instances: file.instances ?? 1,
+    region: file.region,
+    dataDir: file.dataDir ?? './data',
+    log: { level: file.log?.level ?? 'info' },
+  });
+}
+
+/** Hex SHA-256 of an API key: the only form a key is kept in. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function listenAddress(text: string): ListenAddress {
+  const colon = text.lastIndexOf(':');
+  const host = colon <= 0 ? '127.0.0.1' : text.slice(0, colon).replace(/^\[|\]$/g, '');
+  return { host, port: Number(text.slice(colon + 1)) };
+}
+
+function describeIssue(error: z.ZodError): { path: (string | number)[]; message: string } {
+  const issue = error.issues[0];
+  if (!issue) return { path: [], message: 'is invalid' };
+  const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
+  if (issue.code === 'unrecognized_keys') {
+    return { path: [...path, issue.keys[0] ?? ''], message: `unknown field (expected one of the documented fields)` };
+  }
+  if (issue.code === 'invalid_type') {
+    const missing = /received undefined$/.test(issue.message);
+    return { path, message: missing ? 'is required' : `must be ${article(issue.expected)}` };
+  }
+  return { path, message: issue.message };
+}
+
+const article = (type: string) => (type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`);
+
+function lineOf(doc: Document, path: ConfigPath, lineOfOffset: (offset: number) => number): number | undefined {
+  for (let length = path.length; length >= 0; length--) {
+    const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
+    if (isNode(node)) return lineOfNode(node, lineOfOffset);
+  }
+  return undefined;
+}
+
+function lineOfNode(node: { range?: [number, number, number] | null }, lineOfOffset: (offset: number) => number): number | undefined {
+  return node.range ? lineOfOffset(node.range[0]) : undefined;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

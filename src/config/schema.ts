@@ -1,0 +1,120 @@
+// The shape of sluice.yaml after `${VAR}` expansion. Rules are checked apart, with
+// `parseRule`, so a rule error reads the same here as in the admin API or the CLI.
+import { z } from 'zod';
+import { isValidId } from '../core/ids.js';
+
+const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
+export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
+const idOrAny = z.string().refine((value) => value === '*' || isValidId(value), `${ID_MESSAGE}, or *`);
+
+const LISTEN_PATTERN = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/;
+export const listenSchema = z
+  .string()
+  .regex(LISTEN_PATTERN, 'must be host:port, e.g. 127.0.0.1:8080')
+  .refine((value) => Number(LISTEN_PATTERN.exec(value)?.[2]) <= 65535, 'port must be at most 65535');
+
+const hostPort = z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'must be host:port');
+const httpUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search;
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL with no path, e.g. http://127.0.0.1:8090');
+const redisUrl = z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL');
+const positiveInt = (max: number) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** `/orders`, `/orders/:id` or a prefix `/api/*`. */
+const PATH_PATTERN = /^\/(?:[A-Za-z0-9._~!$&'()+,;=@%-]+|:[A-Za-z_][A-Za-z0-9_]*)?(?:\/(?:[A-Za-z0-9._~!$&'()+,;=@%-]+|:[A-Za-z_][A-Za-z0-9_]*))*(?:\/\*)?$/;
+
+export const routeSchema = z
+  .object({
+    id: idSchema,
+    methods: z.array(z.enum(METHODS, `must be one of ${METHODS.join(', ')}`)).min(1, 'must list at least one method').optional(),
+    path: z.string().regex(PATH_PATTERN, 'must be a path such as /orders, /orders/:id or /api/*'),
+    upstream: httpUrl,
+    timeoutMs: positiveInt(600_000).default(30_000),
+  })
+  .strict();
+
+const keySchema = z
+  .object({
+    key: z.string().min(8, 'must be at least 8 characters').max(512, 'must be at most 512 characters'),
+    tenant: idSchema,
+  })
+  .strict();
+
+const tenantsSchema = z
+  .object({
+    header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').default('X-Api-Key'),
+    unknownKeys: z.enum(['reject', 'default-rule'], 'must be reject or default-rule').default('reject'),
+    keys: z.array(keySchema).default([]),
+  })
+  .strict();
+
+/** A seed rule: who and where, the rule's own fields beside (checked by parseRule). */
+const ruleEntrySchema = z.object({ tenant: idOrAny, route: idOrAny }).catchall(z.unknown());
+
+const storeSchema = z
+  .object({
+    type: z.enum(['memory', 'redis'], 'must be memory or redis').optional(),
+    url: redisUrl.optional(),
+    cluster: z.array(hostPort).min(1, 'must list at least one node').optional(),
+    /** Budget of one store call before the resilience layer decides without it. */
+    deadlineMs: positiveInt(10_000).optional(),
+    /** Memory store: most buckets kept, least recently used evicted first. */
+    maxKeys: positiveInt(100_000_000).optional(),
+  })
+  .strict();
+
+/** Filled by the resilience layer: fallback limiter, breaker, negative cache. */
+const resilienceSchema = z
+  .object({
+    breaker: z
+      .object({ failureThreshold: positiveInt(1_000_000).optional(), resetMs: positiveInt(600_000).optional() })
+      .strict()
+      .optional(),
+    negativeCache: z.object({ maxKeys: positiveInt(10_000_000).optional() }).strict().optional(),
+  })
+  .strict();
+
+/** Filled by the multi-region layer: this region's name and how limits split. */
+const regionsSchema = z
+  .object({
+    local: idSchema.optional(),
+    names: z.array(idSchema).optional(),
+  })
+  .strict();
+
+export const configFileSchema = z
+  .object({
+    listen: listenSchema.optional(),
+    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional() }).strict().optional(),
+    routes: z.array(routeSchema).default([]),
+    tenants: tenantsSchema.default({ header: 'X-Api-Key', unknownKeys: 'reject', keys: [] }),
+    defaultRule: z.unknown().optional(),
+    rules: z.array(ruleEntrySchema).default([]),
+    store: storeSchema.default({}),
+    resilience: resilienceSchema.optional(),
+    regions: regionsSchema.optional(),
+    headers: z.object({ ietf: z.boolean().default(false), problemJson: z.boolean().default(false) }).strict().default({ ietf: false, problemJson: false }),
+    limits: z
+      .object({
+        maxHeaderBytes: positiveInt(1_048_576).default(16_384),
+        maxBodyBytes: positiveInt(Number.MAX_SAFE_INTEGER).default(10 * 1024 * 1024),
+        /** Shaping: requests held at once in this process before new ones are refused. */
+        maxQueued: positiveInt(1_000_000).default(1_000),
+      })
+      .strict()
+      .default({ maxHeaderBytes: 16_384, maxBodyBytes: 10 * 1024 * 1024, maxQueued: 1_000 }),
+    database: z.object({ url: z.string().regex(/^postgres(?:ql)?:\/\/\S+$/, 'must be a postgres:// URL').optional() }).strict().optional(),
+    instances: positiveInt(10_000).optional(),
+    region: idSchema.optional(),
+    dataDir: z.string().min(1).optional(),
+    log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).strict().optional(),
+  })
+  .strict();
+
+export type ConfigFile = z.infer<typeof configFileSchema>;

@@ -1,0 +1,80 @@
+// The loaded configuration: typed, defaults filled, keys hashed, frozen.
+import type { Rule } from '../core/rule.js';
+
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface RouteConfig {
+  readonly id: string;
+  /** Upper-case methods; undefined means any method. */
+  readonly methods: readonly string[] | undefined;
+  /** `/orders`, `/orders/:id` or prefix `/api/*`. */
+  readonly path: string;
+  /** Origin only, e.g. `http://127.0.0.1:8090`. */
+  readonly upstream: string;
+  /** Budget for the upstream's response headers, and for each idle gap in its body. */
+  readonly timeoutMs: number;
+}
+
+export interface TenantKey {
+  /** Hex SHA-256 of the API key; the key itself is never kept. */
+  readonly keyHash: string;
+  readonly tenant: string;
+}
+
+export interface SeedRule {
+  /** A tenant id or `*`. */
+  readonly tenant: string;
+  /** A route id or `*`. */
+  readonly route: string;
+  readonly rule: Rule;
+}
+
+export interface StoreConfig {
+  readonly type: 'memory' | 'redis';
+  readonly url: string | undefined;
+  readonly cluster: readonly ListenAddress[] | undefined;
+  readonly deadlineMs: number | undefined;
+  readonly maxKeys: number | undefined;
+}
+
+export interface ResilienceConfig {
+  readonly breaker?: { readonly failureThreshold?: number; readonly resetMs?: number };
+  readonly negativeCache?: { readonly maxKeys?: number };
+}
+
+export interface RegionsConfig {
+  readonly local?: string;
+  readonly names?: readonly string[];
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface SluiceConfig {
+  /** The file it came from, for messages. */
+  readonly source: string;
+  readonly listen: ListenAddress;
+  readonly admin: { readonly listen: ListenAddress; readonly token: string | undefined };
+  readonly routes: readonly RouteConfig[];
+  readonly tenants: {
+    /** Lower-cased, as node exposes request headers. */
+    readonly header: string;
+    readonly unknownKeys: 'reject' | 'default-rule';
+    readonly keys: readonly TenantKey[];
+  };
+  readonly defaultRule: Rule;
+  /** Seed data for the rule store. */
+  readonly rules: readonly SeedRule[];
+  readonly store: StoreConfig;
+  readonly resilience: ResilienceConfig | undefined;
+  readonly regions: RegionsConfig | undefined;
+  readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
+  readonly limits: { readonly maxHeaderBytes: number; readonly maxBodyBytes: number; readonly maxQueued: number };
+  readonly database: { readonly url: string | undefined };
+  readonly instances: number;
+  readonly region: string | undefined;
+  readonly dataDir: string;
+  readonly log: { readonly level: LogLevel };
+}

@@ -1,0 +1,178 @@
+// The gateway (design section 5): key → tenant, route, rule, one engine
+// decision, then forward, hold (shaping) or refuse. The front is node's http
+// server; nothing a client sends can throw out of here.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { RouteConfig, SluiceConfig } from '../config/types.js';
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+import type { Engine } from '../limiter/engine.js';
+import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import { sendError } from './errors.js';
+import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from './headers.js';
+import { type ForwardTarget, forward, Upstreams } from './proxy.js';
+import { RouteTable } from './routes.js';
+import { ShapingQueue } from './shaping.js';
+
+export interface GatewayOptions {
+  config: SluiceConfig;
+  engine: Engine;
+  rules: RuleResolver;
+  tenants: TenantResolver;
+  logger: Logger;
+}
+
+export class Gateway {
+  readonly server: Server;
+  private readonly routes: RouteTable<ForwardTarget>;
+  private readonly upstreams = new Upstreams();
+  private readonly shaping: ShapingQueue;
+  private readonly keyHeader: string;
+  private readonly headerOptions: HeaderOptions;
+  private readonly maxBodyBytes: number;
+  private readonly engine: Engine;
+  private readonly rules: RuleResolver;
+  private readonly tenants: TenantResolver;
+  private readonly log: Logger;
+
+  constructor(options: GatewayOptions) {
+    const { config } = options;
+    this.engine = options.engine;
+    this.rules = options.rules;
+    this.tenants = options.tenants;
+    this.log = options.logger;
+    this.keyHeader = config.tenants.header;
+    this.headerOptions = config.headers;
+    this.maxBodyBytes = config.limits.maxBodyBytes;
+    this.shaping = new ShapingQueue(config.limits.maxQueued);
+    this.routes = new RouteTable(config.routes, (route: RouteConfig) => ({ pool: this.upstreams.pool(route.upstream), timeoutMs: route.timeoutMs }));
+    this.server = createServer({ maxHeaderSize: config.limits.maxHeaderBytes }, (req, res) => this.handle(req, res));
+    this.server.keepAliveTimeout = 5_000;
+    this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
+  }
+
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts what is left and closes the pools. */
+  async close(graceMs = 10_000): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), graceMs);
+    });
+    if ((await Promise.race([closed, late])) === 'late') {
+      this.server.closeAllConnections();
+      await this.upstreams.destroy();
+      await closed;
+    }
+    clearTimeout(timer);
+    await this.upstreams.close();
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    try {
+      const apiKey = req.headers[this.keyHeader];
+      if (typeof apiKey !== 'string' || apiKey === '') {
+        sendError(res, 'missing_api_key');
+        return;
+      }
+      const tenant = this.tenants.tenantFor(apiKey);
+      if (tenant === undefined) {
+        sendError(res, 'unknown_api_key');
+        return;
+      }
+      const match = this.routes.match(req.method ?? 'GET', req.url ?? '/');
+      if (match === undefined) {
+        sendError(res, 'no_route');
+        return;
+      }
+      const length = req.headers['content-length'];
+      if (length !== undefined && Number(length) > this.maxBodyBytes) {
+        sendError(res, 'body_too_large', undefined, true);
+        return;
+      }
+
+      const route = match.route.id;
+      const { rule } = this.rules.resolve(tenant, route);
+      this.engine.decide(tenant, route, rule).then(
+        (decision) => this.decided(req, res, tenant, route, rule, match.target, decision),
+        (error: unknown) => this.failed(res, tenant, route, error),
+      );
+    } catch (error) {
+      this.failed(res, undefined, undefined, error);
+    }
+  }
+
+  private decided(req: IncomingMessage, res: ServerResponse, tenant: string, route: string, rule: Rule, target: ForwardTarget, decision: Decision): void {
+    try {
+      if (res.destroyed) return; // the client left while we decided
+      if (decision.source === 'closed') {
+        sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
+        return;
+      }
+      if (!decision.allowed) {
+        const { headers, body } = rejection(decision, route, rule, this.headerOptions);
+        headers.push('Content-Length', String(Buffer.byteLength(body)));
+        res.writeHead(429, headers);
+        res.end(body);
+        this.log.debug({ tenant, route, retryAfterMs: decision.retryAfterMs }, 'rate limited');
+        return;
+      }
+      const limitHeaders: string[] = [];
+      pushLimitHeaders(limitHeaders, decision, route, rule, this.headerOptions);
+      if (decision.delayMs > 0) {
+        const held = this.shaping.hold(res, decision.delayMs, () => this.forward(req, res, tenant, route, target, limitHeaders));
+        if (!held) {
+          this.log.warn({ tenant, route, held: this.shaping.size }, 'shaping queue full');
+          sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(decision.delayMs / 1000)))]);
+        }
+        return;
+      }
+      this.forward(req, res, tenant, route, target, limitHeaders);
+    } catch (error) {
+      this.failed(res, tenant, route, error);
+    }
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse, tenant: string, route: string, target: ForwardTarget, limitHeaders: string[]): void {
+    forward(req, res, target, limitHeaders, this.maxBodyBytes).then((outcome) => {
+      if (outcome !== 'ok' && outcome !== 'aborted') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
+    });
+  }
+
+  private failed(res: ServerResponse, tenant: string | undefined, route: string | undefined, error: unknown): void {
+    this.log.error({ tenant, route, err: error }, 'unexpected error in the limiter path');
+    try {
+      sendError(res, 'internal_error');
+    } catch {
+      res.destroy();
+    }
+  }
+}
+
+/** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket. */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, name] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'headers_too_large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request_timeout']
+        : [400, 'Bad Request', 'bad_request'];
+  const body = `{"error":"${name}"}`;
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+}

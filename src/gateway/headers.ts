@@ -1,0 +1,84 @@
+// What a client is told about its limit: X-RateLimit-* on every limited
+// response, Retry-After and a small JSON body on a 429, and optionally the IETF
+// fields of draft-ietf-httpapi-ratelimit-headers-11 and an RFC 9457 problem body.
+// Shared by the gateway and the in-process adapters.
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+
+export interface HeaderOptions {
+  /** Add `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11). */
+  ietf: boolean;
+  /** Answer 429 with `application/problem+json` instead of the small JSON body. */
+  problemJson: boolean;
+}
+
+export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+
+/** Whole seconds, rounded up: never tell a client to come back too early. */
+export const ceilSeconds = (ms: number): number => (ms <= 0 ? 0 : Math.ceil(ms / 1000));
+
+/** Retry-After in seconds: the exact deficit rounded up, at least 1. */
+export const retryAfterSeconds = (decision: Decision): number => Math.max(1, ceilSeconds(decision.retryAfterMs));
+
+const windows = new WeakMap<Rule, number>();
+
+/** The policy's window in seconds for `RateLimit-Policy: w=`: the time an empty bucket takes to fill. */
+export function windowSeconds(rule: Rule): number {
+  let seconds = windows.get(rule);
+  if (seconds === undefined) {
+    switch (rule.policy) {
+      case 'token_bucket':
+      case 'gcra':
+        seconds = rule.capacity / rule.refillPerSecond;
+        break;
+      case 'leaky_bucket':
+        seconds = (rule.burst + 1) / rule.ratePerSecond;
+        break;
+      default:
+        seconds = rule.windowMs / 1000;
+    }
+    seconds = Math.max(1, Math.ceil(seconds));
+    windows.set(rule, seconds);
+  }
+  return seconds;
+}
+
+/**
+ * Appends the limit headers to a flat `[name, value, name, value…]` list (what
+ * `res.writeHead` takes). A refused decision reports 0 remaining.
+ */
+export function pushLimitHeaders(out: string[], decision: Decision, route: string, rule: Rule, options: HeaderOptions): void {
+  const remaining = decision.allowed ? decision.remaining : 0;
+  const reset = ceilSeconds(decision.resetAfterMs);
+  out.push('X-RateLimit-Limit', String(decision.limit), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(reset));
+  if (options.ietf) {
+    // Route ids are restricted to characters that need no escaping in an sf-string.
+    out.push('RateLimit-Policy', `"${route}";q=${decision.limit};w=${windowSeconds(rule)}`);
+    out.push('RateLimit', `"${route}";r=${remaining};t=${decision.allowed ? reset : retryAfterSeconds(decision)}`);
+  }
+}
+
+export interface Rejection {
+  headers: string[];
+  body: string;
+}
+
+/** The 429: headers (limit headers, Retry-After, content type) and body. */
+export function rejection(decision: Decision, route: string, rule: Rule, options: HeaderOptions): Rejection {
+  const retryAfter = retryAfterSeconds(decision);
+  const headers: string[] = ['Retry-After', String(retryAfter)];
+  pushLimitHeaders(headers, decision, route, rule, options);
+  if (options.problemJson) {
+    headers.push('Content-Type', 'application/problem+json');
+    const body = JSON.stringify({
+      type: QUOTA_EXCEEDED_TYPE,
+      title: 'Too Many Requests',
+      status: 429,
+      detail: `The request quota for route ${route} is exhausted; retry after ${retryAfter} seconds.`,
+      retryAfterMs: decision.retryAfterMs,
+    });
+    return { headers, body };
+  }
+  headers.push('Content-Type', 'application/json');
+  return { headers, body: `{"error":"rate_limited","retryAfterMs":${decision.retryAfterMs}}` };
+}

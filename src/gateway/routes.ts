@@ -1,0 +1,61 @@
+// Route matching: first declared route whose method and path match wins.
+// Patterns: `/orders` (exact), `/orders/:id` (one segment per parameter),
+// `/api/*` (the prefix itself and anything under it).
+import type { RouteConfig } from '../config/types.js';
+
+type PathMatcher = (path: string) => boolean;
+
+export interface CompiledRoute<T> {
+  route: RouteConfig;
+  /** Whatever the gateway attaches per route (its upstream pool). */
+  target: T;
+}
+
+interface Entry<T> extends CompiledRoute<T> {
+  methods: ReadonlySet<string> | undefined;
+  matches: PathMatcher;
+}
+
+export class RouteTable<T> {
+  private readonly entries: Entry<T>[];
+
+  constructor(routes: readonly RouteConfig[], target: (route: RouteConfig) => T) {
+    this.entries = routes.map((route) => ({
+      route,
+      target: target(route),
+      methods: route.methods ? new Set(route.methods) : undefined,
+      matches: compilePath(route.path),
+    }));
+  }
+
+  /** `url` is the request target as node gives it (path and query). */
+  match(method: string, url: string): CompiledRoute<T> | undefined {
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    for (const entry of this.entries) {
+      if ((entry.methods === undefined || entry.methods.has(method)) && entry.matches(path)) return entry;
+    }
+    return undefined;
+  }
+}
+
+export function compilePath(pattern: string): PathMatcher {
+  if (pattern.endsWith('/*')) {
+    const prefix = pattern.slice(0, -2);
+    const withSlash = `${prefix}/`;
+    return (path) => path === prefix || path.startsWith(withSlash) || (prefix === '' && path === '/');
+  }
+  if (!pattern.includes('/:')) {
+    // A trailing slash is the same resource: `/orders/` matches `/orders`.
+    const alternate = pattern.length > 1 && !pattern.endsWith('/') ? `${pattern}/` : pattern;
+    return (path) => path === pattern || path === alternate;
+  }
+  const source = pattern
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : escapeRegExp(segment)))
+    .join('/');
+  const regexp = new RegExp(`^${source}/?$`);
+  return (path) => regexp.test(path);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
