@@ -16,7 +16,7 @@ import type { StoredRule } from './types.js';
 export interface EmbeddedStoreOptions {
   /** SLUICE_DATA_DIR; created if missing. */
   dataDir: string;
-  seedRules?: SeedRule[];
+  seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
 }
 
@@ -94,7 +94,7 @@ export class EmbeddedRuleStore implements RuleStore {
   }
 
   /** The config's rules, written on the first start only: afterwards the admin API owns them. */
-  private seed(seeds: SeedRule[]): void {
+  private seed(seeds: readonly SeedRule[]): void {
     const validated = seeds.map((seed) => {
       assertRuleTarget(seed.tenant, seed.route);
       return { ...seed, columns: toColumns(parseRule(seed.rule)) };

@@ -16,7 +16,7 @@ import type { StoredRule } from './types.js';
 export interface PostgresStoreOptions {
   connectionString: string;
   /** Written once, on the first start against an empty store (the config file's rules). */
-  seedRules?: SeedRule[];
+  seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
   poolSize?: number;
 }

@@ -16,7 +16,7 @@ export interface RuleStoreOptions {
   /** SLUICE_DATA_DIR (default ./data): the embedded store, and PostgreSQL's rules snapshot. */
   dataDir?: string | undefined;
   /** The config file's `rules:`, written to the store on its first start only. */
-  seedRules?: SeedRule[];
+  seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
 }
 

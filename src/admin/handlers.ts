@@ -1,0 +1,107 @@
+// What each admin endpoint does, once the request is authenticated and its path
+// parsed. Every input is validated before the store is touched.
+import { SluiceError } from '../core/errors.js';
+import { assertValidId } from '../core/ids.js';
+import { parseRule } from '../core/rule.js';
+import type { Engine } from '../limiter/engine.js';
+import { assertValidKeyId } from '../rules/keys.js';
+import type { RuleCacheStatus } from '../rules/rule-cache.js';
+import { assertRuleTarget } from '../rules/rule-columns.js';
+import type { RuleStore } from '../rules/store.js';
+import type { RuleResolver } from '../rules/types.js';
+import { asObject } from './http-util.js';
+
+export interface AdminCache extends RuleResolver {
+  status(): RuleCacheStatus;
+}
+
+export interface AdminDeps {
+  store: RuleStore;
+  cache: AdminCache;
+  engine: Engine;
+  /** Extra readiness detail (e.g. the gateway's own checks); `ready: false` makes /readyz 503. */
+  health?: () => Record<string, unknown> & { ready?: boolean };
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+}
+
+const notFound = (what: string): SluiceError => new SluiceError('ERR_NOT_FOUND', `no ${what}`);
+
+export function readiness(deps: AdminDeps): Reply {
+  const rules = deps.cache.status();
+  const extra = deps.health?.() ?? {};
+  // Serving from the last loaded set while the store is down is the fallback, and ready.
+  const ready = rules.loaded && extra.ready !== false;
+  return { status: ready ? 200 : 503, body: { ready, rules, engine: deps.engine.health(), ...extra } };
+}
+
+export async function listRules(deps: AdminDeps, query: URLSearchParams): Promise<Reply> {
+  const tenant = query.get('tenant') ?? undefined;
+  if (tenant !== undefined) assertRuleTarget(tenant, '*');
+  return { status: 200, body: { rules: await deps.store.listRules(tenant === undefined ? {} : { tenant }) } };
+}
+
+export async function getRule(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {
+  assertRuleTarget(tenant, route);
+  const stored = await deps.store.getRule(tenant, route);
+  if (!stored) throw notFound(`rule for tenant ${tenant} and route ${route}`);
+  return { status: 200, body: stored };
+}
+
+export async function putRule(deps: AdminDeps, tenant: string, route: string, body: unknown): Promise<Reply> {
+  assertRuleTarget(tenant, route);
+  const rule = parseRule(asObject(body), 'body');
+  return { status: 200, body: await deps.store.putRule(tenant, route, rule) };
+}
+
+export async function deleteRule(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {
+  assertRuleTarget(tenant, route);
+  if (!(await deps.store.deleteRule(tenant, route))) throw notFound(`rule for tenant ${tenant} and route ${route}`);
+  return { status: 204 };
+}
+
+export async function createKey(deps: AdminDeps, body: unknown): Promise<Reply> {
+  const input = asObject(body);
+  const unknown = Object.keys(input).filter((key) => key !== 'tenant');
+  if (unknown.length > 0) throw new SluiceError('ERR_BAD_REQUEST', `unknown field(s) ${unknown.join(', ')}`, `body.${unknown[0]}`);
+  assertValidId(input.tenant, 'body.tenant');
+  return { status: 201, body: await deps.store.createKey(input.tenant) };
+}
+
+export async function listKeys(deps: AdminDeps, query: URLSearchParams): Promise<Reply> {
+  const tenant = query.get('tenant') ?? undefined;
+  if (tenant !== undefined) assertValidId(tenant, 'tenant');
+  return { status: 200, body: { keys: await deps.store.listKeys(tenant) } };
+}
+
+export async function revokeKey(deps: AdminDeps, id: string): Promise<Reply> {
+  assertValidKeyId(id);
+  const revoked = await deps.store.revokeKey(id);
+  if (!revoked) throw notFound(`key with id ${id}`);
+  return { status: 200, body: revoked };
+}
+
+/** Buckets are concrete: `*` is a rule target, never a bucket. */
+function bucketTarget(tenant: string, route: string): void {
+  assertValidId(tenant, 'tenant');
+  assertValidId(route, 'route');
+}
+
+export async function inspectBucket(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {
+  bucketTarget(tenant, route);
+  const resolved = deps.cache.resolve(tenant, route);
+  const info = await deps.engine.inspect(tenant, route, resolved.rule);
+  return {
+    status: 200,
+    body: { tenant, route, rule: resolved.rule, match: resolved.match, version: resolved.version, ...info },
+  };
+}
+
+export async function resetBucket(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {
+  bucketTarget(tenant, route);
+  await deps.engine.reset(tenant, route, deps.cache.resolve(tenant, route).rule);
+  return { status: 204 };
+}

@@ -1,0 +1,131 @@
+// The admin API: its own HTTP listener, separate from the gateway's traffic port.
+// /healthz and /readyz are open (for load balancers and orchestrators); every
+// other endpoint needs `Authorization: Bearer <SLUICE_ADMIN_TOKEN>`.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SluiceError } from '../core/errors.js';
+import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
+import { bearerAuth } from './auth.js';
+import * as h from './handlers.js';
+import { HttpError, readJson, sendError, sendJson } from './http-util.js';
+import { openApiDocument } from './openapi.js';
+
+export interface AdminServerOptions extends h.AdminDeps {
+  /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
+  listen: { host?: string; port: number };
+  /** SLUICE_ADMIN_TOKEN; without it every endpoint but the health checks answers 403. */
+  token: string | undefined;
+  logger?: RulesLogger;
+}
+
+export interface AdminServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+type Route = (req: IncomingMessage, parts: string[], query: URLSearchParams) => Promise<h.Reply> | h.Reply;
+
+export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
+  const logger = options.logger ?? stderrLogger;
+  const authorize = bearerAuth(options.token);
+  if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz and /readyz');
+  const route = router(options);
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      if (!(error instanceof SluiceError) || error.status >= 500) {
+        logger.error({ err: errorMessage(error), method: req.method, path: pathOf(req) }, 'admin request failed');
+      }
+      if (!res.headersSent) sendError(res, error);
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://admin');
+    const parts = splitPath(url.pathname);
+    const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz');
+    if (!open) authorize(req);
+    const reply = await route(req, parts, url.searchParams);
+    if (reply.status === 204) {
+      res.writeHead(204).end();
+      return;
+    }
+    sendJson(res, reply.status, reply.body);
+  }
+
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.listen.port, options.listen.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+function router(deps: h.AdminDeps): Route {
+  return async (req, parts, query) => {
+    const method = req.method ?? 'GET';
+    const allow = (...methods: string[]): void => {
+      if (!methods.includes(method)) throw new HttpError(405, 'ERR_BAD_REQUEST', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
+    };
+    const [head, a, b] = parts;
+    const shape = `${head ?? ''}/${parts.length}`;
+    switch (shape) {
+      case 'healthz/1':
+        allow('GET');
+        return { status: 200, body: { status: 'ok' } };
+      case 'readyz/1':
+        allow('GET');
+        return h.readiness(deps);
+      case 'openapi.json/1':
+        allow('GET');
+        return { status: 200, body: openApiDocument() };
+      case 'rules/1':
+        allow('GET');
+        return h.listRules(deps, query);
+      case 'rules/3':
+        allow('GET', 'PUT', 'DELETE');
+        if (method === 'GET') return h.getRule(deps, a!, b!);
+        if (method === 'DELETE') return h.deleteRule(deps, a!, b!);
+        return h.putRule(deps, a!, b!, await readJson(req));
+      case 'keys/1':
+        allow('GET', 'POST');
+        return method === 'GET' ? h.listKeys(deps, query) : h.createKey(deps, await readJson(req));
+      case 'keys/2':
+        allow('DELETE');
+        return h.revokeKey(deps, a!);
+      case 'buckets/3':
+        allow('GET', 'DELETE');
+        return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
+    }
+    throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
+  };
+}
+
+/** Path segments, percent-decoded; a bad escape is a 400, not a crash. */
+function splitPath(pathname: string): string[] {
+  return pathname
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        throw new SluiceError('ERR_BAD_REQUEST', 'malformed percent-encoding', 'path');
+      }
+    });
+}
+
+function pathOf(req: IncomingMessage): string {
+  return (req.url ?? '/').split('?')[0]!;
+}

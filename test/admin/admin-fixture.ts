@@ -1,0 +1,56 @@
+// An admin server on the embedded store, a rule cache and a memory-store engine.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
+import { StoreEngine } from '../../src/limiter/engine.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { silentLogger } from '../../src/rules/logger.js';
+import { RuleCache } from '../../src/rules/rule-cache.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+
+export const TOKEN = 'test-admin-token-0123456789';
+
+export interface AdminFixture {
+  admin: AdminServer;
+  store: EmbeddedRuleStore;
+  cache: RuleCache;
+  engine: StoreEngine;
+  /** fetch against the admin API with the token (unless `token: null`). */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response fields directly
+  call(method: string, path: string, options?: { body?: string | object; token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+/** `null`: no admin token configured. */
+export async function startAdminFixture(configured: string | null = TOKEN): Promise<AdminFixture> {
+  const token = configured ?? undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-admin-'));
+  const store = new EmbeddedRuleStore({ dataDir: dir });
+  const cache = new RuleCache({ store, defaultRule: { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 }, logger: silentLogger });
+  await cache.start();
+  const engine = new StoreEngine(new MemoryStore());
+  const admin = await startAdminServer({ listen: { port: 0 }, token, store, cache, engine, logger: silentLogger });
+  return {
+    admin,
+    store,
+    cache,
+    engine,
+    async call(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      const auth = options.token === undefined ? token : options.token;
+      if (auth !== null && auth !== undefined) headers.authorization = `Bearer ${auth}`;
+      const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body;
+      const res = await fetch(`${admin.url}${path}`, { method, headers, body });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async close() {
+      await admin.close();
+      await cache.close();
+      await engine.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
