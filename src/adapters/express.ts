@@ -1,0 +1,38 @@
+// Sluice as connect/Express middleware: decides, sets the X-RateLimit-*
+// headers, answers 429 (with Retry-After) when refused, else calls next().
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AdapterOptions, createLimiter, hold } from './limit.js';
+
+export type SluiceExpressOptions<Request extends IncomingMessage = IncomingMessage> = AdapterOptions<Request>;
+
+type Next = (error?: unknown) => void;
+
+export function sluiceExpress<Request extends IncomingMessage = IncomingMessage>(options: SluiceExpressOptions<Request>) {
+  const limit = createLimiter(options);
+  return (req: Request, res: ServerResponse, next: Next): void => {
+    limit(req, (name) => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    })
+      .then(async (outcome) => {
+        if (outcome.kind === 'skip') return next();
+        if (outcome.kind === 'unauthorized') {
+          res.writeHead(401, { 'Content-Type': 'application/json' });
+          res.end(outcome.body);
+          return;
+        }
+        for (let i = 0; i < outcome.headers.length; i += 2) res.setHeader(outcome.headers[i]!, outcome.headers[i + 1]!);
+        if (outcome.kind === 'refused') {
+          if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json');
+          res.statusCode = outcome.status;
+          res.end(outcome.body);
+          return;
+        }
+        if (outcome.delayMs > 0) await hold(outcome.delayMs);
+        next();
+      })
+      .catch((error: unknown) => next(error));
+  };
+}
+
+export default sluiceExpress;
