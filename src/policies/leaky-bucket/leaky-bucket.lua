@@ -1,6 +1,6 @@
 -- Leaky bucket (nginx limit_req) twin of model.ts.
 -- ARGV[3] ratePerSecond, ARGV[4] burst, ARGV[5] requests served undelayed.
--- State: one integer, the microsecond at which the queue is empty.
+-- State: "<anchor µs>:<units>"; the queue is empty at anchor + units * interval.
 local key = KEYS[1]
 local cost = tonumber(ARGV[1])
 local rate = tonumber(ARGV[3])
@@ -9,9 +9,16 @@ local undelayed = tonumber(ARGV[5])
 
 local now = sluice_now_us()
 local interval = 1000000 / rate
-local empty_at = tonumber(redis.call('GET', key)) or now
-if empty_at < now then empty_at = now end
-local ahead = empty_at - now
+local anchor, units = now, 0
+local raw = redis.call('GET', key)
+if raw then
+  local a, u = string.match(raw, '^(%d+):(%d+)$')
+  anchor, units = tonumber(a), tonumber(u)
+end
+local ahead = anchor - now + units * interval
+if not (ahead > 1e-6) then
+  anchor, units, ahead = now, 0, 0
+end
 local want = cost
 if cost == 0 then want = 1 end
 local overflow = ahead + (want - 1) * interval - burst * interval
@@ -24,11 +31,12 @@ if (not fits) or cost == 0 then
   local retry = 0
   if not fits then retry = sluice_ceil_ms(overflow) end
   return { fits and 1 or 0, sluice_floor_units(burst + 1 - ahead / interval),
-    sluice_ceil_ms(ahead), retry, delay, sluice_int(empty_at) }
+    sluice_ceil_ms(ahead), retry, delay, sluice_int(anchor) .. ':' .. sluice_int(units) }
 end
 
-local ahead_after = math.floor(ahead + cost * interval)
-local new_empty_at = now + ahead_after
-redis.call('SET', key, sluice_int(new_empty_at), 'PX', math.max(1, sluice_ceil_ms(ahead_after)))
+units = units + cost
+local ahead_after = anchor - now + units * interval
+local state = sluice_int(anchor) .. ':' .. sluice_int(units)
+redis.call('SET', key, state, 'PX', math.max(1, sluice_ceil_ms(ahead_after)))
 return { 1, sluice_floor_units(burst + 1 - ahead_after / interval),
-  sluice_ceil_ms(ahead_after), 0, delay, sluice_int(new_empty_at) }
+  sluice_ceil_ms(ahead_after), 0, delay, state }

@@ -3,15 +3,21 @@
 // being served, anything more is refused. Accepted requests are told how long
 // to wait (delayMs): none with `nodelay`, none for the first `delay` queued
 // ones with `delay=N`, and by default everyone behind the first waits.
-// One stored integer, the microsecond at which the queue is empty (like a GCRA
-// TAT): the level at `now` is (emptyAt - now) / interval requests.
+// The state is the microsecond at which the queue is empty (a GCRA TAT), kept
+// as `anchor + units * interval` for the reason given in ../gcra/model.ts; the
+// level at `now` is (emptyAt - now) / interval requests.
 import type { LeakyBucketRule } from '../../core/rule.js';
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
 
 export interface LeakyBucketState {
-  /** Microsecond at which every queued request has leaked out. */
-  emptyAt: number;
+  /** Microsecond at which the queue was last empty. */
+  anchor: number;
+  /** Units queued since then: the queue is empty again at anchor + units * interval. */
+  units: number;
 }
+
+/** Below this (µs) the queue counts as empty: float noise, not a queue. */
+const EMPTY_EPSILON = 1e-6;
 
 /** Queued requests served without delay (nginx `delay=N`; `nodelay` = the whole burst). */
 const undelayed = (rule: LeakyBucketRule): number => (rule.nodelay ? rule.burst : (rule.delay ?? 0));
@@ -22,19 +28,23 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
   step(state, now, rule, cost) {
     const nowUs = toMicros(now);
     const interval = 1_000_000 / rule.ratePerSecond; // µs for one request to leak out
-    const emptyAt = Math.max(state?.emptyAt ?? nowUs, nowUs);
-    const ahead = emptyAt - nowUs; // queue ahead of this request, in µs (exact integer)
+    let queue = state ?? { anchor: nowUs, units: 0 };
+    let ahead = queue.anchor - nowUs + queue.units * interval; // queue ahead of this request, in µs
+    if (!(ahead > EMPTY_EPSILON)) {
+      queue = { anchor: nowUs, units: 0 };
+      ahead = 0;
+    }
     const want = cost === 0 ? 1 : cost;
     // Its last unit would find ahead/interval + want - 1 requests in front; at most `burst` may wait.
     const overflow = ahead + (want - 1) * interval - rule.burst * interval;
-    const fits = overflow <= 1; // 1 µs slack absorbs the flooring of emptyAt
+    const fits = overflow <= 1; // 1 µs slack: float noise and the µs clock
     const delayUs = ahead + (want - 1) * interval - undelayed(rule) * interval;
     const delayMs = fits && delayUs > 1 ? ceilMs(delayUs) : 0;
     const room = (aheadNow: number) => floorUnits(rule.burst + 1 - aheadNow / interval);
 
     if (!fits || cost === 0) {
       return {
-        state: { emptyAt },
+        state: queue,
         write: false,
         ttlMs: ceilMs(ahead),
         decision: {
@@ -47,10 +57,10 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
         },
       };
     }
-    // Floored so rounding never builds up a phantom queue that refuses a full burst.
-    const aheadAfter = Math.floor(ahead + cost * interval);
+    const next = { anchor: queue.anchor, units: queue.units + cost };
+    const aheadAfter = next.anchor - nowUs + next.units * interval;
     return {
-      state: { emptyAt: nowUs + aheadAfter },
+      state: next,
       write: true,
       ttlMs: Math.max(1, ceilMs(aheadAfter)),
       decision: {
@@ -64,7 +74,10 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
     };
   },
 
-  serialize: (state) => String(state.emptyAt),
-  deserialize: (text) => ({ emptyAt: Number(text) }),
+  serialize: (state) => `${state.anchor}:${state.units}`,
+  deserialize(text) {
+    const [anchor, units] = text.split(':').map(Number);
+    return { anchor: anchor ?? 0, units: units ?? 0 };
+  },
   luaArgs: (rule) => [rule.ratePerSecond, rule.burst, undelayed(rule)],
 };
