@@ -1,0 +1,163 @@
+// Proxying done properly, on both stores: 20 MB streamed both ways without
+// being held whole, hop-by-hop headers stripped, X-Forwarded-* set, and a
+// client that leaves cancels its upstream request.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import type { RunningSluice } from '../../src/app.js';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { startGateway, startUpstream, type TestUpstream } from './support.js';
+
+/** node's client, which (unlike undici) lets a test send Connection, Keep-Alive and TE. */
+function nodeCall(url: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const TOTAL = 20 * 1024 * 1024;
+const CHUNK = 64 * 1024;
+
+const config = (store: string) => `
+routes:
+  - { id: echo, path: /echo, upstream: '\${UP}' }
+  - { id: hang, path: /hang, upstream: '\${UP}' }
+  - { id: headers, path: /headers, upstream: '\${UP}' }
+tenants: { unknownKeys: default-rule }
+limits: { maxBodyBytes: ${TOTAL * 2} }
+${store}
+`;
+
+for (const kind of ['memory', 'redis'] as const) {
+  describe(`proxying on the ${kind} store`, () => {
+    let redis: RedisServer | undefined;
+    let upstream: TestUpstream;
+    let gateway: RunningSluice;
+    let hung: ((closed: boolean) => void) | undefined;
+    let hungArrived: (() => void) | undefined;
+
+    before(async () => {
+      if (kind === 'redis') redis = await startRedis();
+      upstream = await startUpstream((req, res) => {
+        if (req.url === '/echo') {
+          // Echo as it arrives: the answer starts before the request ends.
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.flushHeaders();
+          req.pipe(res);
+        } else if (req.url === '/hang') {
+          hungArrived?.();
+          res.on('close', () => hung?.(!res.writableFinished));
+        } else {
+          req.resume();
+          res.writeHead(200, {
+            'content-type': 'application/json',
+            connection: 'X-Up-Hop',
+            'x-up-hop': 'secret',
+            'proxy-authenticate': 'Basic',
+            'x-up-kept': 'yes',
+          });
+          res.end(JSON.stringify(req.headers));
+        }
+      });
+      const store = redis ? `store: { type: redis, url: ${redis.url} }` : 'store: { type: memory }';
+      gateway = await startGateway(config(store), { UP: upstream.url });
+    });
+    after(async () => {
+      await gateway.close();
+      await upstream.close();
+      await redis?.stop();
+    });
+
+    it('streams a 20 MB body both ways without holding it whole', async () => {
+      const sentHash = createHash('sha256');
+      const receivedHash = createHash('sha256');
+      let sent = 0;
+      let received = 0;
+      let sentWhenAnswerBegan = -1;
+      await new Promise<void>((resolve, reject) => {
+        const req = httpRequest(`${gateway.url}/echo`, {
+          method: 'POST',
+          headers: { 'x-api-key': 'streamer', 'content-type': 'application/octet-stream' },
+        });
+        req.on('error', reject);
+        req.on('response', (res: IncomingMessage) => {
+          assert.equal(res.statusCode, 200);
+          res.on('data', (chunk: Buffer) => {
+            if (sentWhenAnswerBegan < 0) sentWhenAnswerBegan = sent;
+            received += chunk.length;
+            receivedHash.update(chunk);
+          });
+          res.on('end', resolve);
+          res.on('error', reject);
+        });
+        let index = 0;
+        const pump = () => {
+          while (sent < TOTAL) {
+            const chunk = Buffer.alloc(CHUNK, index++ % 251);
+            sent += chunk.length;
+            sentHash.update(chunk);
+            if (!req.write(chunk)) {
+              req.once('drain', pump);
+              return;
+            }
+          }
+          req.end();
+        };
+        pump();
+      });
+      assert.equal(received, TOTAL);
+      assert.equal(receivedHash.digest('hex'), sentHash.digest('hex'));
+      assert.ok(sentWhenAnswerBegan >= 0 && sentWhenAnswerBegan < TOTAL / 2, `the echo began after ${sentWhenAnswerBegan} bytes were sent`);
+    });
+
+    it('strips hop-by-hop headers both ways and sets X-Forwarded-*', async () => {
+      const reply = await nodeCall(`${gateway.url}/headers`, {
+          'x-api-key': 'header-checker',
+          connection: 'keep-alive, X-Client-Hop',
+          'x-client-hop': 'secret',
+          'keep-alive': 'timeout=5',
+          te: 'trailers',
+          'proxy-authorization': 'Basic abc',
+          'x-forwarded-for': '10.0.0.1',
+          'x-client-kept': 'yes',
+      });
+      assert.equal(reply.status, 200);
+      const got = JSON.parse(reply.body);
+      for (const name of ['x-client-hop', 'keep-alive', 'te', 'proxy-authorization']) assert.equal(got[name], undefined, name);
+      assert.equal(got['x-client-kept'], 'yes');
+      assert.equal(got['x-forwarded-for'], '10.0.0.1, 127.0.0.1');
+      assert.equal(got['x-forwarded-proto'], 'http');
+      assert.equal(got['x-forwarded-host'], new URL(gateway.url).host);
+      assert.equal(got.host, new URL(upstream.url).host, 'the upstream sees its own Host');
+      assert.equal(reply.headers['x-up-hop'], undefined);
+      assert.equal(reply.headers['proxy-authenticate'], undefined);
+      assert.equal(reply.headers['x-up-kept'], 'yes');
+      assert.equal(reply.headers['x-ratelimit-limit'], '20');
+    });
+
+    it('cancels the upstream request when the client goes away', async () => {
+      const arrived = new Promise<void>((resolve) => {
+        hungArrived = resolve;
+      });
+      const upstreamClosed = new Promise<boolean>((resolve) => {
+        hung = resolve;
+      });
+      const req = httpRequest(`${gateway.url}/hang`, { headers: { 'x-api-key': 'leaver' } });
+      req.on('error', () => {});
+      req.end();
+      await arrived;
+      req.destroy();
+      assert.equal(await upstreamClosed, true, 'the upstream saw its request cut before it answered');
+    });
+  });
+}
