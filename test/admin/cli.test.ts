@@ -21,11 +21,11 @@ after(async () => {
 });
 
 async function cli(command: typeof rules, argv: string[], env: NodeJS.ProcessEnv = { SLUICE_ADMIN_TOKEN: TOKEN }) {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), env };
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { out: (t) => void out.push(t), err: (t) => void err.push(t), env };
   const code = await command([...argv, '--admin', f.admin.url], io);
-  return { code, out, err };
+  return { code, out: out.join(''), err: err.join('') };
 }
 
 describe('sluice rules', () => {
