@@ -1,0 +1,40 @@
+// Sluice's gateway in its own process: one route to the upstream, tenants from
+// X-Api-Key, a rule so large nothing is refused. `limiter: none` hands the
+// gateway an engine that allows without asking any store: the gateway's own
+// cost with no limiting at all (the gateway has no switch to turn limiting off).
+import { startSluice } from '../../../src/app.js';
+import { parseConfig } from '../../../src/config/index.js';
+import type { Decision } from '../../../src/core/decision.js';
+import type { Engine } from '../../../src/limiter/engine.js';
+import { args, serve } from './serve.js';
+
+interface Args {
+  upstream: string;
+  limiter: 'none' | 'memory' | 'redis';
+  redisUrl?: string;
+}
+
+const ALLOW: Decision = { allowed: true, remaining: 1_000_000, limit: 1_000_000, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'memory' };
+
+const allowAll: Engine = {
+  decide: async () => ALLOW,
+  peek: async () => ALLOW,
+  reset: async () => {},
+  inspect: async () => ({ state: undefined, decision: ALLOW, ttlMs: undefined, location: 'none' }),
+  health: () => ({ mode: 'memory', storeReachable: true }),
+  close: async () => {},
+};
+
+const { upstream, limiter, redisUrl } = args<Args>();
+const config = parseConfig(
+  JSON.stringify({
+    listen: '127.0.0.1:0',
+    routes: [{ id: 'create-order', path: '/orders', upstream, timeoutMs: 10_000 }],
+    tenants: { header: 'X-Api-Key', unknownKeys: 'default-rule', keys: [] },
+    defaultRule: { policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 },
+    store: limiter === 'redis' ? { type: 'redis', url: redisUrl } : { type: 'memory' },
+    log: { level: 'silent' },
+  }),
+  { source: 'bench' },
+);
+await serve(() => startSluice(config, limiter === 'none' ? { engine: allowAll } : {}));
