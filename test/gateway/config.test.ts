@@ -1,0 +1,197 @@
+// Config loading: every error names the file, the line and the field; `${VAR}`
+// and `${VAR:-default}` expand; SLUICE_* override; `sluice check` and `sluice
+// start` refuse a bad file with a non-zero exit and serve nothing.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ConfigError, hashKey, parseConfig } from '../../src/config/index.js';
+
+const GOOD = `listen: 127.0.0.1:9000
+routes:
+  - id: create-order
+    methods: [POST]
+    path: /orders
+    upstream: http://127.0.0.1:8090
+  - id: get-order
+    path: /orders/:id
+    upstream: \${UPSTREAM_URL:-http://127.0.0.1:8091}
+    timeoutMs: \${TIMEOUT:-2500}
+tenants:
+  unknownKeys: reject
+  keys:
+    - key: \${SHOP_A_KEY}
+      tenant: shop-a
+rules:
+  - tenant: shop-a
+    route: create-order
+    policy: token_bucket
+    capacity: 2
+    refillPerSecond: 1
+`;
+
+function errorOf(text: string, env: Record<string, string> = { SHOP_A_KEY: 'secret-key-a' }): ConfigError {
+  try {
+    parseConfig(text, { source: 'config.yaml', env });
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return error;
+  }
+  assert.fail('the config was accepted');
+}
+
+const replaceLine = (text: string, from: string, to: string) => {
+  assert.ok(text.includes(from), from);
+  return text.replace(from, to);
+};
+
+describe('config', () => {
+  it('loads a good file: defaults, expansion with defaults, hashed keys, frozen', () => {
+    const config = parseConfig(GOOD, { source: 'config.yaml', env: { SHOP_A_KEY: 'secret-key-a' } });
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9000 });
+    assert.deepEqual(config.admin.listen, { host: '127.0.0.1', port: 8081 });
+    assert.equal(config.routes[1]!.upstream, 'http://127.0.0.1:8091');
+    assert.equal(config.routes[1]!.timeoutMs, 2500, 'a whole ${VAR:-n} in a plain scalar stays a number');
+    assert.equal(config.routes[0]!.timeoutMs, 30_000);
+    assert.deepEqual(config.defaultRule, { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });
+    assert.deepEqual(config.tenants.keys, [{ keyHash: hashKey('secret-key-a'), tenant: 'shop-a' }]);
+    assert.ok(!JSON.stringify(config).includes('secret-key-a'), 'the clear key is not kept');
+    assert.equal(config.tenants.header, 'x-api-key');
+    assert.equal(config.store.type, 'memory');
+    assert.equal(config.dataDir, './data');
+    assert.ok(Object.isFrozen(config) && Object.isFrozen(config.routes[0]) && Object.isFrozen(config.rules[0]!.rule));
+  });
+
+  it('takes ${VAR} from the environment over the default', () => {
+    const config = parseConfig(GOOD, { env: { SHOP_A_KEY: 'secret-key-a', UPSTREAM_URL: 'https://orders.internal:8443', TIMEOUT: '900' } });
+    assert.equal(config.routes[1]!.upstream, 'https://orders.internal:8443');
+    assert.equal(config.routes[1]!.timeoutMs, 900);
+  });
+
+  it('applies SLUICE_* overrides; a Redis setting switches to the Redis store', () => {
+    const config = parseConfig(GOOD, {
+      env: {
+        SHOP_A_KEY: 'secret-key-a',
+        SLUICE_LISTEN: '0.0.0.0:7000',
+        SLUICE_ADMIN_LISTEN: '127.0.0.1:7001',
+        SLUICE_ADMIN_TOKEN: 'a-long-enough-admin-token',
+        SLUICE_REDIS_CLUSTER: '10.0.0.1:7000, 10.0.0.2:7000',
+        SLUICE_DATABASE_URL: 'postgres://u@db/sluice',
+        SLUICE_INSTANCES: '4',
+        SLUICE_REGION: 'eu',
+        SLUICE_DATA_DIR: '/var/lib/sluice',
+      },
+    });
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 7000 });
+    assert.deepEqual(config.admin, { listen: { host: '127.0.0.1', port: 7001 }, token: 'a-long-enough-admin-token' });
+    assert.equal(config.store.type, 'redis');
+    assert.deepEqual(config.store.cluster, [
+      { host: '10.0.0.1', port: 7000 },
+      { host: '10.0.0.2', port: 7000 },
+    ]);
+    assert.equal(config.database.url, 'postgres://u@db/sluice');
+    assert.equal(config.instances, 4);
+    assert.equal(config.region, 'eu');
+    assert.equal(config.dataDir, '/var/lib/sluice');
+    const redis = parseConfig(GOOD, { env: { SHOP_A_KEY: 'secret-key-a', SLUICE_REDIS_URL: 'redis://127.0.0.1:6390' } });
+    assert.equal(redis.store.type, 'redis');
+    assert.equal(redis.store.url, 'redis://127.0.0.1:6390');
+  });
+
+  const cases: { name: string; text: string; message: string; env?: Record<string, string> }[] = [
+    {
+      name: 'an upstream that is not a URL',
+      text: replaceLine(GOOD, 'upstream: http://127.0.0.1:8090', 'upstream: ftp://files'),
+      message: 'config.yaml:6: routes[0].upstream: must be an http(s) URL with no path, e.g. http://127.0.0.1:8090',
+    },
+    {
+      name: 'an unknown field',
+      text: replaceLine(GOOD, '    timeoutMs: ${TIMEOUT:-2500}', '    timeoutMs: 1\n    retries: 3'),
+      message: 'config.yaml:11: routes[1].retries: unknown field (expected one of the documented fields)',
+    },
+    {
+      name: 'a bad rule, reported by parseRule',
+      text: replaceLine(GOOD, '    capacity: 2', '    capacity: 0'),
+      message: 'config.yaml:20: rules[0].capacity: must be at least 1',
+    },
+    {
+      name: 'an unknown policy',
+      text: replaceLine(GOOD, 'policy: token_bucket', 'policy: magic'),
+      message: 'config.yaml:19: rules[0].policy: unknown policy "magic"; expected one of token_bucket, gcra, fixed_window, sliding_window_log, sliding_window_counter, leaky_bucket',
+    },
+    {
+      name: 'a rule for a route that does not exist',
+      text: replaceLine(GOOD, '    route: create-order', '    route: nope'),
+      message: 'config.yaml:18: rules[0].route: no route has id nope',
+    },
+    {
+      name: 'a missing required field',
+      text: replaceLine(GOOD, '    path: /orders/:id\n', ''),
+      message: 'config.yaml:7: routes[1].path: is required',
+    },
+    {
+      name: 'an unset variable without a default',
+      text: GOOD,
+      env: {},
+      message: 'config.yaml:14: tenants.keys[0].key: environment variable SHOP_A_KEY is not set (write ${SHOP_A_KEY:-default} to give a default)',
+    },
+    {
+      name: 'an invalid tenant id',
+      text: replaceLine(GOOD, '      tenant: shop-a', '      tenant: "shop a"'),
+      message: 'config.yaml:15: tenants.keys[0].tenant: must be an id: 1-64 letters, digits or . _ ~ @ + -',
+    },
+    {
+      name: 'broken YAML',
+      text: replaceLine(GOOD, '    methods: [POST]', '    methods: [POST'),
+      message: 'config.yaml:5: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    },
+    {
+      name: 'a bad override from the environment',
+      text: GOOD,
+      env: { SHOP_A_KEY: 'secret-key-a', SLUICE_LISTEN: 'nowhere' },
+      message: 'SLUICE_LISTEN: listen: must be host:port, e.g. 127.0.0.1:8080',
+    },
+  ];
+  for (const { name, text, message, env } of cases) {
+    it(`refuses ${name}, naming the field and its line`, () => {
+      const error = errorOf(text, env);
+      if (name === 'broken YAML') assert.match(error.message, /^config\.yaml:\d+: /);
+      else assert.equal(error.message, message);
+    });
+  }
+});
+
+describe('sluice check / start with a bad file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, SHOP_A_KEY: 'secret-key-a', SLUICE_LISTEN: '127.0.0.1:0', ...env },
+      timeout: 30_000,
+    });
+
+  it('check accepts a good file and refuses a bad one with the line and field', () => {
+    const good = join(dir, 'good.yaml');
+    writeFileSync(good, GOOD);
+    const ok = cli(['check', '--config', good]);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /ok \(2 routes, 1 rules, 1 keys, store memory\)/);
+
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, replaceLine(GOOD, 'upstream: http://127.0.0.1:8090', 'upstream: not-a-url'));
+    const refused = cli(['check', '--config', bad]);
+    assert.equal(refused.status, 2);
+    assert.equal(refused.stderr.trim(), `${bad}:6: routes[0].upstream: must be an http(s) URL with no path, e.g. http://127.0.0.1:8090`);
+  });
+
+  it('start exits non-zero without serving on a bad file', () => {
+    const bad = join(dir, 'bad-start.yaml');
+    writeFileSync(bad, replaceLine(GOOD, '    capacity: 2', '    capacity: -1'));
+    const refused = cli(['start', '--config', bad]);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /bad-start\.yaml:20: rules\[0\]\.capacity: must be at least 1/);
+  });
+});
