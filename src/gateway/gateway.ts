@@ -65,6 +65,8 @@ export class Gateway {
   /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts what is left and closes the pools. */
   async close(graceMs = 10_000): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // Keep-alive connections go idle as their last response ends: close them as they do.
+    const sweep = setInterval(() => this.server.closeIdleConnections(), 50);
     this.server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
@@ -76,6 +78,7 @@ export class Gateway {
       await closed;
     }
     clearTimeout(timer);
+    clearInterval(sweep);
     await this.upstreams.close();
   }
 
