@@ -53,7 +53,7 @@ describe('config', () => {
     assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9000 });
     assert.deepEqual(config.admin.listen, { host: '127.0.0.1', port: 8081 });
     assert.equal(config.routes[1]!.upstream, 'http://127.0.0.1:8091');
-    assert.equal(config.routes[1]!.timeoutMs, 2500, 'a whole ${VAR:-n} in a plain scalar stays a number');
+    assert.equal(config.routes[1]!.timeoutMs, 2500, `a whole \${VAR:-n} in a plain scalar stays a number`);
     assert.equal(config.routes[0]!.timeoutMs, 30_000);
     assert.deepEqual(config.defaultRule, { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });
     assert.deepEqual(config.tenants.keys, [{ keyHash: hashKey('secret-key-a'), tenant: 'shop-a' }]);
@@ -64,7 +64,7 @@ describe('config', () => {
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.routes[0]) && Object.isFrozen(config.rules[0]!.rule));
   });
 
-  it('takes ${VAR} from the environment over the default', () => {
+  it(`takes \${VAR} from the environment over the default`, () => {
     const config = parseConfig(GOOD, { env: { SHOP_A_KEY: 'secret-key-a', UPSTREAM_URL: 'https://orders.internal:8443', TIMEOUT: '900' } });
     assert.equal(config.routes[1]!.upstream, 'https://orders.internal:8443');
     assert.equal(config.routes[1]!.timeoutMs, 900);
@@ -108,7 +108,7 @@ describe('config', () => {
     },
     {
       name: 'an unknown field',
-      text: replaceLine(GOOD, '    timeoutMs: ${TIMEOUT:-2500}', '    timeoutMs: 1\n    retries: 3'),
+      text: replaceLine(GOOD, `    timeoutMs: \${TIMEOUT:-2500}`, '    timeoutMs: 1\n    retries: 3'),
       message: 'config.yaml:11: routes[1].retries: unknown field (expected one of the documented fields)',
     },
     {
@@ -135,7 +135,7 @@ describe('config', () => {
       name: 'an unset variable without a default',
       text: GOOD,
       env: {},
-      message: 'config.yaml:14: tenants.keys[0].key: environment variable SHOP_A_KEY is not set (write ${SHOP_A_KEY:-default} to give a default)',
+      message: `config.yaml:14: tenants.keys[0].key: environment variable SHOP_A_KEY is not set (write \${SHOP_A_KEY:-default} to give a default)`,
     },
     {
       name: 'an invalid tenant id',
