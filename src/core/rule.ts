@@ -129,7 +129,19 @@ export function assertValidCost(rule: Rule, cost: number): void {
   if (cost > capacity) throw new SluiceError('ERR_COST_INVALID', `${cost} exceeds the rule's capacity of ${capacity}: it could never be allowed`, 'cost');
 }
 
-/** A stable identity of a rule's parameters: caches keyed by it see a changed limit at once. */
+/** JSON with sorted keys at every depth: equal values give equal text. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A stable identity of a rule's parameters, nested options included: caches keyed by it see a changed limit at once. */
 export function ruleFingerprint(rule: Rule): string {
-  return JSON.stringify(rule, Object.keys(rule).sort());
+  return stableJson(rule);
 }

@@ -3,7 +3,7 @@
 // parameter goes to `params`, and shadow has its own flag.
 import { createHash } from 'node:crypto';
 import { assertValidId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule, ruleFingerprint } from '../core/rule.js';
 import { ANY } from './types.js';
 
 export interface RuleColumns {
@@ -47,19 +47,7 @@ export function assertRuleTarget(tenant: unknown, route: unknown): asserts tenan
   if (route !== ANY) assertValidId(route, 'route');
 }
 
-/** JSON with sorted keys at every depth: equal rules give equal text. */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /** A rule's version: the same on every instance, and new whenever a parameter changes. */
 export function ruleVersion(rule: Rule): string {
-  return createHash('sha1').update(stableJson(rule)).digest('base64url').slice(0, 16);
+  return createHash('sha1').update(ruleFingerprint(rule)).digest('base64url').slice(0, 16);
 }
