@@ -9,6 +9,9 @@ import { Gateway } from './gateway/gateway.js';
 import { StaticRuleResolver } from './gateway/static-rules.js';
 import { StaticTenantResolver } from './gateway/static-tenants.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
+import { type AdminServer, startAdminServer } from './admin/server.js';
+import { ChainedTenantResolver } from './gateway/tenant-chain.js';
+import { type RulesRuntime, startRules } from './rules/runtime.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import { MemoryStore } from './stores/memory-store.js';
 import { RedisStore } from './stores/redis-store.js';
@@ -24,6 +27,14 @@ export interface StartOptions {
   engine?: Engine;
   rules?: RuleResolver;
   tenants?: TenantResolver;
+  /**
+   * Rules and keys from the rule store (PostgreSQL when `database.url` is set,
+   * else the embedded store in `dataDir`), kept current at runtime. Without it
+   * the config file's rules and keys are used as they are.
+   */
+  ruleStore?: boolean;
+  /** Serve the admin API on `admin.listen` (needs `ruleStore`). */
+  admin?: boolean;
   /** How long shutdown waits for in-flight requests (default 10 s). */
   shutdownGraceMs?: number;
 }
@@ -44,19 +55,29 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   let demo: DemoUpstream | undefined;
   if (options.demoUpstream) demo = await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream);
 
+  let runtime: RulesRuntime | undefined;
+  let admin: AdminServer | undefined;
   const engine = options.engine ?? new StoreEngine(options.store ?? createStore(config.store, logger));
-  const gateway = new Gateway({
-    config,
-    engine,
-    rules: options.rules ?? new StaticRuleResolver(config.rules, config.defaultRule),
-    tenants: options.tenants ?? new StaticTenantResolver(config.tenants),
-    logger,
-  });
+  const configuredTenants = new StaticTenantResolver(config.tenants);
   let address: { address: string; port: number };
+  let gateway: Gateway;
   try {
+    if (options.ruleStore) {
+      runtime = await startRules({ databaseUrl: config.database.url, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
+    }
+    gateway = new Gateway({
+      config,
+      engine,
+      rules: options.rules ?? runtime?.cache ?? new StaticRuleResolver(config.rules, config.defaultRule),
+      tenants: options.tenants ?? (runtime ? new ChainedTenantResolver(runtime.cache, configuredTenants) : configuredTenants),
+      logger,
+    });
     address = await gateway.listen(config.listen.host, config.listen.port);
+    if (options.admin && runtime) {
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger });
+    }
   } catch (error) {
-    await Promise.allSettled([engine.close(), demo?.close()]);
+    await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
     throw error;
   }
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
@@ -65,13 +86,14 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   let closing: Promise<void> | undefined;
   return {
     url,
+    adminUrl: admin?.url,
     demoUpstreamUrl: demo?.url,
     engine,
     gateway,
     close: () => {
       closing ??= (async () => {
-        await gateway.close(options.shutdownGraceMs);
-        await Promise.allSettled([engine.close(), demo?.close()]);
+        await Promise.allSettled([gateway.close(options.shutdownGraceMs), admin?.close()]);
+        await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
         logger.info('sluice gateway stopped');
       })();
       return closing;

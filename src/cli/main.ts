@@ -11,6 +11,9 @@ export interface Command {
 const COMMANDS: Record<string, () => Promise<Command>> = {
   start: async () => (await import('./start.js')).command,
   check: async () => (await import('./check.js')).command,
+  migrate: async () => ({ summary: 'apply the rule store migrations to SLUICE_DATABASE_URL', run: (await import('./migrate.js')).run }),
+  rules: async () => ({ summary: 'list|get|set|delete|import|export rules through the admin API', run: (await import('./rules-command.js')).run }),
+  keys: async () => ({ summary: 'create|list|revoke API keys through the admin API', run: (await import('./keys-command.js')).run }),
 };
 
 async function main(argv: string[]): Promise<number> {

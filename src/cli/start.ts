@@ -16,7 +16,8 @@ export const command: Command = {
     // A bug must be logged, not take every tenant's traffic down with it.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-    const app = await startSluice(config, { logger, demoUpstream: args['demo-upstream'] === true && !process.env.UPSTREAM_URL });
+    const app = await startSluice(config, { logger, ruleStore: true, admin: true, demoUpstream: args['demo-upstream'] === true && !process.env.UPSTREAM_URL });
+    if (app.adminUrl) logger.info({ url: app.adminUrl }, 'admin API listening');
     if (app.demoUpstreamUrl) logger.info({ url: app.demoUpstreamUrl }, 'demo upstream listening');
     return new Promise<number>((resolve) => {
       const stop = (signal: NodeJS.Signals) => {

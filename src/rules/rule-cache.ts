@@ -95,6 +95,11 @@ export class RuleCache implements RuleResolver, TenantResolver {
     return this.set.keys.get(hashApiKeyHex(apiKey))?.tenant;
   }
 
+  /** Whether `tenant` owns an active key (then its name must never work as a key). */
+  isKeyedTenant(tenant: string): boolean {
+    return this.set.keyedTenants.has(tenant);
+  }
+
   /** The stored rules in memory, e.g. for the admin API when the store is down. */
   rules(): StoredRule[] {
     return [...this.set.stored.values()];

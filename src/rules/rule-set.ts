@@ -22,7 +22,11 @@ export interface RuleSet {
   readonly keys: ReadonlyMap<string, KeyEntry>;
   /** key id → SHA-256 hex, to drop a revoked key. */
   readonly keyIds: ReadonlyMap<string, string>;
+  /** Tenants that own at least one active key: their names are never accepted as keys. */
+  readonly keyedTenants: ReadonlySet<string>;
 }
+
+const tenantsOf = (keys: ReadonlyMap<string, KeyEntry>): ReadonlySet<string> => new Set(Array.from(keys.values(), (entry) => entry.tenant));
 
 export function matchOf(tenant: string, route: string): RuleMatch {
   if (tenant === ANY) return route === ANY ? 'default' : 'any-route';
@@ -47,7 +51,7 @@ export function buildRuleSet(rules: StoredRule[], keys: Pick<ApiKeyRecord, 'id' 
     keyMap.set(k.hash, { id: k.id, tenant: k.tenant });
     keyIds.set(k.id, k.hash);
   }
-  return { rules: resolved, stored, keys: keyMap, keyIds };
+  return { rules: resolved, stored, keys: keyMap, keyIds, keyedTenants: tenantsOf(keyMap) };
 }
 
 export interface RuleSetChanges {
@@ -57,7 +61,7 @@ export interface RuleSetChanges {
 
 /** A new set with `changes` applied; `base` is left as it is. */
 export function applyChanges(base: RuleSet, changes: RuleSetChanges): RuleSet {
-  let { rules, stored, keys, keyIds } = base;
+  let { rules, stored, keys, keyIds, keyedTenants } = base;
   if (changes.rules.size > 0) {
     const nextRules = new Map(rules);
     const nextStored = new Map(stored);
@@ -87,8 +91,9 @@ export function applyChanges(base: RuleSet, changes: RuleSetChanges): RuleSet {
     }
     keys = nextKeys;
     keyIds = nextIds;
+    keyedTenants = tenantsOf(nextKeys);
   }
-  return { rules, stored, keys, keyIds };
+  return { rules, stored, keys, keyIds, keyedTenants };
 }
 
 /** The resolved form of the default rule (config's `defaults`). */
