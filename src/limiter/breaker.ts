@@ -1,0 +1,97 @@
+// The circuit breaker in front of Redis (opossum). Its own timeout is off: the
+// deadline (deadline.ts) decides what a timeout is and reports it as a failure.
+// It opens on `failureThreshold` consecutive failures, or when more than
+// `errorThresholdPercentage` of the calls within `rollingWindowMs` fail; while
+// open, calls fail at once (no deadline waited); after `resetTimeoutMs` one
+// probe goes through and its success closes it again.
+import CircuitBreaker from 'opossum';
+import type { Logger } from 'pino';
+import { breakerTransitions } from './metrics.js';
+
+export interface BreakerOptions {
+  /** Consecutive failures that open the breaker (default 5). */
+  failureThreshold: number;
+  /** Failure percentage over the rolling window that opens it (default 50). */
+  errorThresholdPercentage: number;
+  /** Calls within the window before the percentage counts (default 20). */
+  volumeThreshold: number;
+  /** Length of the rolling window (default 1000 ms). */
+  rollingWindowMs: number;
+  /** Time open before a probe is let through (default 500 ms). */
+  resetTimeoutMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerOptions = {
+  failureThreshold: 5,
+  errorThresholdPercentage: 50,
+  volumeThreshold: 20,
+  rollingWindowMs: 1000,
+  resetTimeoutMs: 500,
+};
+
+type Thunk = () => Promise<unknown>;
+
+export class RedisBreaker {
+  private readonly breaker: CircuitBreaker<[Thunk], unknown>;
+  private consecutiveFailures = 0;
+  /** Logged once per change: a failed half-open probe re-opens the breaker but changes no mode. */
+  private mode: 'redis' | 'fallback' = 'redis';
+
+  constructor(
+    readonly options: BreakerOptions,
+    logger: Logger,
+    onClose: () => void = () => undefined,
+  ) {
+    this.breaker = new CircuitBreaker<[Thunk], unknown>((run: Thunk) => run(), {
+      timeout: false,
+      resetTimeout: options.resetTimeoutMs,
+      errorThresholdPercentage: options.errorThresholdPercentage,
+      volumeThreshold: options.volumeThreshold,
+      rollingCountTimeout: options.rollingWindowMs,
+      rollingCountBuckets: 10,
+    });
+    this.breaker.on('success', () => {
+      this.consecutiveFailures = 0;
+    });
+    this.breaker.on('failure', () => {
+      if (++this.consecutiveFailures >= options.failureThreshold && this.breaker.closed) this.breaker.open();
+    });
+    this.breaker.on('open', () => {
+      breakerTransitions.inc({ state: 'open' });
+      if (this.mode === 'fallback') return;
+      this.mode = 'fallback';
+      logger.warn({ mode: 'fallback' }, 'Redis unreachable: circuit breaker open, deciding with the local fallback limiter');
+    });
+    this.breaker.on('halfOpen', () => breakerTransitions.inc({ state: 'half_open' }));
+    this.breaker.on('close', () => {
+      this.consecutiveFailures = 0;
+      onClose();
+      breakerTransitions.inc({ state: 'closed' });
+      if (this.mode === 'redis') return;
+      this.mode = 'redis';
+      logger.info({ mode: 'redis' }, 'Redis answers again: circuit breaker closed, deciding on Redis');
+    });
+  }
+
+  /** Runs `call` unless the breaker is open; rejects with code EOPENBREAKER when it is. */
+  fire<T>(call: () => Promise<T>): Promise<T> {
+    return this.breaker.fire(call) as Promise<T>;
+  }
+
+  /** Closed: calls go to Redis. Open or half-open: the store is treated as down. */
+  get closed(): boolean {
+    return this.breaker.closed;
+  }
+
+  get opened(): boolean {
+    return this.breaker.opened;
+  }
+
+  shutdown(): void {
+    this.breaker.shutdown();
+  }
+}
+
+export function isOpenBreakerError(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'EOPENBREAKER';
+}

@@ -1,0 +1,132 @@
+// The local limiter that decides while Redis cannot: a MemoryStore tagged
+// `fallback`, fed rules already divided by the number of live instances.
+//
+// A fresh full local bucket is only handed out once the breaker is open and the
+// key was never seen. Otherwise the bucket starts from the last state Redis
+// reported for the key, minus what may still be taken from it: calls in flight
+// to Redis (a timed-out call's twin may yet be admitted there) and, while the
+// breaker is closed, what this instance already admitted locally. So a false
+// timeout under load cannot admit a request twice. Keys Redis never reported
+// are refused while the breaker is closed.
+import type { Decision } from '../core/decision.js';
+import { capacityOf, type Rule } from '../core/rule.js';
+import { type Clock, systemClock } from '../stores/clock.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import { BoundedLru } from './lru.js';
+import { isTimeBased, seedState } from './scale-rule.js';
+
+interface LastState {
+  policy: Rule['policy'];
+  /** Local time of the reply. */
+  at: number;
+  /** What Redis said: milliseconds until the bucket is full again. */
+  resetAfterMs: number;
+}
+
+export interface FallbackLimiterOptions {
+  /** Most buckets the fallback store keeps. */
+  maxKeys: number;
+  /** Most last-known Redis states kept for seeding. */
+  stateCacheSize: number;
+  /** How long a refused caller should wait when the key's state is unknown. */
+  unknownRetryMs: number;
+  now?: Clock;
+}
+
+export class FallbackLimiter {
+  private readonly store: MemoryStore;
+  private readonly lastStates: BoundedLru<string, LastState>;
+  /** Keys whose local bucket runs on its own during this breaker-open episode. */
+  private readonly started: BoundedLru<string, true>;
+  /** Local time until which this instance's local admissions (closed breaker) still weigh on the bucket. */
+  private readonly debtUntil: BoundedLru<string, number>;
+  private readonly now: Clock;
+
+  constructor(private readonly options: FallbackLimiterOptions) {
+    this.now = options.now ?? systemClock;
+    this.store = new MemoryStore({ maxKeys: options.maxKeys, now: this.now, source: 'fallback' });
+    this.lastStates = new BoundedLru(options.stateCacheSize);
+    this.started = new BoundedLru(options.maxKeys);
+    this.debtUntil = new BoundedLru(options.stateCacheSize);
+  }
+
+  /** Records what Redis just said about `key` under `redisRule` (called on every Redis reply). */
+  remember(key: string, redisRule: Rule, decision: Pick<Decision, 'resetAfterMs'>): void {
+    this.lastStates.set(key, { policy: redisRule.policy, at: this.now(), resetAfterMs: decision.resetAfterMs });
+  }
+
+  /**
+   * Decides locally with `rule` (this instance's part of the limit).
+   * `breakerOpen`: Redis is considered down; `pendingMs`: the refill time of the
+   * units still in flight to Redis for this key (they may yet be taken there).
+   */
+  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number): Decision {
+    const now = this.now();
+    if (!breakerOpen) {
+      // Redis still serves other calls: re-derive the bucket from its latest word every time.
+      if (!this.seed(key, rule, pendingMs, now, false)) return this.refuseUnknown(rule);
+      const decision = this.store.consumeSync(key, rule, cost, now);
+      if (decision.allowed && isTimeBased(rule)) {
+        const perUnitMs = 1000 / rule.refillPerSecond;
+        this.debtUntil.set(key, Math.max(this.debtUntil.peek(key) ?? now, now) + cost * perUnitMs);
+      }
+      return decision;
+    }
+    if (this.started.get(key) === undefined) {
+      this.seed(key, rule, pendingMs, now, true); // unknown key: a fresh bucket of 1/N of the limit, less what is in flight
+      this.started.set(key, true);
+    }
+    return this.store.consumeSync(key, rule, cost, now);
+  }
+
+  peek(key: string, rule: Rule): Promise<Decision> {
+    return this.store.peek(key, rule);
+  }
+
+  inspect(key: string, rule: Rule) {
+    return this.store.inspect(key, rule);
+  }
+
+  /** The breaker closed: Redis is authoritative again; the next episode re-seeds from it. */
+  endEpisode(): void {
+    this.started.clear();
+  }
+
+  forget(key: string): void {
+    this.lastStates.delete(key);
+    this.started.delete(key);
+    this.debtUntil.delete(key);
+    void this.store.reset(key);
+  }
+
+  close(): Promise<void> {
+    this.lastStates.clear();
+    this.started.clear();
+    this.debtUntil.clear();
+    return this.store.close();
+  }
+
+  /**
+   * Seeds the local bucket from Redis's last word (or, with `fresh`, from a full
+   * bucket); false when there is nothing to seed from.
+   */
+  private seed(key: string, rule: Rule, pendingMs: number, now: number, fresh: boolean): boolean {
+    if (!isTimeBased(rule)) return false;
+    const known = this.lastStates.peek(key);
+    const last = known?.policy === rule.policy ? known : undefined;
+    if (last === undefined && !fresh) return false;
+    // Deficit times are the same for the global and the 1/N bucket (scale-rule.ts), so they add up.
+    const debtMs = Math.max(0, (this.debtUntil.peek(key) ?? now) - now);
+    const redisMs = last === undefined ? 0 : Math.max(0, last.at + last.resetAfterMs - now);
+    const resetAfterMs = redisMs + pendingMs + debtMs;
+    if (last === undefined && resetAfterMs === 0) return false; // a plain fresh bucket: the store starts it full
+    const state = seedState(rule, now, resetAfterMs);
+    this.store.seed(key, rule, state, Math.max(1, resetAfterMs), now);
+    return true;
+  }
+
+  private refuseUnknown(rule: Rule): Decision {
+    const retryAfterMs = this.options.unknownRetryMs;
+    return { allowed: false, remaining: 0, limit: capacityOf(rule), resetAfterMs: retryAfterMs, retryAfterMs, delayMs: 0, source: 'fallback' };
+  }
+}

@@ -1,0 +1,59 @@
+// Where one decision goes: which Redis key, under which (scaled) rule, and which
+// local key the fallback uses. Scaling order: the region's share of the limit
+// first (design 7.4), then one shard's part of it (design 7.2).
+import { randomInt } from 'node:crypto';
+import type { Decision } from '../core/decision.js';
+import { bucketKey, shardKey } from '../core/ids.js';
+import { capacityOf, type Rule, ruleFingerprint } from '../core/rule.js';
+import { scaleRule } from './scale-rule.js';
+
+export interface Plan {
+  /** The rule as the caller gave it (onStoreDown, lease, shadow are read here). */
+  original: Rule;
+  /** The Redis key: the bucket, or one random shard of it. */
+  key: string;
+  /** The rule enforced on that key. */
+  rule: Rule;
+  /** Fingerprint of `rule`: local caches keyed by it see a changed limit at once. */
+  fingerprint: string;
+  /** The whole (unsharded) bucket: the fallback limiter's and hot-key detector's key. */
+  baseKey: string;
+  /** This region's part of the limit, before sharding; divided by the instances for the fallback. */
+  regionalRule: Rule;
+}
+
+const fingerprints = new WeakMap<Rule, string>();
+
+export function fingerprintOf(rule: Rule): string {
+  let fingerprint = fingerprints.get(rule);
+  if (fingerprint === undefined) {
+    fingerprint = ruleFingerprint(rule);
+    fingerprints.set(rule, fingerprint);
+  }
+  return fingerprint;
+}
+
+/** Plans a decision; `shard` picks a sub-bucket (random by default). */
+export function planFor(tenant: string, route: string, rule: Rule, regionShare: number, shard?: number): Plan {
+  const baseKey = bucketKey(tenant, route);
+  const regionalRule = scaleRule(rule, regionShare);
+  if (rule.shards === undefined) {
+    return { original: rule, key: baseKey, rule: regionalRule, fingerprint: fingerprintOf(regionalRule), baseKey, regionalRule };
+  }
+  const shardRule = scaleRule(regionalRule, 1 / rule.shards);
+  const key = shardKey(tenant, route, shard ?? randomInt(rule.shards));
+  return { original: rule, key, rule: shardRule, fingerprint: fingerprintOf(shardRule), baseKey, regionalRule };
+}
+
+/** Every Redis key a rule's bucket may live in (all shards of a sharded rule). */
+export function keysOf(tenant: string, route: string, rule: Rule): string[] {
+  if (rule.shards === undefined) return [bucketKey(tenant, route)];
+  return Array.from({ length: rule.shards }, (_, i) => shardKey(tenant, route, i));
+}
+
+/** The decision when the store is down and the rule says `open` (allow) or `closed` (refuse: the gateway answers 503). */
+export function storeDownDecision(mode: 'open' | 'closed', rule: Rule, retryAfterMs: number): Decision {
+  const limit = capacityOf(rule);
+  if (mode === 'open') return { allowed: true, remaining: limit, limit, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'open' };
+  return { allowed: false, remaining: 0, limit, resetAfterMs: retryAfterMs, retryAfterMs, delayMs: 0, source: 'closed' };
+}

@@ -1,0 +1,93 @@
+// The resilience layer's options: the config file's `store.resilience` section
+// and createEngine's options share this schema. Every field has a default.
+import { z } from 'zod';
+import { MAX_ID_LENGTH } from '../core/ids.js';
+
+const int = (min: number, max: number) => z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+const id = z.string().regex(/^[A-Za-z0-9._~@+-]+$/, 'must be an id (letters, digits, . _ ~ @ + -)').max(MAX_ID_LENGTH);
+const share = z.number().positive('must be positive').max(1, 'must be at most 1');
+
+const breakerSchema = z
+  .object({
+    /** Consecutive failed or timed-out Redis calls that open the breaker. */
+    failureThreshold: int(1, 1_000_000).default(5),
+    /** Failure percentage within the rolling window that opens it. */
+    errorThresholdPercentage: z.number().min(1).max(100).default(50),
+    /** Calls within the window before the percentage is considered. */
+    volumeThreshold: int(0, 1_000_000).default(20),
+    /** Length of the rolling window, ms. */
+    rollingWindowMs: int(100, 600_000).default(1000),
+    /** Time the breaker stays open before one probe is let through, ms. */
+    resetTimeoutMs: int(10, 600_000).default(500),
+  })
+  .strict();
+
+const hotKeySchema = z
+  .object({
+    /** Requests per second on one key, seen by one instance, above which it leases by itself; 0 = never. */
+    autoLeaseRatePerSec: z.number().min(0).max(1e9).default(1000),
+    /** Units per lease for automatically leased keys (capped at capacity / instances). */
+    batch: int(1, 10_000).default(50),
+    /** Unspent leased units are dropped after this long, ms. */
+    leaseTtlMs: int(10, 600_000).default(1000),
+  })
+  .strict();
+
+const redisTargetSchema = z
+  .object({ url: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// URL').optional(), cluster: z.array(z.string()).min(1).optional() })
+  .strict();
+
+const rebalanceSchema = z
+  .object({
+    /** The other regions' Redis, by region name (this region's own Redis is the engine's). */
+    peers: z.record(id, redisTargetSchema),
+    /** How often shares move, ms (default five minutes). */
+    intervalMs: int(1000, 86_400_000).default(300_000),
+    minShare: z.number().min(0).max(1).default(0.05),
+    maxShare: z.number().min(0).max(1).default(0.95),
+    /** Largest change of one region's share per round. */
+    maxStep: z.number().positive().max(1).default(0.1),
+  })
+  .strict();
+
+export const resilienceConfigSchema = z
+  .object({
+    /** Budget of one Redis call: how long its connection may stay silent, ms. */
+    deadlineMs: z.number().positive('must be positive').max(10_000).default(5),
+    /** A fresh client is still connecting, not slow: calls wait this long for its first bytes before the deadline applies, ms. */
+    connectGraceMs: int(0, 60_000).default(1000),
+    breaker: breakerSchema.prefault({}),
+    /** Fixed number of gateway instances (SLUICE_INSTANCES); absent = count live instances in Redis. */
+    instances: int(1, 10_000).optional(),
+    /** Membership heartbeat period, ms. */
+    heartbeatMs: int(50, 60_000).default(1000),
+    /** An instance not seen for this long no longer counts, ms. */
+    memberTtlMs: int(150, 600_000).default(3000),
+    /** This gateway's region (design 7.4); absent = one region, full limits. */
+    region: id.optional(),
+    /** Share of a limit this region enforces when the rule has no regionShares entry and none is published. */
+    defaultRegionShare: share.default(1),
+    hotKey: hotKeySchema.prefault({}),
+    /** Most refused keys remembered ("over limit until T"). */
+    negativeCacheSize: int(1, 10_000_000).default(10_000),
+    /** Most keys whose last Redis state is kept to seed the fallback, and hot-key counters. */
+    stateCacheSize: int(1, 10_000_000).default(10_000),
+    /** Most buckets of the local fallback limiter. */
+    fallbackMaxKeys: int(1, 100_000_000).default(100_000),
+    /** Budget of reset and inspect (admin calls), ms. */
+    adminTimeoutMs: int(10, 60_000).default(1000),
+    /** Background rebalancing of region shares; only with `region`. */
+    rebalance: rebalanceSchema.optional(),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    if (config.heartbeatMs * 2 > config.memberTtlMs) {
+      ctx.addIssue({ code: 'custom', path: ['memberTtlMs'], message: 'must be at least twice heartbeatMs' });
+    }
+    if (config.rebalance && config.region === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['rebalance'], message: 'needs region' });
+    }
+  });
+
+export type ResilienceConfig = z.infer<typeof resilienceConfigSchema>;
+export type ResilienceConfigInput = z.input<typeof resilienceConfigSchema>;

@@ -1,0 +1,61 @@
+// Scaling a rule's limit by a factor: a region's share, one shard's part, one
+// instance's part of the fallback. Never below one unit, so a scaled rule can
+// always admit something.
+import type { Rule } from '../core/rule.js';
+
+const memo = new WeakMap<Rule, Map<number, Rule>>();
+const units = (value: number, factor: number) => Math.max(1, Math.floor(value * factor + 1e-9));
+
+/** `rule` with its capacity/limit and rate multiplied by `factor` (0 < factor ≤ 1). */
+export function scaleRule(rule: Rule, factor: number): Rule {
+  if (factor === 1) return rule;
+  let byFactor = memo.get(rule);
+  if (byFactor === undefined) {
+    byFactor = new Map();
+    memo.set(rule, byFactor);
+  }
+  let scaled = byFactor.get(factor);
+  if (scaled === undefined) {
+    scaled = compute(rule, factor);
+    if (byFactor.size > 64) byFactor.clear(); // factors follow instance counts and shares: few, but bounded anyway
+    byFactor.set(factor, scaled);
+  }
+  return scaled;
+}
+
+function compute(rule: Rule, factor: number): Rule {
+  switch (rule.policy) {
+    case 'token_bucket':
+    case 'gcra':
+      return { ...rule, capacity: units(rule.capacity, factor), refillPerSecond: rule.refillPerSecond * factor };
+    case 'fixed_window':
+    case 'sliding_window_log':
+    case 'sliding_window_counter':
+      return { ...rule, limit: units(rule.limit, factor) };
+    case 'leaky_bucket': {
+      const burst = units(rule.burst + 1, factor) - 1;
+      const delay = rule.delay === undefined ? undefined : Math.min(rule.delay, burst);
+      return { ...rule, ratePerSecond: rule.ratePerSecond * factor, burst, ...(delay === undefined ? {} : { delay }) };
+    }
+  }
+}
+
+/** Policies whose state is a time (when the bucket is full again) and can therefore be leased and carried over. */
+export function isTimeBased(rule: Rule): rule is Extract<Rule, { policy: 'token_bucket' | 'gcra' }> {
+  return rule.policy === 'token_bucket' || rule.policy === 'gcra';
+}
+
+/**
+ * The local state equivalent to what Redis last reported, for seeding the
+ * fallback bucket. Token bucket and GCRA store the microsecond at which the
+ * bucket is full again; scaling capacity and rate by the same factor leaves
+ * that time unchanged, so the local bucket holds 1/N of the tokens Redis had.
+ * The time is rebuilt from `resetAfterMs` on the local clock, so a skew between
+ * the gateway's and Redis's clocks does not matter. Other policies: undefined.
+ */
+export function seedState(rule: Rule, localAtMs: number, resetAfterMs: number): unknown {
+  const fullAtUs = Math.round((localAtMs + resetAfterMs) * 1000);
+  if (rule.policy === 'token_bucket') return { fullAt: fullAtUs };
+  if (rule.policy === 'gcra') return { tat: fullAtUs };
+  return undefined;
+}

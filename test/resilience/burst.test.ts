@@ -1,0 +1,50 @@
+// 1,000 concurrent decisions on one key with a 5 ms deadline: the deadline
+// measures Redis, not this process's busy event loop, so nothing falls back
+// and exactly the capacity is admitted, on one engine and across two.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { allowedCount, bucket, burst, resilientEngine } from './helpers.js';
+
+let redis: RedisServer;
+before(async () => {
+  redis = await startRedis();
+});
+after(async () => {
+  await redis.stop();
+});
+
+test('1,000 concurrent decisions, capacity 20, deadline 5 ms: 20 allowed, breaker stays closed', async () => {
+  const client = redis.client();
+  const engine = resilientEngine({ redis: client, deadlineMs: 5 });
+  try {
+    const rule = bucket(20, 1);
+    const decisions = await burst(engine, 1000, rule, 'burst-one');
+    const allowed = allowedCount(decisions);
+    assert.ok(allowed >= 20 && allowed <= 21, `allowed ${allowed}`);
+    assert.equal(engine.stats.deadlineTimeouts, 0);
+    assert.equal(engine.stats.bySource.fallback ?? 0, 0);
+    assert.equal(engine.health().mode, 'redis');
+  } finally {
+    await engine.close();
+    client.disconnect();
+  }
+});
+
+test('the same across two engines on two clients', async () => {
+  const clients = [redis.client(), redis.client()];
+  const engines = clients.map((client, i) => resilientEngine({ redis: client, deadlineMs: 5, instanceId: `burst-${i}` }));
+  try {
+    const rule = bucket(20, 1);
+    const all = await Promise.all(engines.map((engine) => burst(engine, 500, rule, 'burst-two')));
+    const allowed = all.reduce((sum, decisions) => sum + allowedCount(decisions), 0);
+    assert.ok(allowed >= 20 && allowed <= 21, `allowed ${allowed}`);
+    for (const engine of engines) {
+      assert.equal(engine.stats.deadlineTimeouts, 0);
+      assert.equal(engine.health().mode, 'redis');
+    }
+  } finally {
+    await Promise.all(engines.map((engine) => engine.close()));
+    for (const client of clients) client.disconnect();
+  }
+});

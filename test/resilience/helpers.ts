@@ -1,0 +1,42 @@
+// Shared pieces of the resilience tests: a silent logger, engines over a real
+// redis-server, and polling with a deadline (never a timed assertion).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import type { Decision } from '../../src/core/decision.js';
+import { parseRule, type Rule } from '../../src/core/rule.js';
+import { type CreateEngineOptions, createEngine } from '../../src/limiter/create-engine.js';
+import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+
+export const silent = pino({ level: 'silent' });
+
+export function resilientEngine(options: CreateEngineOptions): ResilientEngine {
+  return createEngine({ logger: silent, ...options }) as ResilientEngine;
+}
+
+export const bucket = (capacity: number, refillPerSecond: number, extra: Record<string, unknown> = {}): Rule =>
+  parseRule({ policy: 'token_bucket', capacity, refillPerSecond, ...extra });
+
+export function allowedCount(decisions: Decision[]): number {
+  return decisions.filter((d) => d.allowed).length;
+}
+
+export function bySource(decisions: Decision[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const d of decisions) counts[d.source] = (counts[d.source] ?? 0) + 1;
+  return counts;
+}
+
+/** Polls `check` until it holds; throws after `timeoutMs`. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(25);
+  }
+  throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** `n` concurrent decisions, all issued before any can complete. */
+export function burst(engine: ResilientEngine, n: number, rule: Rule, tenant = 'shop-a', route = 'orders'): Promise<Decision[]> {
+  return Promise.all(Array.from({ length: n }, () => engine.decide(tenant, route, rule)));
+}
