@@ -1,0 +1,153 @@
+// Redis killed, paused (SIGSTOP) and restarted under load: no decision rejects,
+// the fallback holds each instance to its 1/N part, and once the breaker is
+// open no call waits for the deadline. Counts, never milliseconds.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Decision } from '../../src/core/decision.js';
+import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { allowedCount, bucket, burst, eventually, resilientEngine } from './helpers.js';
+
+const servers: RedisServer[] = [];
+after(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+});
+
+interface Pair {
+  redis: RedisServer;
+  engines: ResilientEngine[];
+  close(): Promise<void>;
+}
+
+/** Two engines ("instances") on two clients of one fresh Redis, both counted by membership. */
+async function pair(): Promise<Pair> {
+  const redis = await startRedis();
+  servers.push(redis);
+  const clients = [redis.client(), redis.client()];
+  for (const client of clients) client.on('error', () => undefined);
+  const engines = clients.map((client, i) =>
+    resilientEngine({ redis: client, deadlineMs: 5, heartbeatMs: 100, memberTtlMs: 1000, instanceId: `fault-${i}`, breaker: { resetTimeoutMs: 300 } }),
+  );
+  await eventually(() => engines.every((engine) => engine.instances === 2), 5000, 'both instances counted');
+  return {
+    redis,
+    engines,
+    async close() {
+      await Promise.all(engines.map((engine) => engine.close()));
+      for (const client of clients) client.disconnect();
+    },
+  };
+}
+
+/** Keeps `engines` busy with waves of concurrent decisions until stopped; collects every decision, fails on any rejection. */
+function load(engines: ResilientEngine[], rule = bucket(1000, 100)) {
+  let running = true;
+  const decisions: Decision[] = [];
+  const done = (async () => {
+    while (running) {
+      const wave = engines.flatMap((engine) => Array.from({ length: 20 }, () => engine.decide('loaded', 'orders', rule)));
+      decisions.push(...(await Promise.all(wave)));
+      await sleep(2);
+    }
+  })();
+  return {
+    decisions,
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
+}
+
+/** While the breaker is open: decisions complete without reaching Redis (only half-open probes do). */
+async function assertNoWaiting(engine: ResilientEngine): Promise<void> {
+  await eventually(() => engine.health().mode === 'fallback', 5000, 'breaker open');
+  const callsBefore = engine.stats.storeCalls;
+  const timeoutsBefore = engine.stats.deadlineTimeouts;
+  const decisions = await burst(engine, 500, bucket(20, 1), 'open-breaker');
+  const calls = engine.stats.storeCalls - callsBefore;
+  assert.equal(decisions.length, 500);
+  // At most a couple of half-open probes reach the client: the other ~500 never waited for a deadline.
+  assert.ok(calls <= 2, `${calls} calls reached Redis while the breaker was open`);
+  assert.ok(engine.stats.deadlineTimeouts - timeoutsBefore <= 2);
+}
+
+/** A key first seen while Redis is down: each instance admits its half of capacity 20 (± refill). */
+async function assertFallbackShare(engines: ResilientEngine[], tenant: string): Promise<void> {
+  const rule = bucket(20, 1);
+  for (const engine of engines) {
+    const decisions = await burst(engine, 100, rule, tenant);
+    const allowed = allowedCount(decisions);
+    assert.ok(allowed >= 10 && allowed <= 11, `one instance admitted ${allowed} of a fallback share of 10`);
+    assert.ok(decisions.every((d) => d.source === 'fallback'));
+  }
+}
+
+test('Redis killed under load: no rejection, fallback shares enforced, no waiting once open', async () => {
+  const { redis, engines, close } = await pair();
+  try {
+    const running = load(engines);
+    await sleep(200);
+    await redis.kill();
+    await eventually(() => engines.every((engine) => engine.health().mode === 'fallback'), 5000, 'fallback mode');
+    await sleep(100);
+    await running.stop(); // rejects if any decision threw
+    assert.ok(running.decisions.some((d) => d.source === 'redis'));
+    assert.ok(running.decisions.some((d) => d.source === 'fallback'));
+    for (const engine of engines) assert.equal(engine.instances, 2, 'the last known count is kept while Redis is down');
+    await assertFallbackShare(engines, 'killed-new');
+    await assertNoWaiting(engines[0]!);
+
+    const open = await engines[0]!.decide('t', 'r', bucket(1, 1, { onStoreDown: 'open' }));
+    assert.deepEqual([open.allowed, open.source], [true, 'open']);
+    const closed = await engines[0]!.decide('t', 'r', bucket(1, 1, { onStoreDown: 'closed' }));
+    assert.deepEqual([closed.allowed, closed.source], [false, 'closed']);
+  } finally {
+    await close();
+  }
+});
+
+test('Redis paused with SIGSTOP: the deadline path, same guarantees, then SIGCONT', async () => {
+  const { redis, engines, close } = await pair();
+  try {
+    const running = load(engines);
+    await sleep(200);
+    redis.pause();
+    await eventually(() => engines.every((engine) => engine.health().mode === 'fallback'), 5000, 'fallback mode');
+    await sleep(100);
+    await running.stop();
+    for (const engine of engines) assert.ok(engine.stats.deadlineTimeouts > 0, 'the pause was seen as deadline timeouts');
+    await assertFallbackShare(engines, 'paused-new');
+    await assertNoWaiting(engines[1]!);
+    redis.resume();
+    await eventually(async () => (await engines[0]!.decide('after', 'pause', bucket(20, 1))).source === 'redis', 5000, 'redis decisions again');
+    assert.equal(engines[0]!.health().mode, 'redis');
+  } finally {
+    redis.resume();
+    await close();
+  }
+});
+
+test('Redis restarted empty: redis decisions within 5 s, scripts reloaded', async () => {
+  const { redis, engines, close } = await pair();
+  try {
+    const rule = bucket(20, 1);
+    const leased = bucket(1000, 100, { lease: { batch: 10 } });
+    assert.equal((await engines[0]!.decide('before', 'restart', rule)).source, 'redis');
+    await engines[0]!.decide('lease', 'restart', leased);
+    await redis.restart();
+    await eventually(async () => (await engines[0]!.decide('after', 'restart', rule)).source === 'redis', 5000, 'redis decisions after restart');
+    // The leasing script is gone too (SCRIPT cache empty): NOSCRIPT is answered by resending it.
+    const errorsBefore = engines[0]!.stats.storeErrors;
+    const leaseCallsBefore = engines[0]!.leaseCalls;
+    for (let i = 0; i < 20; i++) assert.equal((await engines[0]!.decide('lease2', 'restart', leased)).allowed, true);
+    assert.ok(engines[0]!.leaseCalls > leaseCallsBefore);
+    assert.equal(engines[0]!.stats.storeErrors, errorsBefore);
+    const fresh = await burst(engines[1]!, 50, rule, 'fresh-after-restart');
+    assert.ok(fresh.every((d) => d.source === 'redis' || d.source === 'cache'));
+    assert.equal(allowedCount(fresh), 20);
+  } finally {
+    await close();
+  }
+});
