@@ -18,7 +18,6 @@ export interface ShareBounds {
 export const DEFAULT_SHARE_BOUNDS: ShareBounds = { minShare: 0.05, maxShare: 0.95, maxStep: 0.1 };
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
-const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
  * The next shares: each region moves toward its part of the observed traffic by
@@ -39,7 +38,7 @@ export function rebalanceShares(observed: Record<string, number>, current: Share
   const now = normalise(regions.map((r) => Math.max(0, current[r] ?? 1 / n)));
   const traffic = regions.map((r) => Math.max(0, observed[r] ?? 0));
   const total = traffic.reduce((a, b) => a + b, 0);
-  if (total === 0) return Object.fromEntries(regions.map((r, i) => [r, round(now[i]!)]));
+  if (total === 0) return Object.fromEntries(regions.map((r, i) => [r, now[i]!]));
 
   // Each region may land anywhere in its box: within bounds and one step of where it is.
   const lo = now.map((s) => Math.min(clamp(s, minShare, maxShare), Math.max(minShare, s - maxStep)));
@@ -54,7 +53,7 @@ export function rebalanceShares(observed: Record<string, number>, current: Share
     if (totalRoom <= 0) break;
     for (let i = 0; i < n; i++) next[i] = next[i]! + (residual * room[i]!) / totalRoom;
   }
-  return Object.fromEntries(regions.map((r, i) => [r, round(next[i]!)]));
+  return Object.fromEntries(regions.map((r, i) => [r, next[i]!]));
 }
 
 function normalise(values: number[]): number[] {
