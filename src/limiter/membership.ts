@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { RedisClient } from '../stores/redis/scripts.js';
 import { INSTANCES_KEY, REGION_SHARES_KEY, regionRequestsKey } from './meta-keys.js';
 import { parseShares, type Shares } from './region-shares.js';
+import { withTimeout } from './timeout.js';
 
 const HEARTBEAT_LUA = readFileSync(new URL('./heartbeat.lua', import.meta.url), 'utf8');
 
@@ -66,7 +67,7 @@ export class Membership {
       this.options.ttlMs,
       requests,
     );
-    this.beating = timeout(call, this.options.heartbeatMs)
+    this.beating = withTimeout(call, this.options.heartbeatMs)
       .then(([count, shares]) => {
         if (count !== this.count) this.options.logger.info({ instances: count, was: this.count }, 'live gateway instances changed');
         this.count = Math.max(1, Number(count));
@@ -87,22 +88,6 @@ export class Membership {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.beating;
-    await timeout(this.options.client.zrem(INSTANCES_KEY, this.options.instanceId), 500).catch(() => undefined);
+    await withTimeout(this.options.client.zrem(INSTANCES_KEY, this.options.instanceId), 500).catch(() => undefined);
   }
-}
-
-function timeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

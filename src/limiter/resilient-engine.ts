@@ -29,6 +29,7 @@ import { degradedDecisions, storeFailures } from './metrics.js';
 import { NegativeCache } from './negative-cache.js';
 import { keysOf, type Plan, planFor, storeDownDecision } from './plan.js';
 import { isTimeBased, scaleRule } from './scale-rule.js';
+import { withTimeout } from './timeout.js';
 
 export interface ResilientEngineOptions {
   client: RedisClient;
@@ -279,20 +280,4 @@ export class ResilientEngine implements Engine {
       this.options.logger.debug({ err: error }, 'Redis call failed');
     }
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
