@@ -1,20 +1,18 @@
 // The composition root: store → engine → rule and tenant resolvers → gateway.
 // Each piece can be handed in through the options, which is where the
 // PostgreSQL rule store, the resilience layer and the admin API plug in.
-import { Cluster, Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
-import type { SluiceConfig, StoreConfig } from './config/types.js';
+import type { SluiceConfig } from './config/types.js';
 import { type DemoUpstream, startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
 import { StaticRuleResolver } from './gateway/static-rules.js';
 import { StaticTenantResolver } from './gateway/static-tenants.js';
+import { createEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { ChainedTenantResolver } from './gateway/tenant-chain.js';
 import { type RulesRuntime, startRules } from './rules/runtime.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
-import { MemoryStore } from './stores/memory-store.js';
-import { RedisStore } from './stores/redis-store.js';
 import type { Store } from './stores/store.js';
 
 export interface StartOptions {
@@ -57,7 +55,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
 
   let runtime: RulesRuntime | undefined;
   let admin: AdminServer | undefined;
-  const engine = options.engine ?? new StoreEngine(options.store ?? createStore(config.store, logger));
+  const engine = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
   const configuredTenants = new StaticTenantResolver(config.tenants);
   let address: { address: string; port: number };
   let gateway: Gateway;
@@ -101,13 +99,17 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   };
 }
 
-/** The store the config asks for; memory unless a Redis URL or cluster is set. */
-export function createStore(store: StoreConfig, logger: Logger): Store {
-  if (store.type === 'memory') return new MemoryStore({ maxKeys: store.maxKeys });
-  const client = store.cluster
-    ? new Cluster(store.cluster.map(({ host, port }) => ({ host, port })), { redisOptions: { maxRetriesPerRequest: 1 } })
-    : new Redis(store.url!, { maxRetriesPerRequest: 1 });
-  // ioredis reports connection trouble as 'error' events: log them, never crash on them.
-  client.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
-  return new RedisStore(client);
+/** The engine the config asks for: memory unless a Redis URL or cluster is set, then the resilient engine. */
+export function engineFromConfig(config: SluiceConfig, logger: Logger): Engine {
+  const { store } = config;
+  const redis = store.type === 'redis' ? (store.cluster ? { cluster: store.cluster.map(({ host, port }) => `${host}:${port}`) } : { url: store.url! }) : undefined;
+  return createEngine({
+    ...config.resilience,
+    ...(redis ? { redis } : {}),
+    ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}),
+    ...(store.deadlineMs !== undefined ? { deadlineMs: store.deadlineMs } : {}),
+    ...(config.instances !== undefined ? { instances: config.instances } : {}),
+    ...(config.region !== undefined ? { region: config.region } : {}),
+    logger,
+  });
 }

@@ -8,6 +8,7 @@ import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js
 import { bearerAuth } from './auth.js';
 import * as h from './handlers.js';
 import { HttpError, readJson, sendError, sendJson } from './http-util.js';
+import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
@@ -44,8 +45,13 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://admin');
     const parts = splitPath(url.pathname);
-    const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz');
+    const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz' || parts[0] === 'metrics');
     if (!open) authorize(req);
+    if (parts[0] === 'metrics' && parts.length === 1) {
+      // Prometheus text format; counters carry no tenant ids or keys.
+      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(await resilienceRegistry.metrics());
+      return;
+    }
     const reply = await route(req, parts, url.searchParams);
     if (reply.status === 204) {
       res.writeHead(204).end();

@@ -2,6 +2,7 @@
 // `parseRule`, so a rule error reads the same here as in the admin API or the CLI.
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
+import { resilienceFieldsSchema } from '../limiter/resilience-config.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
@@ -62,31 +63,15 @@ const storeSchema = z
     type: z.enum(['memory', 'redis'], 'must be memory or redis').optional(),
     url: redisUrl.optional(),
     cluster: z.array(hostPort).min(1, 'must list at least one node').optional(),
-    /** Budget of one store call before the resilience layer decides without it. */
-    deadlineMs: positiveInt(10_000).optional(),
+    /** Budget of one Redis call, ms (default 5): how long its connection may stay silent before the fallback decides. */
+    deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /** Memory store: most buckets kept, least recently used evicted first. */
     maxKeys: positiveInt(100_000_000).optional(),
   })
   .strict();
 
-/** Filled by the resilience layer: fallback limiter, breaker, negative cache. */
-const resilienceSchema = z
-  .object({
-    breaker: z
-      .object({ failureThreshold: positiveInt(1_000_000).optional(), resetMs: positiveInt(600_000).optional() })
-      .strict()
-      .optional(),
-    negativeCache: z.object({ maxKeys: positiveInt(10_000_000).optional() }).strict().optional(),
-  })
-  .strict();
-
-/** Filled by the multi-region layer: this region's name and how limits split. */
-const regionsSchema = z
-  .object({
-    local: idSchema.optional(),
-    names: z.array(idSchema).optional(),
-  })
-  .strict();
+/** The resilience layer's options (deadline, breaker, fallback, hot keys, regions); `instances` and `region` are top-level. */
+const resilienceSchema = resilienceFieldsSchema.omit({ instances: true, region: true, deadlineMs: true });
 
 export const configFileSchema = z
   .object({
@@ -98,7 +83,6 @@ export const configFileSchema = z
     rules: z.array(ruleEntrySchema).default([]),
     store: storeSchema.default({}),
     resilience: resilienceSchema.optional(),
-    regions: regionsSchema.optional(),
     headers: z.object({ ietf: z.boolean().default(false), problemJson: z.boolean().default(false) }).strict().default({ ietf: false, problemJson: false }),
     limits: z
       .object({

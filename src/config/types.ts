@@ -1,5 +1,6 @@
 // The loaded configuration: typed, defaults filled, keys hashed, frozen.
 import type { Rule } from '../core/rule.js';
+import type { ResilienceConfigInput } from '../limiter/resilience-config.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -40,15 +41,8 @@ export interface StoreConfig {
   readonly maxKeys: number | undefined;
 }
 
-export interface ResilienceConfig {
-  readonly breaker?: { readonly failureThreshold?: number; readonly resetMs?: number };
-  readonly negativeCache?: { readonly maxKeys?: number };
-}
-
-export interface RegionsConfig {
-  readonly local?: string;
-  readonly names?: readonly string[];
-}
+/** The config file's `resilience:` section, as createEngine takes it (defaults filled there). */
+export type ResilienceConfig = Omit<ResilienceConfigInput, 'instances' | 'region' | 'deadlineMs'>;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -69,11 +63,11 @@ export interface SluiceConfig {
   readonly rules: readonly SeedRule[];
   readonly store: StoreConfig;
   readonly resilience: ResilienceConfig | undefined;
-  readonly regions: RegionsConfig | undefined;
   readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
   readonly limits: { readonly maxHeaderBytes: number; readonly maxBodyBytes: number; readonly maxQueued: number };
   readonly database: { readonly url: string | undefined };
-  readonly instances: number;
+  /** SLUICE_INSTANCES: a fixed instance count for the fallback; undefined = count live instances in Redis. */
+  readonly instances: number | undefined;
   readonly region: string | undefined;
   readonly dataDir: string;
   readonly log: { readonly level: LogLevel };

@@ -50,7 +50,8 @@ const rebalanceSchema = z
   })
   .strict();
 
-export const resilienceConfigSchema = z
+/** The fields alone; the config file takes them without `instances`, `region` and `deadlineMs`, which live elsewhere there. */
+export const resilienceFieldsSchema = z
   .object({
     /** Budget of one Redis call: how long its connection may stay silent, ms. */
     deadlineMs: z.number().positive('must be positive').max(10_000).default(5),
@@ -79,8 +80,9 @@ export const resilienceConfigSchema = z
     /** Background rebalancing of region shares; only with `region`. */
     rebalance: rebalanceSchema.optional(),
   })
-  .strict()
-  .superRefine((config, ctx) => {
+  .strict();
+
+export const resilienceConfigSchema = resilienceFieldsSchema.superRefine((config, ctx) => {
     if (config.heartbeatMs * 2 > config.memberTtlMs) {
       ctx.addIssue({ code: 'custom', path: ['memberTtlMs'], message: 'must be at least twice heartbeatMs' });
     }
