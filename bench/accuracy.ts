@@ -1,0 +1,191 @@
+// npx tsx bench/accuracy.ts [--quick]
+// Cluster-wide accuracy (issue 6). K "gateway processes" share one Redis: here
+// a gateway process is one engine (createEngine, its own Redis connection),
+// and the K engines run spread over a few worker processes (2 cores cannot
+// host 20 gateways). Token bucket, capacity 100, 100/s, offered 4× the limit,
+// evenly spread over the K instances or all on one; expected 100 + 100 × d.
+// Then the same with each worker's clock skewed ±50 ms, on a 6-node cluster
+// with 1,000 tenants, and for every policy against its model's own figure.
+import { type ChildProcess, fork } from 'node:child_process';
+import { parseRule, type PolicyName, type Rule } from '../src/core/rule.js';
+import { type InstanceCounts, type InstanceJob, modelExpected, type WorkerJob } from './lib/accuracy-plan.js';
+import { isMain, onCleanup, runMain } from './lib/cleanup.js';
+import { round } from './lib/latency.js';
+import { type BenchOptions, parseOptions, pick } from './lib/options.js';
+import { accuracyRule, registeredPolicies } from './lib/rules.js';
+import { benchRedis } from './lib/servers.js';
+import { textTable } from './lib/table.js';
+import { startRedisCluster } from '../test/helpers/redis-cluster.js';
+
+export const KS = [1, 4, 8, 20] as const;
+const SKEW_MS = 50;
+
+interface Variant {
+  name: string;
+  group: 'spread' | 'one instance' | 'skewed ±50 ms' | 'cluster, 1,000 tenants' | 'policy';
+  k: number;
+  policy: PolicyName;
+  rule: Rule;
+  tenants: number;
+  ratePerTenant: number;
+  allOnOne: boolean;
+  skewed: boolean;
+}
+
+export interface AccuracyRow {
+  variant: string;
+  group: Variant['group'];
+  k: number;
+  policy: PolicyName;
+  sent: number;
+  allowed: number;
+  expected: number;
+  /** allowed ÷ expected */
+  ratio: number;
+  expectedFrom: 'capacity + rate × d' | 'policy model';
+  bySource: Record<string, number>;
+}
+
+export interface AccuracyResult {
+  durationMs: number;
+  workers: number;
+  rows: AccuracyRow[];
+  note: string;
+}
+
+function variants(): Variant[] {
+  const tb = accuracyRule('token_bucket');
+  const base = { policy: 'token_bucket' as const, rule: tb, tenants: 1, ratePerTenant: 400, allOnOne: false, skewed: false };
+  const list: Variant[] = [];
+  for (const k of KS) list.push({ ...base, name: `spread K=${k}`, group: 'spread', k });
+  for (const k of KS.slice(1)) list.push({ ...base, name: `one instance of K=${k}`, group: 'one instance', k, allOnOne: true });
+  for (const k of KS) list.push({ ...base, name: `skewed K=${k}`, group: 'skewed ±50 ms', k, skewed: true });
+  for (const policy of registeredPolicies()) {
+    list.push({ ...base, name: `${policy} K=4`, group: 'policy', k: 4, policy, rule: accuracyRule(policy) });
+  }
+  return list;
+}
+
+/** 1,000 tenants at 4 req/s each against capacity 1, 1/s: 4× the limit per tenant, 4,000 req/s in all. */
+const clusterVariant = (): Variant => ({
+  name: 'cluster K=4, 1,000 tenants',
+  group: 'cluster, 1,000 tenants',
+  k: 4,
+  policy: 'token_bucket',
+  rule: parseRule({ policy: 'token_bucket', capacity: 1, refillPerSecond: 1 }),
+  tenants: 1000,
+  ratePerTenant: 4,
+  allOnOne: false,
+  skewed: false,
+});
+
+interface Worker {
+  child: ChildProcess;
+  skewMs: number;
+}
+
+async function startWorker(skewMs: number): Promise<Worker> {
+  const child = fork(new URL('./lib/accuracy-worker.ts', import.meta.url), [String(skewMs)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  onCleanup(() => {
+    child.kill('SIGKILL');
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`accuracy worker exited with ${code}`)));
+  });
+  return { child, skewMs };
+}
+
+function runJob(worker: Worker, job: WorkerJob, allOnOne: Record<string, boolean>): Promise<InstanceCounts[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('accuracy worker did not answer in time')), job.startAt - Date.now() + job.durationMs + 60_000);
+    worker.child.once('message', (message: { counts?: InstanceCounts[]; error?: string }) => {
+      clearTimeout(timer);
+      if (message.counts) resolve(message.counts);
+      else reject(new Error(`accuracy worker: ${message.error}`));
+    });
+    worker.child.send({ job, allOnOne });
+  });
+}
+
+async function runPhase(list: Variant[], normal: Worker[], skewed: Worker[], redis: WorkerJob['redis'], durationMs: number): Promise<AccuracyRow[]> {
+  const perWorker = new Map<Worker, InstanceJob[]>();
+  list.forEach((variant, v) => {
+    const pool = variant.skewed ? skewed : normal;
+    for (let index = 0; index < variant.k; index++) {
+      const worker = pool[(index + v) % pool.length]!;
+      const tenants = Array.from({ length: variant.tenants }, (_, t) => `acc-${variant.name.replace(/[^A-Za-z0-9]+/g, '-')}-${t}`);
+      const job: InstanceJob = { variant: variant.name, index, of: variant.k, instances: variant.k, tenants, route: 'create-order', rule: variant.rule, ratePerTenant: variant.ratePerTenant, sends: !variant.allOnOne || index === 0 };
+      perWorker.set(worker, [...(perWorker.get(worker) ?? []), job]);
+    }
+  });
+  const startAt = Date.now() + 1500;
+  const allOnOne = Object.fromEntries(list.map((v) => [v.name, v.allOnOne]));
+  const counts = (await Promise.all([...perWorker].map(([worker, instances]) => runJob(worker, { redis, startAt, durationMs, instances }, allOnOne)))).flat();
+  return list.map((variant) => {
+    const mine = counts.filter((c) => c.variant === variant.name);
+    const bySource: Record<string, number> = {};
+    for (const c of mine) for (const [source, n] of Object.entries(c.bySource)) bySource[source] = (bySource[source] ?? 0) + n;
+    const formula = variant.policy === 'token_bucket' && variant.rule.policy === 'token_bucket';
+    const perTenant = formula && variant.rule.policy === 'token_bucket'
+      ? variant.rule.capacity + (variant.rule.refillPerSecond * durationMs) / 1000
+      : modelExpected(variant.rule, startAt, variant.ratePerTenant, durationMs);
+    const expected = perTenant * variant.tenants;
+    const allowed = mine.reduce((sum, c) => sum + c.allowed, 0);
+    return {
+      variant: variant.name,
+      group: variant.group,
+      k: variant.k,
+      policy: variant.policy,
+      sent: mine.reduce((sum, c) => sum + c.sent, 0),
+      allowed,
+      expected: round(expected, 1),
+      ratio: round(allowed / expected, 3),
+      expectedFrom: formula ? 'capacity + rate × d' : 'policy model',
+      bySource,
+    };
+  });
+}
+
+export async function runAccuracyBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<AccuracyResult> {
+  const durationMs = pick(options, 2000, 10_000);
+  const workerCount = pick(options, 2, 4);
+  progress('accuracy: starting Redis, a 6-node cluster and the worker processes');
+  const redis = await benchRedis();
+  const clusterPromise = startRedisCluster().then((cluster) => {
+    onCleanup(() => cluster.stop());
+    return cluster;
+  });
+  clusterPromise.catch(() => undefined);
+  const normal = await Promise.all(Array.from({ length: workerCount }, () => startWorker(0)));
+  const skewed = await Promise.all(Array.from({ length: workerCount }, (_, i) => startWorker(i % 2 === 0 ? -SKEW_MS : SKEW_MS)));
+  progress(`accuracy: K = ${KS.join(', ')}, spread / one instance / skewed, every policy (${durationMs / 1000} s, all at once on distinct keys)`);
+  const rows = await runPhase(variants(), normal, skewed, { url: redis.url }, durationMs);
+  progress('accuracy: 6-node cluster, 1,000 tenants');
+  const cluster = await clusterPromise;
+  rows.push(...(await runPhase([clusterVariant()], normal, skewed, { cluster: cluster.seeds.map((s) => `${s.host}:${s.port}`) }, durationMs)));
+  for (const worker of [...normal, ...skewed]) worker.child.kill('SIGTERM');
+  return {
+    durationMs,
+    workers: workerCount * 2,
+    rows,
+    note: `A "gateway process" is one engine (createEngine with its own Redis connection); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys.`,
+  };
+}
+
+export function printAccuracy(result: AccuracyResult): string {
+  return [
+    textTable(
+      ['variant', 'policy', 'K', 'sent', 'allowed', 'expected', 'allowed/expected', 'expected from', 'sources'],
+      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, r.allowed, r.expected, r.ratio, r.expectedFrom, Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
+    ),
+    result.note,
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  await runMain(async () => {
+    const result = await runAccuracyBench(parseOptions());
+    console.log('\n' + printAccuracy(result));
+  });
+}
