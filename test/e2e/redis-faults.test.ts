@@ -1,0 +1,142 @@
+// Redis faults under load, through real HTTP: two gateway processes' worth of
+// gateways on one real redis-server that the test kills, pauses and restarts.
+// No client sees a 5xx; while Redis is away each instance holds 1/N of the limit;
+// when it returns, decisions come from Redis again within 5 s.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunningSluice } from '../../src/app.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+
+const yaml = `
+routes:
+  - { id: create-order, methods: [POST], path: /orders, upstream: "\${UPSTREAM}" }
+tenants: { unknownKeys: default-rule }
+defaultRule: { policy: token_bucket, capacity: 20, refillPerSecond: 0.01 }
+resilience: { heartbeatMs: 200, memberTtlMs: 1000, breaker: { resetTimeoutMs: 300 } }
+`;
+
+async function engineHealth(app: RunningSluice): Promise<{ mode: string; detail?: string }> {
+  const reply = await call(`${app.adminUrl}/readyz`);
+  return JSON.parse(reply.body).engine;
+}
+const mode = async (app: RunningSluice) => (await engineHealth(app)).mode;
+
+async function waitFor(limitMs: number, probe: () => Promise<boolean>, what: string): Promise<void> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    if (await probe()) return;
+    await sleep(25);
+  }
+  assert.fail(`${what}: not within ${limitMs} ms`);
+}
+
+describe('Redis faults through the gateway', () => {
+  let redis: RedisServer;
+  let upstream: TestUpstream;
+  const apps: RunningSluice[] = [];
+  const dirs: string[] = [];
+  let background: Promise<number[]> | undefined;
+  let stopLoad = false;
+
+  before(async () => {
+    [redis, upstream] = await Promise.all([startRedis(), startUpstream()]);
+    for (let i = 0; i < 2; i++) {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-faults-'));
+      dirs.push(dir);
+      const env = { UPSTREAM: upstream.url, SLUICE_REDIS_URL: redis.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_DATA_DIR: dir };
+      apps.push(await startGateway(yaml, env, { ruleStore: true, admin: true }));
+    }
+    // Background load on one hot tenant across both instances, for the whole file.
+    background = (async () => {
+      const statuses: number[] = [];
+      for (let i = 0; !stopLoad; i++) {
+        const app = apps[i % 2]!;
+        const reply = await call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': 'load' } });
+        statuses.push(reply.status);
+      }
+      return statuses;
+    })();
+    // Both on Redis, and each has seen the other's heartbeat (the fallback divides by the live count).
+    const ready = async (app: RunningSluice) => {
+      const health = await engineHealth(app);
+      return health.mode === 'redis' && /instances=2\b/.test(health.detail ?? '');
+    };
+    await waitFor(5000, async () => (await ready(apps[0]!)) && (await ready(apps[1]!)), 'both on redis, two instances');
+  });
+  after(async () => {
+    stopLoad = true;
+    await background;
+    redis.resume();
+    await Promise.allSettled(apps.map((app) => app.close()));
+    await Promise.allSettled([redis.stop(), upstream.close()]);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function burst(app: RunningSluice, tenant: string, count: number): Promise<number[]> {
+    return Promise.all(Array.from({ length: count }, async () => (await call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': tenant } })).status));
+  }
+  const allowed = (statuses: number[]) => statuses.filter((s) => s === 200).length;
+  const errors = (statuses: number[]) => statuses.filter((s) => s >= 500).length;
+
+  it('Redis killed: no 5xx, each instance holds 1/N of the limit once the breaker is open', async () => {
+    await redis.kill();
+    await waitFor(5000, async () => {
+      await burst(apps[0]!, 'probe', 3);
+      await burst(apps[1]!, 'probe', 3);
+      return (await mode(apps[0]!)) === 'fallback' && (await mode(apps[1]!)) === 'fallback';
+    }, 'both in fallback');
+    const a = await burst(apps[0]!, 'killed', 30);
+    const b = await burst(apps[1]!, 'killed', 30);
+    assert.equal(errors([...a, ...b]), 0);
+    assert.equal(allowed(a), 10, 'capacity 20 over 2 live instances');
+    assert.equal(allowed(b), 10);
+  });
+
+  it('Redis restarted empty, scripts gone: back to Redis decisions within 5 s, limit shared again', async () => {
+    await redis.restart();
+    await waitFor(5000, async () => {
+      await burst(apps[0]!, 'probe', 2);
+      await burst(apps[1]!, 'probe', 2);
+      return (await mode(apps[0]!)) === 'redis' && (await mode(apps[1]!)) === 'redis';
+    }, 'back on redis');
+    const both = [...(await burst(apps[0]!, 'restarted', 30)), ...(await burst(apps[1]!, 'restarted', 30))];
+    assert.equal(errors(both), 0);
+    assert.equal(allowed(both), 20, 'one cluster-wide limit again');
+  });
+
+  it('Redis paused with SIGSTOP: the deadline path, no 5xx, fallback limits, then back on SIGCONT', async () => {
+    await burst(apps[0]!, 'paused', 1); // Redis saw this tenant: the fallback starts from its state
+    redis.pause();
+    try {
+      await waitFor(5000, async () => {
+        await burst(apps[0]!, 'probe', 3);
+        await burst(apps[1]!, 'probe', 3);
+        return (await mode(apps[0]!)) === 'fallback' && (await mode(apps[1]!)) === 'fallback';
+      }, 'both in fallback');
+      const a = await burst(apps[0]!, 'paused-new', 30);
+      const b = await burst(apps[1]!, 'paused-new', 30);
+      assert.equal(errors([...a, ...b]), 0);
+      assert.equal(allowed(a), 10);
+      assert.equal(allowed(b), 10);
+    } finally {
+      redis.resume();
+    }
+    await waitFor(5000, async () => {
+      await burst(apps[0]!, 'probe', 2);
+      await burst(apps[1]!, 'probe', 2);
+      return (await mode(apps[0]!)) === 'redis' && (await mode(apps[1]!)) === 'redis';
+    }, 'back on redis');
+  });
+
+  it('the background load never saw a 5xx through all of it', async () => {
+    stopLoad = true;
+    const statuses = (await background) ?? [];
+    assert.ok(statuses.length > 50, `load ran (${statuses.length} requests)`);
+    assert.equal(errors(statuses), 0);
+  });
+});
