@@ -57,9 +57,9 @@ const KEYS = 1000;
 const keyOf = (i: number) => bucketKey(tenantId(i % KEYS), 'create-order');
 
 export async function runEngineBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<EngineResult> {
-  const durationMs = pick(options, 200, 2000);
-  const warmupMs = pick(options, 50, 500);
-  const memoryBuckets = pick(options, 5_000, 100_000);
+  const durationMs = pick(options, 150, 2000);
+  const warmupMs = pick(options, 30, 500);
+  const memoryBuckets = pick(options, 3_000, 100_000);
   const policies = registeredPolicies();
   const redis = await benchRedis();
   const client = redis.client();

@@ -5,6 +5,7 @@
 // 64 connections) and at an evenly paced 2,500 req/s. Targets are run in turn
 // (A B C … A B C …), repeated; medians with ranges; CPU µs per request of the
 // gateway process from /proc.
+import { availableParallelism } from 'node:os';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type LoadResult, paced, saturate } from './lib/http-load.js';
@@ -45,7 +46,7 @@ const figure = (values: number[]): Figure => ({ median: round(median(values), 3)
 
 export async function runGatewayBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<GatewayResult> {
   const repeats = pick(options, 1, 5);
-  const durationMs = pick(options, 700, 5000);
+  const durationMs = pick(options, 400, 5000);
   const redis = await benchRedis();
   const children: Child[] = [];
   const skipped: string[] = [];
@@ -73,7 +74,7 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
       samples.set(key, [...(samples.get(key) ?? []), { result, cpuUs: result.completed ? cpuUs / result.completed : Number.NaN }]);
     };
     // Warm each target (JIT, connection pools) before anything is counted.
-    for (const target of children) await saturate(target.url, pick(options, 200, 1000));
+    for (const target of children) await saturate(target.url, pick(options, 100, 1000));
     for (let repeat = 1; repeat <= repeats; repeat++) {
       for (const target of children) {
         progress(`gateway: run ${repeat}/${repeats}, ${target.name}`);
@@ -109,7 +110,7 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
       notes: [
         'Sluice "no limiter" is the gateway with an engine that allows without asking any store: the gateway has no switch to turn limiting off.',
         'Every limited target uses a rule so large nothing is refused: the figures are the cost of deciding, not of refusing.',
-        `Load generator, gateways, upstream and Redis share the machine's ${'2'} cores: absolute figures are machine-bound, ratios between targets are the signal.`,
+        `Load generator, gateways, upstream and Redis share the machine's ${availableParallelism()} cores: absolute figures are machine-bound, ratios between targets are the signal.`,
       ],
     };
   } finally {

@@ -1,0 +1,54 @@
+// npm run bench [-- --quick] [-- --out DIR]
+// Runs every bench in turn, one progress line per step, then writes
+// REPORT.md and results.json (every figure, plus the machine) to DIR
+// (default bench/results).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runAccuracyBench } from './accuracy.js';
+import { runEngineBench } from './engine.js';
+import { runFaultsBench } from './faults.js';
+import { runGatewayBench } from './gateway.js';
+import { runHotKeyBench } from './hotkey.js';
+import { cleanupAll, runMain } from './lib/cleanup.js';
+import { machineInfo } from './lib/machine.js';
+import { parseOptions } from './lib/options.js';
+import { type BenchResults, renderReport } from './lib/report.js';
+import { scaleOnPaper } from './lib/scale.js';
+
+await runMain(async () => {
+  const options = parseOptions();
+  const began = performance.now();
+  const step = (n: number, name: string) => (line: string) => {
+    const seconds = ((performance.now() - began) / 1000).toFixed(1);
+    console.log(`[${n}/5 ${name} ${seconds}s] ${line}`);
+  };
+  const engine = await runEngineBench(options, step(1, 'engine'));
+  await cleanupAll();
+  const gateway = await runGatewayBench(options, step(2, 'gateway'));
+  await cleanupAll();
+  const hotkey = await runHotKeyBench(options, step(3, 'hotkey'));
+  await cleanupAll();
+  const faults = await runFaultsBench(options, step(4, 'faults'));
+  await cleanupAll();
+  const accuracy = await runAccuracyBench(options, step(5, 'accuracy'));
+  await cleanupAll();
+
+  const results: BenchResults = {
+    quick: options.quick,
+    machine: machineInfo(),
+    engine,
+    gateway,
+    hotkey,
+    faults,
+    accuracy,
+    scale: scaleOnPaper(engine, gateway, hotkey),
+    skipped: [
+      ...gateway.skipped,
+      ...(engine.ceiling.sluiceTokenBucket.error ? [`redis-benchmark ceiling: ${engine.ceiling.sluiceTokenBucket.error}`] : []),
+    ],
+  };
+  mkdirSync(options.out, { recursive: true });
+  writeFileSync(join(options.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(join(options.out, 'REPORT.md'), renderReport(results));
+  console.log(`bench: wrote ${join(options.out, 'REPORT.md')} and results.json in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+});

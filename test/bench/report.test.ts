@@ -1,0 +1,52 @@
+// The bench suite's CI check: `bench/run-all.ts --quick --out <tmp>` completes
+// and writes a well-formed report. It asserts shape only, never a timing: the
+// figures depend on the machine.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SECTIONS } from '../../bench/lib/report.js';
+
+describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
+  const out = mkdtempSync(join(tmpdir(), 'sluice-bench-report-'));
+  let status: number | null = null;
+  let output = '';
+
+  before(() => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run-all.ts', '--quick', '--out', out], { encoding: 'utf8', timeout: 540_000 });
+    status = run.status;
+    output = `${run.stdout}\n${run.stderr}`;
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  it('completes and writes REPORT.md and results.json', () => {
+    assert.equal(status, 0, output.slice(-3000));
+    assert.ok(existsSync(join(out, 'REPORT.md')));
+    assert.ok(existsSync(join(out, 'results.json')));
+  });
+
+  it('has every section in the report', () => {
+    const report = readFileSync(join(out, 'REPORT.md'), 'utf8');
+    for (const section of SECTIONS) assert.match(report, new RegExp(`^## ${section}$`, 'm'), `section ${section}`);
+  });
+
+  it('records the machine and numeric figures in the JSON', () => {
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+    assert.equal(results.quick, true);
+    for (const field of ['cores', 'memoryGiB']) assert.equal(typeof results.machine[field], 'number', field);
+    for (const field of ['node', 'redis', 'date']) assert.equal(typeof results.machine[field], 'string', field);
+
+    const isCount = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+    assert.ok(results.engine.cells.length > 0);
+    for (const cell of results.engine.cells) assert.ok(isCount(cell.opsPerSec) && isCount(cell.p99Us), JSON.stringify(cell));
+    for (const peer of results.engine.peers) assert.ok(isCount(peer.burstAllowed) && isCount(peer.bytesPerKey), peer.subject);
+    for (const memory of results.engine.memory) assert.ok(isCount(memory.result.bytesPerBucket), memory.subject);
+    for (const row of results.gateway.rows) assert.ok(isCount(row.requestsPerSec.median) && isCount(row.cpuUsPerRequest.median), row.target);
+    for (const row of results.hotkey.rows) assert.ok(isCount(row.allowed) && isCount(row.redisCallsPerRequest), row.mode);
+    assert.ok(results.faults.buckets.every((b: { decisions: unknown }) => isCount(b.decisions)));
+    for (const row of results.accuracy.rows) assert.ok(isCount(row.allowed) && isCount(row.expected) && isCount(row.ratio), row.variant);
+    for (const line of results.scale.lines) assert.equal(typeof line.withoutLeasing, 'number', line.what);
+  });
+});
