@@ -2,6 +2,7 @@
 // instance's part of the fallback. Never below one unit, so a scaled rule can
 // always admit something.
 import type { Rule } from '../core/rule.js';
+import { policyOf } from '../policies/index.js';
 
 const memo = new WeakMap<Rule, Map<number, Rule>>();
 const units = (value: number, factor: number) => Math.max(1, Math.floor(value * factor + 1e-9));
@@ -47,15 +48,12 @@ export function isTimeBased(rule: Rule): rule is Extract<Rule, { policy: 'token_
 
 /**
  * The local state equivalent to what Redis last reported, for seeding the
- * fallback bucket. Token bucket and GCRA store the microsecond at which the
- * bucket is full again; scaling capacity and rate by the same factor leaves
- * that time unchanged, so the local bucket holds 1/N of the tokens Redis had.
- * The time is rebuilt from `resetAfterMs` on the local clock, so a skew between
- * the gateway's and Redis's clocks does not matter. Other policies: undefined.
+ * fallback bucket: a bucket full again `resetAfterMs` from now. Scaling
+ * capacity and rate by the same factor leaves that time unchanged, so the
+ * local bucket holds 1/N of what Redis had. The time is rebuilt on the local
+ * clock, so a skew between the gateway's and Redis's clocks does not matter.
+ * Policies that are not time-based: undefined.
  */
 export function seedState(rule: Rule, localAtMs: number, resetAfterMs: number): unknown {
-  const fullAtUs = Math.round((localAtMs + resetAfterMs) * 1000);
-  if (rule.policy === 'token_bucket') return { fullAt: fullAtUs };
-  if (rule.policy === 'gcra') return { tat: fullAtUs };
-  return undefined;
+  return policyOf(rule).model.fromReset?.(localAtMs, resetAfterMs, rule);
 }

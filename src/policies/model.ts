@@ -31,7 +31,12 @@ export interface PolicyModel<P extends PolicyName, S> {
   serialize(state: S): string;
   /** Inverse of `serialize`. */
   deserialize(text: string): S;
-  /** Rule parameters in the order the Lua twin reads them from ARGV[4..]. */
+  /**
+   * Time-based policies only: the state of a bucket that is full again
+   * `resetAfterMs` after `now`, e.g. to rebuild locally what Redis last reported.
+   */
+  fromReset?(now: number, resetAfterMs: number, rule: RuleOf<P>): S;
+  /** Rule parameters in the order the Lua twin reads them from ARGV[3..]. */
   luaArgs(rule: RuleOf<P>): (string | number)[];
 }
 

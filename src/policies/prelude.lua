@@ -22,3 +22,15 @@ end
 local function sluice_int(x)
   return string.format('%.0f', x)
 end
+-- Storage: a policy whose state is one string keeps it in field ARGV[#ARGV]
+-- (the route) of the tenant's hash KEYS[1] = "rl:{tenant}". One hash per tenant
+-- costs far less memory than one key per bucket. The hash lives as long as its
+-- longest-lived bucket; a field past its own TTL decides exactly like no field
+-- (the models guarantee it), so stale fields change nothing.
+local function sluice_load()
+  return redis.call('HGET', KEYS[1], ARGV[#ARGV])
+end
+local function sluice_save(value, ttl_ms)
+  redis.call('HSET', KEYS[1], ARGV[#ARGV], value)
+  if redis.call('PTTL', KEYS[1]) < ttl_ms then redis.call('PEXPIRE', KEYS[1], ttl_ms) end
+end

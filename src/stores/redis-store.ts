@@ -8,7 +8,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { defineScripts, type RedisClient, runScript } from './redis/scripts.js';
+import { defineScripts, type RedisClient, runScript, storageOf } from './redis/scripts.js';
 import type { BucketInfo, Store } from './store.js';
 
 export class RedisStore implements Store {
@@ -35,11 +35,14 @@ export class RedisStore implements Store {
   }
 
   async reset(key: string): Promise<void> {
-    await this.client.del(key);
+    // The bucket is a field of its tenant's hash, or (sliding log) a key of its own.
+    const { redisKey, field } = storageOf('token_bucket', key);
+    await Promise.all([this.client.hdel(redisKey, field), this.client.del(key)]);
   }
 
   async inspect(key: string, rule: Rule): Promise<BucketInfo> {
-    const [reply, ttl] = await Promise.all([runScript(this.client, key, rule, 0), this.client.pttl(key)]);
+    const { redisKey } = storageOf(rule.policy, key);
+    const [reply, ttl] = await Promise.all([runScript(this.client, key, rule, 0), this.client.pttl(redisKey)]);
     return {
       state: ttl >= 0 || ttl === -1 ? reply.state : undefined,
       decision: { ...reply.decision, source: 'redis' },

@@ -33,8 +33,9 @@ describe('RedisStore (standalone)', () => {
     const rule = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 5 });
     await admin.flushall();
     await store.consume(bucketKey('shop-a', 'create-order'), rule, 1);
-    assert.deepEqual(await admin.keys('rl:*'), ['rl:{shop-a}:create-order']);
-    const ttl = await admin.pttl('rl:{shop-a}:create-order');
+    assert.deepEqual(await admin.keys('rl:*'), ['rl:{shop-a}'], 'one hash per tenant');
+    assert.deepEqual(await admin.hkeys('rl:{shop-a}'), ['create-order'], 'one field per route');
+    const ttl = await admin.pttl('rl:{shop-a}');
     assert.ok(ttl > 0 && ttl <= 200, `TTL ${ttl} ms = time until full again`);
     await admin.flushall();
   });

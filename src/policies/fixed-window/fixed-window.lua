@@ -1,6 +1,5 @@
 -- Fixed window twin of model.ts. ARGV[3] limit, ARGV[4] windowMs.
 -- State: the string "<window start µs>:<count>", expiring with its window.
-local key = KEYS[1]
 local cost = tonumber(ARGV[1])
 local limit = tonumber(ARGV[3])
 local window_us = tonumber(ARGV[4]) * 1000
@@ -9,7 +8,7 @@ local now = sluice_now_us()
 local start = now - math.fmod(now, window_us)
 local until_end = start + window_us - now
 local count = 0
-local raw = redis.call('GET', key)
+local raw = sluice_load()
 if raw then
   local stored_start, stored_count = string.match(raw, '^(%d+):(%d+)$')
   -- an older window counts nothing (the key normally expired with it)
@@ -28,5 +27,5 @@ end
 
 local after = count + cost
 local state = sluice_int(start) .. ':' .. sluice_int(after)
-redis.call('SET', key, state, 'PX', math.max(1, sluice_ceil_ms(until_end)))
+sluice_save(state, math.max(1, sluice_ceil_ms(until_end)))
 return { 1, limit - after, sluice_ceil_ms(until_end), 0, 0, state }

@@ -1,6 +1,5 @@
 -- GCRA twin of model.ts. ARGV[3] capacity, ARGV[4] refillPerSecond.
 -- State: "<anchor µs>:<units>", the TAT as anchor + units * T (see model.ts).
-local key = KEYS[1]
 local cost = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[3])
 local rate = tonumber(ARGV[4])
@@ -9,7 +8,7 @@ local now = sluice_now_us()
 local interval = 1000000 / rate
 local tolerance = capacity * interval
 local anchor, units = now, 0
-local raw = redis.call('GET', key)
+local raw = sluice_load()
 if raw then
   local a, u = string.match(raw, '^(%d+):(%d+)$')
   anchor, units = tonumber(a), tonumber(u)
@@ -33,6 +32,6 @@ end
 units = units + cost
 local ahead_after = anchor - now + units * interval
 local state = sluice_int(anchor) .. ':' .. sluice_int(units)
-redis.call('SET', key, state, 'PX', math.max(1, sluice_ceil_ms(ahead_after)))
+sluice_save(state, math.max(1, sluice_ceil_ms(ahead_after)))
 return { 1, sluice_floor_units((tolerance - ahead_after) / interval),
   sluice_ceil_ms(ahead_after), 0, 0, state }

@@ -70,6 +70,11 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
     };
   },
 
+  fromReset(now, resetAfterMs) {
+    // TAT = anchor + units * T: a TAT `resetAfterMs` ahead with no units counted since.
+    return { anchor: toMicros(now + resetAfterMs), units: 0 };
+  },
+
   serialize: (state) => `${state.anchor}:${state.units}`,
   deserialize(text) {
     const [anchor, units] = text.split(':').map(Number);

@@ -1,7 +1,6 @@
 -- Leaky bucket (nginx limit_req) twin of model.ts.
 -- ARGV[3] ratePerSecond, ARGV[4] burst, ARGV[5] requests served undelayed.
 -- State: "<anchor µs>:<units>"; the queue is empty at anchor + units * interval.
-local key = KEYS[1]
 local cost = tonumber(ARGV[1])
 local rate = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
@@ -10,7 +9,7 @@ local undelayed = tonumber(ARGV[5])
 local now = sluice_now_us()
 local interval = 1000000 / rate
 local anchor, units = now, 0
-local raw = redis.call('GET', key)
+local raw = sluice_load()
 if raw then
   local a, u = string.match(raw, '^(%d+):(%d+)$')
   anchor, units = tonumber(a), tonumber(u)
@@ -37,6 +36,6 @@ end
 units = units + cost
 local ahead_after = anchor - now + units * interval
 local state = sluice_int(anchor) .. ':' .. sluice_int(units)
-redis.call('SET', key, state, 'PX', math.max(1, sluice_ceil_ms(ahead_after)))
+sluice_save(state, math.max(1, sluice_ceil_ms(ahead_after)))
 return { 1, sluice_floor_units(burst + 1 - ahead_after / interval),
   sluice_ceil_ms(ahead_after), 0, delay, state }

@@ -1,7 +1,6 @@
 -- Sliding window counter twin of model.ts. ARGV[3] limit, ARGV[4] windowMs.
 -- State: the string "<window start µs> <current> <previous>", integers,
 -- expiring two windows after the start (then both counts are spent).
-local key = KEYS[1]
 local cost = tonumber(ARGV[1])
 local limit = tonumber(ARGV[3])
 local window_us = tonumber(ARGV[4]) * 1000
@@ -28,7 +27,7 @@ end
 
 local now = sluice_now_us()
 local s, c, p = -1, 0, 0
-local raw = redis.call('GET', key)
+local raw = sluice_load()
 if raw then
   local a, b, d = string.match(raw, '^(%d+) (%d+) (%d+)$')
   s, c, p = tonumber(a), tonumber(b), tonumber(d)
@@ -66,5 +65,5 @@ end
 
 local state = sluice_int(start) .. ' ' .. sluice_int(cur + cost) .. ' ' .. sluice_int(prev)
 local reset = sluice_ceil_ms(until_empty(start, cur + cost, prev, now))
-redis.call('SET', key, state, 'PX', math.max(1, reset))
+sluice_save(state, math.max(1, reset))
 return { 1, sluice_floor_units(limit - (count + cost)), reset, 0, 0, state }

@@ -1,63 +1,77 @@
 // Token bucket (design section 3): `capacity` tokens at most, refilled at
-// `refillPerSecond`. Stored as ONE integer, the microsecond at which the bucket
-// is full again: tokens(now) = capacity - (fullAt - now) * rate. One integer
-// lets Redis keep the value inline (about half the memory of the design's
-// two-field hash) and an idle bucket's key simply expires when it is full.
-import type { TokenBucketRule } from '../../core/rule.js';
-import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+// `refillPerSecond`. The state is the design's pair, kept as integers so that
+// TypeScript, Lua and Redis agree to the last digit: the tokens MISSING from a
+// full bucket, in millionths (a same-instant burst then adds whole tokens
+// exactly, with no rounding drift), and the µs of the last update. Keeping the
+// deficit rather than the tokens means a raised capacity applies at once.
+import { ceilMs, type PolicyModel, toMicros } from '../model.js';
 
 export interface TokenBucketState {
-  /** Microsecond timestamp at which the bucket holds `capacity` tokens again. */
-  fullAt: number;
+  /** Tokens missing from a full bucket after the last update, in millionths of a token. */
+  deficit: number;
+  /** Microsecond of the last update. */
+  ts: number;
 }
+
+/** Millionths of a token per token. Refill removes `refillPerSecond` millionths of deficit per µs. */
+const SCALE = 1_000_000;
 
 export const tokenBucket: PolicyModel<'token_bucket', TokenBucketState> = {
   policy: 'token_bucket',
 
   step(state, now, rule, cost) {
     const nowUs = toMicros(now);
-    const perToken = 1_000_000 / rule.refillPerSecond; // microseconds to refill one token
-    const fullAt = Math.max(state?.fullAt ?? nowUs, nowUs);
-    const deficit = fullAt - nowUs; // microseconds of missing tokens
-    const window = rule.capacity * perToken; // deficit of an empty bucket
+    const rate = rule.refillPerSecond; // millionths of a token per µs
+    const full = rule.capacity * SCALE;
+    let deficit = 0;
+    if (state !== undefined) {
+      const elapsed = Math.max(0, nowUs - state.ts);
+      // A lowered capacity: never more missing than the whole bucket.
+      deficit = Math.max(0, Math.min(full, state.deficit) - Math.floor(elapsed * rate + 0.5));
+    }
     const want = cost === 0 ? 1 : cost;
-    const needed = deficit + want * perToken - window; // > 0: not enough tokens
-    const allowed = needed <= 1; // 1 µs slack absorbs the rounding of fullAt
-    const tokensLeft = (deficitAfter: number) => floorUnits(rule.capacity - (deficitAfter * rule.refillPerSecond) / 1_000_000);
+    const allowed = full - deficit >= want * SCALE;
 
     if (!allowed || cost === 0) {
       return {
-        state: { fullAt },
+        state: state ?? { deficit, ts: nowUs },
         write: false,
-        ttlMs: ceilMs(deficit),
+        ttlMs: ceilMs(deficit / rate),
         decision: {
           allowed,
-          remaining: tokensLeft(deficit),
+          remaining: Math.floor((full - deficit) / SCALE),
           limit: rule.capacity,
-          resetAfterMs: ceilMs(deficit),
-          retryAfterMs: allowed ? 0 : ceilMs(needed),
+          resetAfterMs: ceilMs(deficit / rate),
+          retryAfterMs: allowed ? 0 : ceilMs((want * SCALE - (full - deficit)) / rate),
           delayMs: 0,
         },
       };
     }
-    const newFullAt = Math.floor(fullAt + cost * perToken + 0.5); // same rounding as the Lua twin
-    const deficitAfter = newFullAt - nowUs;
+    const after = deficit + cost * SCALE;
     return {
-      state: { fullAt: newFullAt },
+      state: { deficit: after, ts: nowUs },
       write: true,
-      ttlMs: Math.max(1, ceilMs(deficitAfter)),
+      ttlMs: Math.max(1, ceilMs(after / rate)),
       decision: {
         allowed: true,
-        remaining: tokensLeft(deficitAfter),
+        remaining: Math.floor((full - after) / SCALE),
         limit: rule.capacity,
-        resetAfterMs: ceilMs(deficitAfter),
+        resetAfterMs: ceilMs(after / rate),
         retryAfterMs: 0,
         delayMs: 0,
       },
     };
   },
 
-  serialize: (state) => String(state.fullAt),
-  deserialize: (text) => ({ fullAt: Number(text) }),
+  fromReset(now, resetAfterMs, rule) {
+    const deficit = Math.floor(resetAfterMs * 1000 * rule.refillPerSecond + 0.5);
+    return { deficit: Math.min(rule.capacity * SCALE, deficit), ts: toMicros(now) };
+  },
+
+  serialize: (state) => `${state.deficit}:${state.ts}`,
+  deserialize: (text) => {
+    const [deficit, ts] = text.split(':');
+    return { deficit: Number(deficit), ts: Number(ts) };
+  },
   luaArgs: (rule) => [rule.capacity, rule.refillPerSecond],
 };

@@ -1,36 +1,17 @@
-// Lease scripts (hot keys, design 7.2): one call takes up to `batch` units of a
-// token bucket or GCRA key atomically and says how many it got. They read and
-// write the same state as the policy's own script, so leased and plain calls
-// (and peek, inspect) share one bucket. Defined like the policy scripts: EVALSHA,
-// and EVAL again on NOSCRIPT.
-import { readFileSync } from 'node:fs';
+// Leasing (hot keys, design 7.2): one call takes up to `want` units of a bucket
+// so an instance can spend them locally. It runs the policy's own script (no
+// second Lua program to keep in step with the model): ask for `want`; when
+// refused, the reply says how many units are left, so ask for those (at least
+// `need`) once more. Near exhaustion a lease therefore costs two round trips,
+// and a refusal for fewer than `need` units a third, whose reply carries the
+// exact retry time for `need`.
 import type { Rule } from '../../core/rule.js';
+import { runScript } from './scripts.js';
 import type { RedisClient } from './scripts.js';
 
-export type LeasePolicy = 'token_bucket' | 'gcra';
-
-const PRELUDE = new URL('../../policies/prelude.lua', import.meta.url);
-const LEASE_LUA: Record<LeasePolicy, URL> = {
-  token_bucket: new URL('../../policies/token-bucket/lease.lua', import.meta.url),
-  gcra: new URL('../../policies/gcra/lease.lua', import.meta.url),
-};
-
-const normalise = (lua: string) => lua.replace(/^\s+/gm, '').replace(/^--.*\n/gm, '');
-const commandName = (policy: LeasePolicy) => `sluice_lease_${policy}`;
-const defined = new WeakSet<object>();
-
-export function isLeasable(rule: Rule): rule is Extract<Rule, { policy: LeasePolicy }> {
-  return rule.policy === 'token_bucket' || rule.policy === 'gcra';
-}
-
-export function defineLeaseScripts(client: RedisClient): void {
-  if (defined.has(client)) return;
-  const prelude = readFileSync(PRELUDE, 'utf8');
-  for (const policy of Object.keys(LEASE_LUA) as LeasePolicy[]) {
-    const lua = normalise(prelude + '\n' + readFileSync(LEASE_LUA[policy], 'utf8'));
-    client.defineCommand(commandName(policy), { numberOfKeys: 1, lua });
-  }
-  defined.add(client);
+/** Shaping delays requests instead of admitting them in advance: it cannot lease. */
+export function isLeasable(rule: Rule): boolean {
+  return rule.policy !== 'leaky_bucket';
 }
 
 export interface LeaseReply {
@@ -47,8 +28,13 @@ export interface LeaseReply {
 /** Takes between `need` and `want` units of `key`, or none. */
 export async function runLease(client: RedisClient, key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {
   if (!isLeasable(rule)) throw new Error(`policy ${rule.policy} cannot lease`);
-  defineLeaseScripts(client);
-  const command = (client as unknown as Record<string, (key: string, ...args: (string | number)[]) => Promise<unknown>>)[commandName(rule.policy)];
-  const reply = (await command!.call(client, key, need, '', rule.capacity, rule.refillPerSecond, want)) as [number, number, number, number, number, string];
-  return { granted: reply[0], remaining: reply[1], resetAfterMs: reply[2], retryAfterMs: reply[3], state: reply[5] };
+  let ask = Math.max(need, want);
+  for (let attempt = 0; ; attempt++) {
+    const { decision, state } = await runScript(client, key, rule, ask);
+    if (decision.allowed) return { granted: ask, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: 0, state };
+    const refused = { granted: 0, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: decision.retryAfterMs, state };
+    if (ask === need || attempt === 2) return refused;
+    // Fewer units than asked: take what is left, or ask for `need` alone to learn its exact retry time.
+    ask = decision.remaining >= need && decision.remaining < ask ? decision.remaining : need;
+  }
 }

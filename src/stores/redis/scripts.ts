@@ -47,6 +47,19 @@ export function defineScripts(client: RedisClient): void {
   defined.add(client);
 }
 
+/**
+ * Where a bucket lives in Redis. Bucket `rl:{tenant}:route` is field `route` of
+ * the tenant's hash `rl:{tenant}` (same hash tag, same slot); the sliding log,
+ * a sorted set, keeps its own key. Keys without a hash tag (shards) are a hash
+ * of one field.
+ */
+export function storageOf(policy: PolicyName, key: string): { redisKey: string; field: string } {
+  if (policy === 'sliding_window_log') return { redisKey: key, field: '' };
+  const close = key.startsWith('rl:{') ? key.indexOf('}:') : -1;
+  if (close < 0) return { redisKey: key, field: '_' };
+  return { redisKey: key.slice(0, close + 1), field: key.slice(close + 2) };
+}
+
 export interface ScriptReply {
   decision: ModelDecision;
   /** The state as the script stored it (the model's serialize() form). */
@@ -59,9 +72,10 @@ export interface ScriptReply {
  */
 export async function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
   defineScripts(client);
-  const args = [cost, nowUs === undefined ? '' : String(nowUs), ...policyOf(rule).model.luaArgs(rule)];
+  const { redisKey, field } = storageOf(rule.policy, key);
+  const args = [cost, nowUs === undefined ? '' : String(nowUs), ...policyOf(rule).model.luaArgs(rule), field];
   const command = (client as unknown as Record<string, (key: string, ...args: (string | number)[]) => Promise<unknown>>)[commandName(rule.policy)];
-  const reply = (await command!.call(client, key, ...args)) as [number, number, number, number, number, string];
+  const reply = (await command!.call(client, redisKey, ...args)) as [number, number, number, number, number, string];
   return {
     decision: {
       allowed: reply[0] === 1,
