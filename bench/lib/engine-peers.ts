@@ -13,7 +13,7 @@ import { loadDesignScript, springFailOpens, springStyleCall } from './design-scr
 import { round } from './latency.js';
 import { commandStats, resetStats } from './redis-info.js';
 import { bytesPerBucket } from './redis-memory.js';
-import { tenantId } from './rules.js';
+import { ROUTES, tenantId } from './rules.js';
 
 export interface PeerResult {
   subject: string;
@@ -28,12 +28,14 @@ interface Subject {
   name: string;
   /** The Redis command that carries one decision. */
   command: string;
-  /** One decision on tenant `t`; `big` picks a limit that never refuses, else capacity 100. */
+  /** One decision on bucket `t`; `big` picks a limit that never refuses, else capacity 100. */
   decide(t: number, big: boolean): Promise<boolean>;
 }
 
 const KEYS = 1000;
-const ROUTE = 'create-order';
+/** Bucket `b`: tenants with 3 routes each, as in the design's peak. */
+const tenantOf = (b: number) => tenantId(Math.floor(b / ROUTES.length));
+const routeOf = (b: number) => ROUTES[b % ROUTES.length]!;
 
 function subjects(client: Redis): Subject[] {
   const store = new RedisStore(client);
@@ -43,7 +45,7 @@ function subjects(client: Redis): Subject[] {
     return {
       name: `sluice ${policy}`,
       command: 'evalsha',
-      decide: async (t, isBig) => (await store.consume(bucketKey(tenantId(t), ROUTE), isBig ? big : small, 1)).allowed,
+      decide: async (t, isBig) => (await store.consume(bucketKey(tenantOf(t), routeOf(t)), isBig ? big : small, 1)).allowed,
     };
   };
   // rate-limiter-flexible's only Redis algorithm is a fixed window counter (INCR + PEXPIRE in one script).
@@ -56,7 +58,7 @@ function subjects(client: Redis): Subject[] {
       name: 'rate-limiter-flexible (RateLimiterRedis)',
       command: 'evalsha',
       decide: (t, isBig) =>
-        (isBig ? flexBig : flexSmall).consume(`{${tenantId(t)}}:${ROUTE}`, 1).then(
+        (isBig ? flexBig : flexSmall).consume(`{${tenantOf(t)}}:${routeOf(t)}`, 1).then(
           () => true,
           (rejection: unknown) => {
             if (rejection instanceof Error) throw rejection;
@@ -67,7 +69,7 @@ function subjects(client: Redis): Subject[] {
     {
       name: 'design script, Spring Cloud Gateway style',
       command: 'evalsha',
-      decide: async (t, isBig) => (await springStyleCall(client, tenantId(t), ROUTE, isBig ? 1_000_000 : 100, isBig ? 1_000_000 : 0.001)).allowed,
+      decide: async (t, isBig) => (await springStyleCall(client, tenantOf(t), routeOf(t), isBig ? 1_000_000 : 100, isBig ? 1_000_000 : 0.001)).allowed,
     },
   ];
 }

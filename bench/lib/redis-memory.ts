@@ -1,6 +1,7 @@
 // Bytes of Redis memory per bucket: INFO used_memory before and after writing
-// `count` buckets (one decision each), divided by the keys really stored, and
-// Redis's own MEMORY USAGE estimate on a sample of them.
+// `count` buckets (one decision each), divided by the buckets, and Redis's own
+// MEMORY USAGE estimate on a sample of keys, scaled to buckets (Sluice keeps a
+// tenant's buckets as fields of one hash, so a key may hold several).
 import type { Redis } from 'ioredis';
 import { round } from './latency.js';
 import { usedMemory } from './redis-info.js';
@@ -8,9 +9,9 @@ import { usedMemory } from './redis-info.js';
 export interface MemoryResult {
   buckets: number;
   keysStored: number;
-  /** (used_memory after − before) / keys stored: includes the key's dictionary entry and expiry. */
+  /** (used_memory after − before) / buckets: includes the keys' dictionary entries and expiry. */
   bytesPerBucket: number;
-  /** Mean MEMORY USAGE of up to 200 sampled keys. */
+  /** Mean MEMORY USAGE of up to 200 sampled keys × keys stored / buckets (a key may hold several buckets). */
   memoryUsageSample: number;
 }
 
@@ -32,7 +33,7 @@ export async function bytesPerBucket(admin: Redis, count: number, write: (i: num
   return {
     buckets: count,
     keysStored,
-    bytesPerBucket: keysStored ? round((after - before) / keysStored, 1) : Number.NaN,
-    memoryUsageSample: sample.length ? round(sampled / Math.min(200, sample.length), 1) : Number.NaN,
+    bytesPerBucket: round((after - before) / count, 1),
+    memoryUsageSample: sample.length ? round((sampled / Math.min(200, sample.length)) * (keysStored / count), 1) : Number.NaN,
   };
 }
