@@ -80,16 +80,20 @@ describe('Redis faults through the gateway', () => {
   async function burst(app: RunningSluice, tenant: string, count: number): Promise<number[]> {
     return Promise.all(Array.from({ length: count }, async () => (await call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': tenant } })).status));
   }
+  /** Keeps traffic flowing on both instances (the breaker learns from calls) until both are in `wanted` mode. */
+  async function bothIn(wanted: string): Promise<void> {
+    await waitFor(5000, async () => {
+      await burst(apps[0]!, 'probe', 3);
+      await burst(apps[1]!, 'probe', 3);
+      return (await mode(apps[0]!)) === wanted && (await mode(apps[1]!)) === wanted;
+    }, `both in ${wanted} mode`);
+  }
   const allowed = (statuses: number[]) => statuses.filter((s) => s === 200).length;
   const errors = (statuses: number[]) => statuses.filter((s) => s >= 500).length;
 
   it('Redis killed: no 5xx, each instance holds 1/N of the limit once the breaker is open', async () => {
     await redis.kill();
-    await waitFor(5000, async () => {
-      await burst(apps[0]!, 'probe', 3);
-      await burst(apps[1]!, 'probe', 3);
-      return (await mode(apps[0]!)) === 'fallback' && (await mode(apps[1]!)) === 'fallback';
-    }, 'both in fallback');
+    await bothIn('fallback');
     const a = await burst(apps[0]!, 'killed', 30);
     const b = await burst(apps[1]!, 'killed', 30);
     assert.equal(errors([...a, ...b]), 0);
@@ -99,11 +103,7 @@ describe('Redis faults through the gateway', () => {
 
   it('Redis restarted empty, scripts gone: back to Redis decisions within 5 s, limit shared again', async () => {
     await redis.restart();
-    await waitFor(5000, async () => {
-      await burst(apps[0]!, 'probe', 2);
-      await burst(apps[1]!, 'probe', 2);
-      return (await mode(apps[0]!)) === 'redis' && (await mode(apps[1]!)) === 'redis';
-    }, 'back on redis');
+    await bothIn('redis');
     const both = [...(await burst(apps[0]!, 'restarted', 30)), ...(await burst(apps[1]!, 'restarted', 30))];
     assert.equal(errors(both), 0);
     assert.equal(allowed(both), 20, 'one cluster-wide limit again');
@@ -113,11 +113,7 @@ describe('Redis faults through the gateway', () => {
     await burst(apps[0]!, 'paused', 1); // Redis saw this tenant: the fallback starts from its state
     redis.pause();
     try {
-      await waitFor(5000, async () => {
-        await burst(apps[0]!, 'probe', 3);
-        await burst(apps[1]!, 'probe', 3);
-        return (await mode(apps[0]!)) === 'fallback' && (await mode(apps[1]!)) === 'fallback';
-      }, 'both in fallback');
+      await bothIn('fallback');
       const a = await burst(apps[0]!, 'paused-new', 30);
       const b = await burst(apps[1]!, 'paused-new', 30);
       assert.equal(errors([...a, ...b]), 0);
@@ -126,11 +122,7 @@ describe('Redis faults through the gateway', () => {
     } finally {
       redis.resume();
     }
-    await waitFor(5000, async () => {
-      await burst(apps[0]!, 'probe', 2);
-      await burst(apps[1]!, 'probe', 2);
-      return (await mode(apps[0]!)) === 'redis' && (await mode(apps[1]!)) === 'redis';
-    }, 'back on redis');
+    await bothIn('redis');
   });
 
   it('the background load never saw a 5xx through all of it', async () => {
