@@ -34,3 +34,17 @@ local function sluice_save(value, ttl_ms)
   redis.call('HSET', KEYS[1], ARGV[#ARGV], value)
   if redis.call('PTTL', KEYS[1]) < ttl_ms then redis.call('PEXPIRE', KEYS[1], ttl_ms) end
 end
+-- GCRA and the leaky bucket keep a TAT as "<anchor µs>:<units>": the flow is
+-- back in step at anchor + units * interval (see src/policies/tat.ts).
+-- Returns anchor, units and ahead (TAT - now, µs), an idle flow restarting at now.
+local function sluice_load_tat(now, interval)
+  local anchor, units = now, 0
+  local raw = sluice_load()
+  if raw then
+    local a, u = string.match(raw, '^(%d+):(%d+)$')
+    anchor, units = tonumber(a), tonumber(u)
+  end
+  local ahead = anchor - now + units * interval
+  if not (ahead > 1e-6) then return now, 0, 0 end
+  return anchor, units, ahead
+end

@@ -7,16 +7,7 @@ local rate = tonumber(ARGV[4])
 local now = sluice_now_us()
 local interval = 1000000 / rate
 local tolerance = capacity * interval
-local anchor, units = now, 0
-local raw = sluice_load()
-if raw then
-  local a, u = string.match(raw, '^(%d+):(%d+)$')
-  anchor, units = tonumber(a), tonumber(u)
-end
-local ahead = anchor - now + units * interval
-if not (ahead > 1e-6) then
-  anchor, units, ahead = now, 0, 0
-end
+local anchor, units, ahead = sluice_load_tat(now, interval)
 local want = cost
 if cost == 0 then want = 1 end
 local excess = ahead + want * interval - tolerance

@@ -3,22 +3,11 @@
 // in step with its rate. A request of `cost` units pushes the TAT by `cost`
 // emission intervals T and conforms iff the pushed TAT stays within the
 // tolerance (`capacity` intervals) ahead of now.
-//
-// The TAT is kept as `anchor + units * T`: the microsecond the flow was last
-// idle and the units admitted since. A TAT rounded to whole µs on every call
-// drifts by up to 1 µs per call whenever T is fractional (rate 6/s: 166666.67 µs),
-// enough to refuse the last unit of a full burst or admit one unit too many.
+// The TAT is kept as `anchor + units * T` (../tat.ts explains why).
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+import { advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
 
-export interface GcraState {
-  /** Microsecond at which the flow was last idle (its TAT was in the past). */
-  anchor: number;
-  /** Units admitted since then: TAT = anchor + units * T. */
-  units: number;
-}
-
-/** Below this (µs) the TAT counts as reached: float noise, not credit. */
-const IDLE_EPSILON = 1e-6;
+export type GcraState = TatState;
 
 export const gcra: PolicyModel<'gcra', GcraState> = {
   policy: 'gcra',
@@ -27,12 +16,7 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
     const nowUs = toMicros(now);
     const interval = 1_000_000 / rule.refillPerSecond; // emission interval T, µs per unit
     const tolerance = rule.capacity * interval; // how far the TAT may run ahead of now
-    let flow = state ?? { anchor: nowUs, units: 0 };
-    let ahead = flow.anchor - nowUs + flow.units * interval; // TAT - now, in small precise numbers
-    if (!(ahead > IDLE_EPSILON)) {
-      flow = { anchor: nowUs, units: 0 }; // a TAT in the past is now
-      ahead = 0;
-    }
+    const { flow, ahead } = tatAt(state, nowUs, interval); // ahead = TAT - now, µs
     const want = cost === 0 ? 1 : cost;
     const excess = ahead + want * interval - tolerance; // > 0: the new TAT would overshoot
     const conforms = excess <= 1; // 1 µs slack: float noise and the µs clock
@@ -53,8 +37,7 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
         },
       };
     }
-    const next = { anchor: flow.anchor, units: flow.units + cost };
-    const aheadAfter = next.anchor - nowUs + next.units * interval;
+    const { flow: next, ahead: aheadAfter } = advanceTat(flow, cost, nowUs, interval);
     return {
       state: next,
       write: true,
@@ -75,10 +58,7 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
     return { anchor: toMicros(now + resetAfterMs), units: 0 };
   },
 
-  serialize: (state) => `${state.anchor}:${state.units}`,
-  deserialize(text) {
-    const [anchor, units] = text.split(':').map(Number);
-    return { anchor: anchor ?? 0, units: units ?? 0 };
-  },
+  serialize: serializeTat,
+  deserialize: deserializeTat,
   luaArgs: (rule) => [rule.capacity, rule.refillPerSecond],
 };

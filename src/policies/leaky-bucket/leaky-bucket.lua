@@ -8,16 +8,7 @@ local undelayed = tonumber(ARGV[5])
 
 local now = sluice_now_us()
 local interval = 1000000 / rate
-local anchor, units = now, 0
-local raw = sluice_load()
-if raw then
-  local a, u = string.match(raw, '^(%d+):(%d+)$')
-  anchor, units = tonumber(a), tonumber(u)
-end
-local ahead = anchor - now + units * interval
-if not (ahead > 1e-6) then
-  anchor, units, ahead = now, 0, 0
-end
+local anchor, units, ahead = sluice_load_tat(now, interval)
 local want = cost
 if cost == 0 then want = 1 end
 local overflow = ahead + (want - 1) * interval - burst * interval

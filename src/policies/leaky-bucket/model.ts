@@ -4,20 +4,14 @@
 // to wait (delayMs): none with `nodelay`, none for the first `delay` queued
 // ones with `delay=N`, and by default everyone behind the first waits.
 // The state is the microsecond at which the queue is empty (a GCRA TAT), kept
-// as `anchor + units * interval` for the reason given in ../gcra/model.ts; the
+// as `anchor + units * interval` for the reason given in ../tat.ts; the
 // level at `now` is (emptyAt - now) / interval requests.
 import type { LeakyBucketRule } from '../../core/rule.js';
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+import { advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
 
-export interface LeakyBucketState {
-  /** Microsecond at which the queue was last empty. */
-  anchor: number;
-  /** Units queued since then: the queue is empty again at anchor + units * interval. */
-  units: number;
-}
-
-/** Below this (µs) the queue counts as empty: float noise, not a queue. */
-const EMPTY_EPSILON = 1e-6;
+/** The queue is empty again at anchor + units * interval. */
+export type LeakyBucketState = TatState;
 
 /** Queued requests served without delay (nginx `delay=N`; `nodelay` = the whole burst). */
 const undelayed = (rule: LeakyBucketRule): number => (rule.nodelay ? rule.burst : (rule.delay ?? 0));
@@ -28,12 +22,7 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
   step(state, now, rule, cost) {
     const nowUs = toMicros(now);
     const interval = 1_000_000 / rule.ratePerSecond; // µs for one request to leak out
-    let queue = state ?? { anchor: nowUs, units: 0 };
-    let ahead = queue.anchor - nowUs + queue.units * interval; // queue ahead of this request, in µs
-    if (!(ahead > EMPTY_EPSILON)) {
-      queue = { anchor: nowUs, units: 0 };
-      ahead = 0;
-    }
+    const { flow: queue, ahead } = tatAt(state, nowUs, interval); // queue ahead of this request, in µs
     const want = cost === 0 ? 1 : cost;
     // Its last unit would find ahead/interval + want - 1 requests in front; at most `burst` may wait.
     const overflow = ahead + (want - 1) * interval - rule.burst * interval;
@@ -57,8 +46,7 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
         },
       };
     }
-    const next = { anchor: queue.anchor, units: queue.units + cost };
-    const aheadAfter = next.anchor - nowUs + next.units * interval;
+    const { flow: next, ahead: aheadAfter } = advanceTat(queue, cost, nowUs, interval);
     return {
       state: next,
       write: true,
@@ -74,10 +62,7 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
     };
   },
 
-  serialize: (state) => `${state.anchor}:${state.units}`,
-  deserialize(text) {
-    const [anchor, units] = text.split(':').map(Number);
-    return { anchor: anchor ?? 0, units: units ?? 0 };
-  },
+  serialize: serializeTat,
+  deserialize: deserializeTat,
   luaArgs: (rule) => [rule.ratePerSecond, rule.burst, undelayed(rule)],
 };
