@@ -8,7 +8,9 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { defineScripts, type RedisClient, runScript, storageOf } from './redis/scripts.js';
+import { defineScripts, type RedisClient, runScript, type ScriptReply, storageOf } from './redis/scripts.js';
+
+const decisionOf = (reply: ScriptReply): Decision => reply.decision;
 import type { BucketInfo, Store } from './store.js';
 
 export class RedisStore implements Store {
@@ -18,20 +20,17 @@ export class RedisStore implements Store {
     defineScripts(client);
   }
 
-  async consume(key: string, rule: Rule, cost: number): Promise<Decision> {
-    const reply = await runScript(this.client, key, rule, cost);
-    return { ...reply.decision, source: 'redis' };
+  consume(key: string, rule: Rule, cost: number): Promise<Decision> {
+    return runScript(this.client, key, rule, cost).then(decisionOf);
   }
 
   /** Like consume, also returning the state the script stored (for seeding a fallback bucket). */
-  async consumeWithState(key: string, rule: Rule, cost: number): Promise<{ decision: Decision; state: string }> {
-    const reply = await runScript(this.client, key, rule, cost);
-    return { decision: { ...reply.decision, source: 'redis' }, state: reply.state };
+  consumeWithState(key: string, rule: Rule, cost: number): Promise<ScriptReply> {
+    return runScript(this.client, key, rule, cost);
   }
 
-  async peek(key: string, rule: Rule): Promise<Decision> {
-    const reply = await runScript(this.client, key, rule, 0);
-    return { ...reply.decision, source: 'redis' };
+  peek(key: string, rule: Rule): Promise<Decision> {
+    return runScript(this.client, key, rule, 0).then(decisionOf);
   }
 
   async reset(key: string): Promise<void> {
@@ -45,7 +44,7 @@ export class RedisStore implements Store {
     const [reply, ttl] = await Promise.all([runScript(this.client, key, rule, 0), this.client.pttl(redisKey)]);
     return {
       state: ttl >= 0 || ttl === -1 ? reply.state : undefined,
-      decision: { ...reply.decision, source: 'redis' },
+      decision: reply.decision,
       ttlMs: ttl >= 0 ? ttl : undefined,
       location: await this.locationOf(key),
     };

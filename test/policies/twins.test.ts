@@ -43,7 +43,8 @@ async function runBoth(rule: Rule, steps: { at: number; cost: number }[]) {
     const fromModel = model.step(state, now, rule, step.cost);
     if (fromModel.write) state = fromModel.state;
     const fromLua = await runScript(client, key, rule, step.cost, toMicros(now));
-    results.push({ step, model: fromModel.decision, lua: fromLua.decision, modelState: model.serialize(fromModel.state), luaState: fromLua.state });
+    const { source: _source, ...luaDecision } = fromLua.decision;
+    results.push({ step, model: fromModel.decision, lua: luaDecision, modelState: model.serialize(fromModel.state), luaState: fromLua.state });
   }
   return results;
 }

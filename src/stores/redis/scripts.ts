@@ -1,11 +1,11 @@
-// The script registry: each policy's Lua twin, with the shared prelude, defined
+// The script registry: each policy's Lua twin, with the prelude helpers it uses, defined
 // once per client as an ioredis command. ioredis sends EVALSHA and, on NOSCRIPT
 // only (a Redis restart, SCRIPT FLUSH or a failover to a node that never saw the
 // script), resends the body with EVAL, per node in a cluster.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
-import type { ModelDecision } from '../../core/decision.js';
+import type { Decision } from '../../core/decision.js';
 import type { PolicyName, Rule } from '../../core/rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { capacityOf } from '../../core/rule.js';
@@ -19,13 +19,39 @@ function normalise(lua: string): string {
   return lua.replace(/^\s+/gm, '').replace(/^--.*\n/gm, '');
 }
 
+/**
+ * The prelude's helpers a script needs: each `local function NAME` block is
+ * kept only when the twin (or a kept block) calls it, since Redis defines every
+ * local function anew on each call.
+ */
+function preludeFor(body: string): string {
+  const blocks = readFileSync(PRELUDE, 'utf8')
+    .split(/\n(?=local function )/)
+    .filter((block) => block.startsWith('local function '))
+    .map((block) => ({ name: /^local function (\w+)/.exec(block)![1]!, block }));
+  const needed = new Set<string>();
+  let text = body;
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const { name, block } of blocks) {
+      if (!needed.has(name) && new RegExp(`\\b${name}\\(`).test(text)) {
+        needed.add(name);
+        text += `\n${block}`;
+        grew = true;
+      }
+    }
+  }
+  return blocks.filter(({ name }) => needed.has(name)).map(({ block }) => block).join('\n');
+}
+
 const sources = new Map<string, string>();
 
-/** The full text of a policy's script (prelude + twin), as sent to Redis. */
+/** The full text of a policy's script (the prelude helpers it uses + twin), as sent to Redis. */
 export function scriptSource(policy: PolicyName): string {
   let source = sources.get(policy);
   if (source === undefined) {
-    source = normalise(readFileSync(PRELUDE, 'utf8') + '\n' + readFileSync(POLICY_REGISTRY[policy].lua, 'utf8'));
+    const body = readFileSync(POLICY_REGISTRY[policy].lua, 'utf8');
+    source = normalise(preludeFor(body) + '\n' + body);
     sources.set(policy, source);
   }
   return source;
@@ -61,30 +87,42 @@ export function storageOf(policy: PolicyName, key: string): { redisKey: string; 
 }
 
 export interface ScriptReply {
-  decision: ModelDecision;
+  decision: Decision;
   /** The state as the script stored it (the model's serialize() form). */
   state: string;
 }
 
+type Reply = [number, number, number, number, number, string];
+type ScriptCommand = (key: string, ...args: (string | number)[]) => Promise<Reply>;
+
+/** Each rule's parameters in ARGV order, computed once per rule object. */
+const argsOf = new WeakMap<Rule, (string | number)[]>();
+
 /**
  * Runs a rule's script on one key. `nowUs` overrides Redis TIME and exists for
- * the shared test vectors only; production callers never pass it.
+ * the shared test vectors only; production callers never pass it. This is the
+ * hot path of every Redis decision: no async frame, one object per reply.
  */
-export async function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
+export function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
   defineScripts(client);
+  let params = argsOf.get(rule);
+  if (params === undefined) {
+    params = policyOf(rule).model.luaArgs(rule);
+    argsOf.set(rule, params);
+  }
   const { redisKey, field } = storageOf(rule.policy, key);
-  const args = [cost, nowUs === undefined ? '' : String(nowUs), ...policyOf(rule).model.luaArgs(rule), field];
-  const command = (client as unknown as Record<string, (key: string, ...args: (string | number)[]) => Promise<unknown>>)[commandName(rule.policy)];
-  const reply = (await command!.call(client, redisKey, ...args)) as [number, number, number, number, number, string];
-  return {
+  const command = (client as unknown as Record<string, ScriptCommand>)[commandName(rule.policy)]!;
+  const limit = capacityOf(rule);
+  return command.call(client, redisKey, cost, nowUs === undefined ? '' : nowUs, ...params, field).then((reply) => ({
     decision: {
       allowed: reply[0] === 1,
       remaining: reply[1],
-      limit: capacityOf(rule),
+      limit,
       resetAfterMs: reply[2],
       retryAfterMs: reply[3],
       delayMs: reply[4],
+      source: 'redis',
     },
     state: reply[5],
-  };
+  }));
 }
