@@ -1,11 +1,12 @@
-// Leasing (hot keys, design 7.2): one call takes up to `want` units of a bucket
-// so an instance can spend them locally. It runs the policy's own script (no
-// second Lua program to keep in step with the model): ask for `want`; when
-// refused, the reply says how many units are left, so ask for those (at least
-// `need`) once more. Near exhaustion a lease therefore costs two round trips,
-// and a refusal for fewer than `need` units a third, whose reply carries the
-// exact retry time for `need`.
-import type { Rule } from '../../core/rule.js';
+// Leasing (hot keys, design 7.2): one call takes a whole batch of units so an
+// instance can spend them locally. It runs the policy's own script (no second
+// Lua program to keep in step with the model), asking for the batch: when
+// fewer units are left, the lease is refused with the exact time until the
+// batch is free, and the leaser's negative cache holds further requests until
+// then. So a lease is always one round trip, even when the limit is exhausted
+// (taking the dribble of units left would cost a call every few units), and
+// the price is that up to batch − 1 units may wait in Redis for a batch.
+import { capacityOf, type Rule } from '../../core/rule.js';
 import { runScript } from './scripts.js';
 import type { RedisClient } from './scripts.js';
 
@@ -15,26 +16,26 @@ export function isLeasable(rule: Rule): boolean {
 }
 
 export interface LeaseReply {
-  /** Units taken (0 when refused: fewer than `need` were available). */
+  /** Units taken (0 when refused: fewer than the batch were available). */
   granted: number;
   /** Units left in the shared bucket after the lease. */
   remaining: number;
   resetAfterMs: number;
-  /** When refused: milliseconds until `need` units are available. */
+  /** When refused: milliseconds until the batch is available. */
   retryAfterMs: number;
   state: string;
 }
 
-/** Takes between `need` and `want` units of `key`, or none. */
+/** Takes max(`need`, `want`) units of `key` (at most the rule's capacity) in one call, or none. */
 export async function runLease(client: RedisClient, key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {
   if (!isLeasable(rule)) throw new Error(`policy ${rule.policy} cannot lease`);
-  let ask = Math.max(need, want);
-  for (let attempt = 0; ; attempt++) {
-    const { decision, state } = await runScript(client, key, rule, ask);
-    if (decision.allowed) return { granted: ask, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: 0, state };
-    const refused = { granted: 0, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: decision.retryAfterMs, state };
-    if (ask === need || attempt === 2) return refused;
-    // Fewer units than asked: take what is left, or ask for `need` alone to learn its exact retry time.
-    ask = decision.remaining >= need && decision.remaining < ask ? decision.remaining : need;
-  }
+  const ask = Math.min(Math.max(need, want), capacityOf(rule));
+  const { decision, state } = await runScript(client, key, rule, ask);
+  return {
+    granted: decision.allowed ? ask : 0,
+    remaining: decision.remaining,
+    resetAfterMs: decision.resetAfterMs,
+    retryAfterMs: decision.retryAfterMs,
+    state,
+  };
 }
