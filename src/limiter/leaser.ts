@@ -1,6 +1,10 @@
-// Batch leasing for hot keys (design 7.2): one script call takes up to `batch`
-// units, this instance spends them locally (source `cache`). Concurrent
-// requests on a key share one lease call in flight.
+// Batch leasing for hot keys (design 7.2): one script call takes a whole
+// `batch` of units, this instance spends them locally (source `cache`).
+// Concurrent requests on a key share one lease call in flight. A refused lease
+// holds this instance's requests until the batch is free, stretched by a random
+// factor up to the number of instances: they would all wake at that instant
+// and race for one batch, each race a Redis call. Units wait in Redis
+// meanwhile, so nothing is lost while the bucket is below its capacity.
 //
 // Over-admission bound: an instance holds at most `batch` + cost − 1 leased
 // units it has not spent, so over any interval the cluster admits at most what
@@ -41,6 +45,8 @@ export interface LeaserDeps {
   leaseTtlMs: number;
   maxKeys: number;
   now: Clock;
+  /** Live gateway instances, the ones racing for a batch. */
+  instances(): number;
 }
 
 export class Leaser {
@@ -109,12 +115,13 @@ export class Leaser {
       const now = this.deps.now();
       if (reply.granted === 0) {
         leaseCalls.inc({ outcome: 'refused' });
+        const spread = 1 + Math.random() * (Math.max(1, this.deps.instances()) - 1);
         const decision: Decision = {
           allowed: false,
           remaining: reply.remaining,
           limit: capacityOf(plan.rule),
           resetAfterMs: reply.resetAfterMs,
-          retryAfterMs: reply.retryAfterMs,
+          retryAfterMs: Math.ceil(reply.retryAfterMs * spread),
           delayMs: 0,
           source: 'redis',
         };

@@ -106,6 +106,7 @@ export class ResilientEngine implements Engine {
       leaseTtlMs: options.hotKey.leaseTtlMs,
       maxKeys: options.stateCacheSize,
       now: this.now,
+      instances: () => this.instances,
     });
     this.membership = new Membership({
       client: options.client,
