@@ -59,6 +59,7 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
       forkServer('Sluice, no limiter', 'sluice.ts', { ...base, limiter: 'none' }),
       forkServer('Sluice, memory store', 'sluice.ts', { ...base, limiter: 'memory' }),
       forkServer('Sluice, Redis store', 'sluice.ts', { ...base, limiter: 'redis' }),
+      forkServer('Sluice, Redis store, one script call per request', 'sluice.ts', { ...base, limiter: 'redis', exact: true }),
       forkServer('Fastify + http-proxy + rate-limit (Redis)', 'fastify-peer.ts', base),
       forkServer('Express + http-proxy-middleware + express-rate-limit (Redis)', 'express-peer.ts', base),
     ]);

@@ -12,6 +12,8 @@ interface Args {
   upstream: string;
   limiter: 'none' | 'memory' | 'redis';
   redisUrl?: string;
+  /** Automatic hot-key leasing off: every request is one Redis script call, like the peers. */
+  exact?: boolean;
 }
 
 const ALLOW: Decision = { allowed: true, remaining: 1_000_000, limit: 1_000_000, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'memory' };
@@ -25,7 +27,7 @@ const allowAll: Engine = {
   close: async () => {},
 };
 
-const { upstream, limiter, redisUrl } = args<Args>();
+const { upstream, limiter, redisUrl, exact } = args<Args>();
 const config = parseConfig(
   JSON.stringify({
     listen: '127.0.0.1:0',
@@ -33,6 +35,7 @@ const config = parseConfig(
     tenants: { header: 'X-Api-Key', unknownKeys: 'default-rule', keys: [] },
     defaultRule: { policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 },
     store: limiter === 'redis' ? { type: 'redis', url: redisUrl } : { type: 'memory' },
+    ...(exact ? { resilience: { hotKey: { autoLeaseRatePerSec: 0 } } } : {}),
     log: { level: 'silent' },
   }),
   { source: 'bench' },
