@@ -38,7 +38,7 @@ export interface LeaserDeps {
   /** Runs a Redis call under the deadline and breaker. */
   guarded<T>(plan: Plan, units: number, call: () => Promise<T>): Promise<T>;
   negative: NegativeCache;
-  /** Called with every lease reply (the fallback remembers the state). */
+  /** Called with every lease reply (the fallback remembers when the bucket is full again). */
   onReply(plan: Plan, reply: LeaseReply): void;
   /** The decision when Redis cannot be asked. */
   degraded(plan: Plan, cost: number, error: unknown): Decision;

@@ -213,7 +213,7 @@ export class ResilientEngine implements Engine {
     const cached = this.negative.get(plan.key, plan.fingerprint, cost, this.now());
     if (cached) return cached;
     try {
-      const { decision } = await this.guarded(plan, cost, () => this.store.consumeWithState(plan.key, plan.rule, cost));
+      const decision = await this.guarded(plan, cost, () => this.store.consume(plan.key, plan.rule, cost));
       this.fallback.remember(plan.baseKey, plan.rule, decision);
       this.negative.add(plan.key, plan.fingerprint, cost, decision, this.now());
       return decision;

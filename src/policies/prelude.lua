@@ -5,6 +5,8 @@
 -- ARGV[3..] the rule's parameters, in the order the model's luaArgs() gives
 -- returns  { allowed 0|1, remaining, resetAfterMs, retryAfterMs, delayMs, state }
 --          all integers (already rounded as the model rounds) except state, a string
+--          given on peeks only (cost 0: the admin API's inspect, the twin tests), '' otherwise,
+--          so a decision's reply stays small
 local function sluice_now_us()
   if ARGV[2] ~= nil and ARGV[2] ~= '' then return tonumber(ARGV[2]) end
   local t = redis.call('TIME')
@@ -47,4 +49,13 @@ local function sluice_load_tat(now, interval)
   local ahead = anchor - now + units * interval
   if not (ahead > 1e-6) then return now, 0, 0 end
   return anchor, units, ahead
+end
+-- The state on a peek, '' on a decision (see the header).
+local function sluice_peeked(state)
+  if ARGV[1] == '0' then return state end
+  return ''
+end
+local function sluice_peeked_fn(make)
+  if ARGV[1] == '0' then return make() end
+  return ''
 end

@@ -8,9 +8,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { defineScripts, type RedisClient, runScript, type ScriptReply, storageOf } from './redis/scripts.js';
-
-const decisionOf = (reply: ScriptReply): Decision => reply.decision;
+import { defineScripts, type RedisClient, runDecision, runScript, storageOf } from './redis/scripts.js';
 import type { BucketInfo, Store } from './store.js';
 
 export class RedisStore implements Store {
@@ -21,16 +19,11 @@ export class RedisStore implements Store {
   }
 
   consume(key: string, rule: Rule, cost: number): Promise<Decision> {
-    return runScript(this.client, key, rule, cost).then(decisionOf);
-  }
-
-  /** Like consume, also returning the state the script stored (for seeding a fallback bucket). */
-  consumeWithState(key: string, rule: Rule, cost: number): Promise<ScriptReply> {
-    return runScript(this.client, key, rule, cost);
+    return runDecision(this.client, key, rule, cost);
   }
 
   peek(key: string, rule: Rule): Promise<Decision> {
-    return runScript(this.client, key, rule, 0).then(decisionOf);
+    return runDecision(this.client, key, rule, 0);
   }
 
   async reset(key: string): Promise<void> {

@@ -43,8 +43,10 @@ async function runBoth(rule: Rule, steps: { at: number; cost: number }[]) {
     const fromModel = model.step(state, now, rule, step.cost);
     if (fromModel.write) state = fromModel.state;
     const fromLua = await runScript(client, key, rule, step.cost, toMicros(now));
+    // The script gives its state on peeks only: peek at the same instant to read what it stored.
+    const luaState = step.cost === 0 ? fromLua.state : (await runScript(client, key, rule, 0, toMicros(now))).state;
     const { source: _source, ...luaDecision } = fromLua.decision;
-    results.push({ step, model: fromModel.decision, lua: luaDecision, modelState: model.serialize(fromModel.state), luaState: fromLua.state });
+    results.push({ step, model: fromModel.decision, lua: luaDecision, modelState: model.serialize(fromModel.state), luaState });
   }
   return results;
 }

@@ -22,10 +22,10 @@ if (not fits) or cost == 0 then
   local retry = 0
   if not fits then retry = sluice_ceil_ms(until_end) end
   return { fits and 1 or 0, limit - count, sluice_ceil_ms(until_end), retry, 0,
-    sluice_int(start) .. ':' .. sluice_int(count) }
+    sluice_peeked(sluice_int(start) .. ':' .. sluice_int(count)) }
 end
 
 local after = count + cost
 local state = sluice_int(start) .. ':' .. sluice_int(after)
 sluice_save(state, math.max(1, sluice_ceil_ms(until_end)))
-return { 1, limit - after, sluice_ceil_ms(until_end), 0, 0, state }
+return { 1, limit - after, sluice_ceil_ms(until_end), 0, 0, '' }

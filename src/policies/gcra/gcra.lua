@@ -17,7 +17,7 @@ if (not conforms) or cost == 0 then
   local retry = 0
   if not conforms then retry = sluice_ceil_ms(excess) end
   return { conforms and 1 or 0, sluice_floor_units((tolerance - ahead) / interval),
-    sluice_ceil_ms(ahead), retry, 0, sluice_int(anchor) .. ':' .. sluice_int(units) }
+    sluice_ceil_ms(ahead), retry, 0, sluice_peeked(sluice_int(anchor) .. ':' .. sluice_int(units)) }
 end
 
 units = units + cost
@@ -25,4 +25,4 @@ local ahead_after = anchor - now + units * interval
 local state = sluice_int(anchor) .. ':' .. sluice_int(units)
 sluice_save(state, math.max(1, sluice_ceil_ms(ahead_after)))
 return { 1, sluice_floor_units((tolerance - ahead_after) / interval),
-  sluice_ceil_ms(ahead_after), 0, 0, state }
+  sluice_ceil_ms(ahead_after), 0, 0, '' }

@@ -21,7 +21,7 @@ if (not fits) or cost == 0 then
   local retry = 0
   if not fits then retry = sluice_ceil_ms(overflow) end
   return { fits and 1 or 0, sluice_floor_units(burst + 1 - ahead / interval),
-    sluice_ceil_ms(ahead), retry, delay, sluice_int(anchor) .. ':' .. sluice_int(units) }
+    sluice_ceil_ms(ahead), retry, delay, sluice_peeked(sluice_int(anchor) .. ':' .. sluice_int(units)) }
 end
 
 units = units + cost
@@ -29,4 +29,4 @@ local ahead_after = anchor - now + units * interval
 local state = sluice_int(anchor) .. ':' .. sluice_int(units)
 sluice_save(state, math.max(1, sluice_ceil_ms(ahead_after)))
 return { 1, sluice_floor_units(burst + 1 - ahead_after / interval),
-  sluice_ceil_ms(ahead_after), 0, delay, state }
+  sluice_ceil_ms(ahead_after), 0, delay, '' }

@@ -60,10 +60,10 @@ if (not fits) or cost == 0 then
   end
   local reset = sluice_ceil_ms(until_empty(start, cur, prev, now))
   return { fits and 1 or 0, sluice_floor_units(limit - count), reset, retry, 0,
-    sluice_int(start) .. ' ' .. sluice_int(cur) .. ' ' .. sluice_int(prev) }
+    sluice_peeked(sluice_int(start) .. ' ' .. sluice_int(cur) .. ' ' .. sluice_int(prev)) }
 end
 
 local state = sluice_int(start) .. ' ' .. sluice_int(cur + cost) .. ' ' .. sluice_int(prev)
 local reset = sluice_ceil_ms(until_empty(start, cur + cost, prev, now))
 sluice_save(state, math.max(1, reset))
-return { 1, sluice_floor_units(limit - (count + cost)), reset, 0, 0, state }
+return { 1, sluice_floor_units(limit - (count + cost)), reset, 0, 0, '' }

@@ -32,7 +32,7 @@ if (not fits) or cost == 0 then
   end
   local reset = 0
   if count > 0 then reset = until_leaves(stamps[count]) end
-  return { fits and 1 or 0, limit - count, reset, retry, 0, table.concat(stamps, ',') }
+  return { fits and 1 or 0, limit - count, reset, retry, 0, sluice_peeked_fn(function() return table.concat(stamps, ',') end) }
 end
 
 redis.call('ZREMRANGEBYSCORE', key, '-inf', sluice_int(cutoff))
@@ -53,4 +53,4 @@ local newest = now
 if count > 0 and tonumber(stamps[count]) > now then newest = tonumber(stamps[count]) end
 local reset = sluice_ceil_ms(newest + window_us - now)
 redis.call('PEXPIRE', key, math.max(1, reset))
-return { 1, limit - #stamps, reset, 0, 0, table.concat(stamps, ',') }
+return { 1, limit - #stamps, reset, 0, 0, '' }

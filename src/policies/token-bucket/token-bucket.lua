@@ -22,11 +22,11 @@ if (not allowed) or cost == 0 then
   local retry = 0
   if not allowed then retry = sluice_ceil_ms((want * 1000000 - (full - deficit)) / rate) end
   local state = raw or (sluice_int(deficit) .. ':' .. sluice_int(now))
-  return { allowed and 1 or 0, math.floor((full - deficit) / 1000000), sluice_ceil_ms(deficit / rate), retry, 0, state }
+  return { allowed and 1 or 0, math.floor((full - deficit) / 1000000), sluice_ceil_ms(deficit / rate), retry, 0, sluice_peeked(state) }
 end
 
 local after = deficit + cost * 1000000
 local reset = sluice_ceil_ms(after / rate)
 local state = sluice_int(after) .. ':' .. sluice_int(now)
 sluice_save(state, math.max(1, reset))
-return { 1, math.floor((full - after) / 1000000), reset, 0, 0, state }
+return { 1, math.floor((full - after) / 1000000), reset, 0, 0, '' }

@@ -7,7 +7,7 @@
 // (taking the dribble of units left would cost a call every few units), and
 // the price is that up to batch − 1 units may wait in Redis for a batch.
 import { capacityOf, type Rule } from '../../core/rule.js';
-import { runScript } from './scripts.js';
+import { runDecision } from './scripts.js';
 import type { RedisClient } from './scripts.js';
 
 /** Shaping delays requests instead of admitting them in advance: it cannot lease. */
@@ -23,19 +23,12 @@ export interface LeaseReply {
   resetAfterMs: number;
   /** When refused: milliseconds until the batch is available. */
   retryAfterMs: number;
-  state: string;
 }
 
 /** Takes max(`need`, `want`) units of `key` (at most the rule's capacity) in one call, or none. */
 export async function runLease(client: RedisClient, key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {
   if (!isLeasable(rule)) throw new Error(`policy ${rule.policy} cannot lease`);
   const ask = Math.min(Math.max(need, want), capacityOf(rule));
-  const { decision, state } = await runScript(client, key, rule, ask);
-  return {
-    granted: decision.allowed ? ask : 0,
-    remaining: decision.remaining,
-    resetAfterMs: decision.resetAfterMs,
-    retryAfterMs: decision.retryAfterMs,
-    state,
-  };
+  const decision = await runDecision(client, key, rule, ask);
+  return { granted: decision.allowed ? ask : 0, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: decision.retryAfterMs };
 }

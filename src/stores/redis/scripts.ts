@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
-import type { PolicyName, Rule } from '../../core/rule.js';
+import { type PolicyName, POLICIES, type Rule } from '../../core/rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { capacityOf } from '../../core/rule.js';
 
@@ -88,22 +88,19 @@ export function storageOf(policy: PolicyName, key: string): { redisKey: string; 
 
 export interface ScriptReply {
   decision: Decision;
-  /** The state as the script stored it (the model's serialize() form). */
+  /** On a peek (cost 0): the state as stored (the model's serialize() form); '' after a decision. */
   state: string;
 }
 
 type Reply = [number, number, number, number, number, string];
 type ScriptCommand = (key: string, ...args: (string | number)[]) => Promise<Reply>;
 
+const COMMAND = Object.fromEntries(POLICIES.map((policy) => [policy, commandName(policy)])) as Record<PolicyName, string>;
 /** Each rule's parameters in ARGV order, computed once per rule object. */
 const argsOf = new WeakMap<Rule, (string | number)[]>();
 
-/**
- * Runs a rule's script on one key. `nowUs` overrides Redis TIME and exists for
- * the shared test vectors only; production callers never pass it. This is the
- * hot path of every Redis decision: no async frame, one object per reply.
- */
-export function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
+/** One EVALSHA of the rule's script on the bucket's storage; the hot path of every Redis decision. */
+function send(client: RedisClient, key: string, rule: Rule, cost: number, nowUs: number | undefined): Promise<Reply> {
   defineScripts(client);
   let params = argsOf.get(rule);
   if (params === undefined) {
@@ -111,18 +108,25 @@ export function runScript(client: RedisClient, key: string, rule: Rule, cost: nu
     argsOf.set(rule, params);
   }
   const { redisKey, field } = storageOf(rule.policy, key);
-  const command = (client as unknown as Record<string, ScriptCommand>)[commandName(rule.policy)]!;
+  const command = (client as unknown as Record<string, ScriptCommand>)[COMMAND[rule.policy]]!;
+  return command.call(client, redisKey, cost, nowUs === undefined ? '' : nowUs, ...params, field);
+}
+
+function decode(reply: Reply, limit: number): Decision {
+  return { allowed: reply[0] === 1, remaining: reply[1], limit, resetAfterMs: reply[2], retryAfterMs: reply[3], delayMs: reply[4], source: 'redis' };
+}
+
+/** Decides `cost` units of `key` in Redis. */
+export function runDecision(client: RedisClient, key: string, rule: Rule, cost: number): Promise<Decision> {
   const limit = capacityOf(rule);
-  return command.call(client, redisKey, cost, nowUs === undefined ? '' : nowUs, ...params, field).then((reply) => ({
-    decision: {
-      allowed: reply[0] === 1,
-      remaining: reply[1],
-      limit,
-      resetAfterMs: reply[2],
-      retryAfterMs: reply[3],
-      delayMs: reply[4],
-      source: 'redis',
-    },
-    state: reply[5],
-  }));
+  return send(client, key, rule, cost, undefined).then((reply) => decode(reply, limit));
+}
+
+/**
+ * The same, with the reply's state (given on peeks). `nowUs` overrides Redis
+ * TIME and exists for the shared test vectors only; production never passes it.
+ */
+export function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
+  const limit = capacityOf(rule);
+  return send(client, key, rule, cost, nowUs).then((reply) => ({ decision: decode(reply, limit), state: reply[5] }));
 }
