@@ -33,8 +33,12 @@ local function sluice_load()
   return redis.call('HGET', KEYS[1], ARGV[#ARGV])
 end
 local function sluice_save(value, ttl_ms)
-  redis.call('HSET', KEYS[1], ARGV[#ARGV], value)
-  if redis.call('PTTL', KEYS[1]) < ttl_ms then redis.call('PEXPIRE', KEYS[1], ttl_ms) end
+  if redis.call('HSET', KEYS[1], ARGV[#ARGV], value) == 0 then
+    -- an existing field: the hash has a TTL, which only ever grows (GT, Redis 7)
+    redis.call('PEXPIRE', KEYS[1], ttl_ms, 'GT')
+  elseif redis.call('PTTL', KEYS[1]) < ttl_ms then
+    redis.call('PEXPIRE', KEYS[1], ttl_ms)
+  end
 end
 -- GCRA and the leaky bucket keep a TAT as "<anchor µs>:<units>": the flow is
 -- back in step at anchor + units * interval (see src/policies/tat.ts).

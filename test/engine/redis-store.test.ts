@@ -40,6 +40,18 @@ describe('RedisStore (standalone)', () => {
     await admin.flushall();
   });
 
+  it("a tenant's hash lives as long as its longest-lived bucket: a write extends its TTL, never shortens it", async () => {
+    const slow = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }); // 1 token = 1 s to refill
+    const fast = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1000 });
+    await store.consume(bucketKey('ttl-tenant', 'slow'), slow, 2);
+    const first = await admin.pttl('rl:{ttl-tenant}');
+    assert.ok(first > 1000 && first <= 2000, `TTL ${first}`);
+    await store.consume(bucketKey('ttl-tenant', 'fast'), fast, 1); // a new field with a 1 ms TTL
+    assert.ok((await admin.pttl('rl:{ttl-tenant}')) > 1000, 'not shortened by a new field');
+    await store.consume(bucketKey('ttl-tenant', 'slow'), slow, 3); // an existing field, now 5 s from full
+    assert.ok((await admin.pttl('rl:{ttl-tenant}')) > 4000, 'extended by an existing field');
+  });
+
   it('SCRIPT FLUSH mid-traffic: NOSCRIPT is recovered by resending the script, no decision lost', async () => {
     const rule = parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 0.001 });
     const key = bucketKey('flush', 'route');
