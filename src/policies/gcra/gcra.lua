@@ -4,7 +4,7 @@ local cost = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[3])
 local rate = tonumber(ARGV[4])
 
-local now = sluice_now_us()
+local now = sluice_now
 local interval = 1000000 / rate
 local tolerance = capacity * interval
 local anchor, units, ahead = sluice_load_tat(now, interval)
@@ -15,14 +15,14 @@ local conforms = excess <= 1
 
 if (not conforms) or cost == 0 then
   local retry = 0
-  if not conforms then retry = sluice_ceil_ms(excess) end
+  if not conforms then retry = math.max(0, math.ceil((excess) / 1000)) end
   return { conforms and 1 or 0, sluice_floor_units((tolerance - ahead) / interval),
-    sluice_ceil_ms(ahead), retry, 0, sluice_peeked(sluice_int(anchor) .. ':' .. sluice_int(units)) }
+    math.max(0, math.ceil((ahead) / 1000)), retry, 0, (ARGV[1] == '0' and (string.format('%.0f', anchor) .. ':' .. string.format('%.0f', units)) or '') }
 end
 
 units = units + cost
 local ahead_after = anchor - now + units * interval
-local state = sluice_int(anchor) .. ':' .. sluice_int(units)
-sluice_save(state, math.max(1, sluice_ceil_ms(ahead_after)))
+local state = string.format('%.0f', anchor) .. ':' .. string.format('%.0f', units)
+sluice_save(state, math.max(1, math.max(0, math.ceil((ahead_after) / 1000))))
 return { 1, sluice_floor_units((tolerance - ahead_after) / interval),
-  sluice_ceil_ms(ahead_after), 0, 0, '' }
+  math.max(0, math.ceil((ahead_after) / 1000)), 0, 0, '' }

@@ -25,9 +25,9 @@ local function until_empty(start, cur, prev, now)
   return 0
 end
 
-local now = sluice_now_us()
+local now = sluice_now
 local s, c, p = -1, 0, 0
-local raw = sluice_load()
+local raw = redis.call('HGET', KEYS[1], ARGV[#ARGV])
 if raw then
   local a, b, d = string.match(raw, '^(%d+) (%d+) (%d+)$')
   s, c, p = tonumber(a), tonumber(b), tonumber(d)
@@ -51,19 +51,19 @@ if (not fits) or cost == 0 then
     elseif limit - want >= 0 then
       at = finish + math.ceil(window_us * (1 - (limit - want) / cur))
     end
-    retry = sluice_ceil_ms(at - now)
+    retry = math.max(0, math.ceil((at - now) / 1000))
     local i = 0
     while i < 100 and want <= limit and not fits_at(start, cur, prev, now + retry * 1000, want) do
       retry = retry + 1
       i = i + 1
     end
   end
-  local reset = sluice_ceil_ms(until_empty(start, cur, prev, now))
+  local reset = math.max(0, math.ceil((until_empty(start, cur, prev, now)) / 1000))
   return { fits and 1 or 0, sluice_floor_units(limit - count), reset, retry, 0,
-    sluice_peeked(sluice_int(start) .. ' ' .. sluice_int(cur) .. ' ' .. sluice_int(prev)) }
+    (ARGV[1] == '0' and (string.format('%.0f', start) .. ' ' .. string.format('%.0f', cur) .. ' ' .. string.format('%.0f', prev)) or '') }
 end
 
-local state = sluice_int(start) .. ' ' .. sluice_int(cur + cost) .. ' ' .. sluice_int(prev)
-local reset = sluice_ceil_ms(until_empty(start, cur + cost, prev, now))
+local state = string.format('%.0f', start) .. ' ' .. string.format('%.0f', cur + cost) .. ' ' .. string.format('%.0f', prev)
+local reset = math.max(0, math.ceil((until_empty(start, cur + cost, prev, now)) / 1000))
 sluice_save(state, math.max(1, reset))
 return { 1, sluice_floor_units(limit - (count + cost)), reset, 0, 0, '' }

@@ -6,10 +6,10 @@ local cost = tonumber(ARGV[1])
 local limit = tonumber(ARGV[3])
 local window_us = tonumber(ARGV[4]) * 1000
 
-local now = sluice_now_us()
+local now = sluice_now
 local cutoff = now - window_us
 -- read only: peeks and refusals write nothing, even the pruning
-local members = redis.call('ZRANGEBYSCORE', key, '(' .. sluice_int(cutoff), '+inf')
+local members = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', cutoff), '+inf')
 local stamps = {}
 for i, member in ipairs(members) do stamps[i] = string.match(member, '^(%d+)') end
 local count = #stamps
@@ -18,14 +18,14 @@ if cost == 0 then want = 1 end
 local fits = count + want <= limit
 
 local function until_leaves(stamp)
-  return sluice_ceil_ms(tonumber(stamp) + window_us - now)
+  return math.max(0, math.ceil((tonumber(stamp) + window_us - now) / 1000))
 end
 
 if (not fits) or cost == 0 then
   local retry = 0
   if not fits then
     if count == 0 then
-      retry = sluice_ceil_ms(window_us)
+      retry = math.max(0, math.ceil((window_us) / 1000))
     else
       retry = until_leaves(stamps[math.min(count + want - limit, count)])
     end
@@ -35,8 +35,8 @@ if (not fits) or cost == 0 then
   return { fits and 1 or 0, limit - count, reset, retry, 0, sluice_peeked_fn(function() return table.concat(stamps, ',') end) }
 end
 
-redis.call('ZREMRANGEBYSCORE', key, '-inf', sluice_int(cutoff))
-local now_text = sluice_int(now)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', cutoff))
+local now_text = string.format('%.0f', now)
 local args = {}
 for i = 1, cost do
   stamps[count + i] = now_text
@@ -51,6 +51,6 @@ if #args > 0 then redis.call('ZADD', key, unpack(args)) end
 -- the newest entry is now, unless a clock stepped back behind an older one
 local newest = now
 if count > 0 and tonumber(stamps[count]) > now then newest = tonumber(stamps[count]) end
-local reset = sluice_ceil_ms(newest + window_us - now)
+local reset = math.max(0, math.ceil((newest + window_us - now) / 1000))
 redis.call('PEXPIRE', key, math.max(1, reset))
 return { 1, limit - #stamps, reset, 0, 0, '' }

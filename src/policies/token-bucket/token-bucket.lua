@@ -4,10 +4,10 @@ local cost = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[3])
 local rate = tonumber(ARGV[4])
 
-local now = sluice_now_us()
+local now = sluice_now
 local full = capacity * 1000000
 local deficit = 0
-local raw = sluice_load()
+local raw = redis.call('HGET', KEYS[1], ARGV[#ARGV])
 if raw then
   local d, t = string.match(raw, '^(%d+):(%d+)$')
   local elapsed = now - tonumber(t)
@@ -20,13 +20,13 @@ local allowed = full - deficit >= want * 1000000
 
 if (not allowed) or cost == 0 then
   local retry = 0
-  if not allowed then retry = sluice_ceil_ms((want * 1000000 - (full - deficit)) / rate) end
-  local state = raw or (sluice_int(deficit) .. ':' .. sluice_int(now))
-  return { allowed and 1 or 0, math.floor((full - deficit) / 1000000), sluice_ceil_ms(deficit / rate), retry, 0, sluice_peeked(state) }
+  if not allowed then retry = math.max(0, math.ceil(((want * 1000000 - (full - deficit)) / rate) / 1000)) end
+  local state = raw or (string.format('%.0f', deficit) .. ':' .. string.format('%.0f', now))
+  return { allowed and 1 or 0, math.floor((full - deficit) / 1000000), math.max(0, math.ceil((deficit / rate) / 1000)), retry, 0, (ARGV[1] == '0' and (state) or '') }
 end
 
 local after = deficit + cost * 1000000
-local reset = sluice_ceil_ms(after / rate)
-local state = sluice_int(after) .. ':' .. sluice_int(now)
+local reset = math.max(0, math.ceil((after / rate) / 1000))
+local state = string.format('%.0f', after) .. ':' .. string.format('%.0f', now)
 sluice_save(state, math.max(1, reset))
 return { 1, math.floor((full - after) / 1000000), reset, 0, 0, '' }

@@ -20,21 +20,21 @@ function normalise(lua: string): string {
 }
 
 /**
- * The prelude's helpers a script needs: each `local function NAME` block is
- * kept only when the twin (or a kept block) calls it, since Redis defines every
+ * The prelude's helpers a script needs: each top-level `local NAME` block is
+ * kept only when the twin (or a kept block) uses it, since Redis builds every
  * local function anew on each call.
  */
 function preludeFor(body: string): string {
   const blocks = readFileSync(PRELUDE, 'utf8')
-    .split(/\n(?=local function )/)
-    .filter((block) => block.startsWith('local function '))
-    .map((block) => ({ name: /^local function (\w+)/.exec(block)![1]!, block }));
+    .split(/\n(?=local )/)
+    .filter((block) => block.startsWith('local '))
+    .map((block) => ({ name: /^local (?:function )?(\w+)/.exec(block)![1]!, block }));
   const needed = new Set<string>();
   let text = body;
   for (let grew = true; grew; ) {
     grew = false;
     for (const { name, block } of blocks) {
-      if (!needed.has(name) && new RegExp(`\\b${name}\\(`).test(text)) {
+      if (!needed.has(name) && new RegExp(`\\b${name}\\b`).test(text)) {
         needed.add(name);
         text += `\n${block}`;
         grew = true;
