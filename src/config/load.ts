@@ -1,7 +1,6 @@
 // Reads sluice.yaml: YAML with node ranges (so every error names its line),
 // `${VAR}` expansion, SLUICE_* overrides, the zod schema, parseRule for rules,
 // then cross-field checks. The result is a frozen SluiceConfig.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -11,6 +10,7 @@ import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-er
 import { applyOverrides, type Env, envOverrides, expandDocument, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';
 import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
+import { hashApiKeyHex } from '../rules/keys.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8081';
@@ -98,7 +98,7 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
 
   const hashes = new Set<string>();
   const keys = file.tenants.keys.map((entry, index) => {
-    const keyHash = hashKey(entry.key);
+    const keyHash = hashApiKeyHex(entry.key);
     if (hashes.has(keyHash)) fail(['tenants', 'keys', index, 'key'], 'duplicate key');
     hashes.add(keyHash);
     return { keyHash, tenant: entry.tenant };
@@ -133,11 +133,6 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
   });
-}
-
-/** Hex SHA-256 of an API key: the only form a key is kept in. */
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
 }
 
 export function listenAddress(text: string): ListenAddress {

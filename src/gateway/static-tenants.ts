@@ -2,7 +2,7 @@
 // hashes. With `unknownKeys: default-rule` an unknown key names its own tenant
 // (when it is a valid id and not the name of a keyed tenant, so nobody can
 // spend a real tenant's limit by sending its name as a key).
-import { hashKey } from '../config/load.js';
+import { hashApiKeyHex } from '../rules/keys.js';
 import type { TenantKey } from '../config/types.js';
 import { isValidId } from '../core/ids.js';
 import type { TenantResolver } from '../rules/types.js';
@@ -23,8 +23,9 @@ export class StaticTenantResolver implements TenantResolver {
     this.acceptUnknown = options.unknownKeys === 'default-rule';
   }
 
-  tenantFor(apiKey: string): string | undefined {
-    const tenant = this.byHash.size > 0 ? this.byHash.get(hashKey(apiKey)) : undefined;
+  /** `keyHash`: the key's hex SHA-256 when the caller already computed it. */
+  tenantFor(apiKey: string, keyHash?: string): string | undefined {
+    const tenant = this.byHash.size > 0 ? this.byHash.get(keyHash ?? hashApiKeyHex(apiKey)) : undefined;
     if (tenant !== undefined || !this.acceptUnknown) return tenant;
     return isValidId(apiKey) && !this.keyedTenants.has(apiKey) ? apiKey : undefined;
   }

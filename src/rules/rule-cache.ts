@@ -92,7 +92,12 @@ export class RuleCache implements RuleResolver, TenantResolver {
 
   tenantFor(apiKey: string): string | undefined {
     if (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > MAX_KEY_LENGTH) return undefined;
-    return this.set.keys.get(hashApiKeyHex(apiKey))?.tenant;
+    return this.tenantForHash(hashApiKeyHex(apiKey));
+  }
+
+  /** The tenant of the active key whose hex SHA-256 is `keyHash`. */
+  tenantForHash(keyHash: string): string | undefined {
+    return this.set.keys.get(keyHash)?.tenant;
   }
 
   /** Whether `tenant` owns an active key (then its name must never work as a key). */
