@@ -6,10 +6,11 @@
 -- returns  { allowed 0|1, remaining, resetAfterMs, retryAfterMs, delayMs, state }
 --          all integers (already rounded as the model rounds) except state, a string
 --          given on peeks only (cost 0: the admin API's inspect, the twin tests), '' otherwise,
---          so a decision's reply stays small
+--          so a decision's reply stays small; trailing 0 and '' elements may be
+--          left off (the store reads a missing one as 0 or '')
 -- Helpers below are values or functions; a function costs a closure on every
 -- call of the script, so the hottest ones are inlined in the twins instead:
--- string.format('%.0f', x) for integers, HGET KEYS[1] ARGV[#ARGV] for the state,
+-- string.format('%.0f', x) (or '%d:%d' for a pair) for integers, HGET KEYS[1] ARGV[#ARGV] for the state,
 -- math.max(0, math.ceil(us / 1000)) for whole ms rounded up (the model's ceilMs),
 -- (ARGV[1] == '0' and state or '') for the state given on peeks only.
 -- "now" in µs: ARGV[2] in test vectors only, Redis TIME otherwise.

@@ -8,14 +8,14 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { defineScripts, type RedisClient, runDecision, runScript, storageOf } from './redis/scripts.js';
+import { preloadScripts, type RedisClient, runDecision, runScript, storageOf } from './redis/scripts.js';
 import type { BucketInfo, Store } from './store.js';
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
 
   constructor(readonly client: RedisClient) {
-    defineScripts(client);
+    preloadScripts(client);
   }
 
   consume(key: string, rule: Rule, cost: number): Promise<Decision> {

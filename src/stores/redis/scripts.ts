@@ -1,14 +1,16 @@
-// The script registry: each policy's Lua twin, with the prelude helpers it uses, defined
-// once per client as an ioredis command. ioredis sends EVALSHA and, on NOSCRIPT
-// only (a Redis restart, SCRIPT FLUSH or a failover to a node that never saw the
-// script), resends the body with EVAL, per node in a cluster.
+// The script registry: each policy's Lua twin, with the prelude helpers it uses.
+// A decision is one EVALSHA; on NOSCRIPT only (a Redis restart, SCRIPT FLUSH or
+// a failover to a node that never saw the script) the same call is resent once
+// as EVAL, which also loads the script on that node. ioredis's defineCommand
+// does the same with two more promises and a closure per call; measured here,
+// calling EVALSHA directly is about 7 % more decisions/s.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
-import { type PolicyName, POLICIES, type Rule } from '../../core/rule.js';
+import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
-import { capacityOf } from '../../core/rule.js';
+import { coalescerOf } from './coalesce.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -61,16 +63,34 @@ export function scriptSha(policy: PolicyName): string {
   return createHash('sha1').update(scriptSource(policy)).digest('hex');
 }
 
-const commandName = (policy: PolicyName) => `sluice_${policy}`;
-const defined = new WeakSet<object>();
+const preloaded = new WeakSet<RedisClient>();
 
-/** Defines every registered policy's script on the client (idempotent). */
-export function defineScripts(client: RedisClient): void {
-  if (defined.has(client)) return;
-  for (const policy of Object.keys(POLICY_REGISTRY) as PolicyName[]) {
-    client.defineCommand(commandName(policy), { numberOfKeys: 1, lua: scriptSource(policy) });
+/**
+ * Loads every policy's script on each connection as it becomes ready (every
+ * node of a cluster, replicas included, so a promoted replica has them), so the
+ * first decisions on a fresh, restarted or promoted node cost no NOSCRIPT round
+ * trip. The EVAL resend in `send` stays the safety net (SCRIPT FLUSH, a race).
+ */
+export function preloadScripts(client: RedisClient): void {
+  if (preloaded.has(client)) return;
+  preloaded.add(client);
+  const load = (node: Redis) => {
+    for (const policy of POLICIES) node.script('LOAD', scriptSource(policy)).catch(() => undefined);
+  };
+  const watch = (node: Redis) => {
+    node.on('ready', () => load(node));
+    if (node.status === 'ready') load(node);
+  };
+  if (client instanceof Cluster) {
+    const loadAll = () => {
+      for (const node of client.nodes('all')) load(node);
+    };
+    client.on('ready', loadAll);
+    client.on('+node', watch);
+    for (const node of client.nodes('all')) watch(node);
+  } else {
+    watch(client);
   }
-  defined.add(client);
 }
 
 /**
@@ -92,34 +112,69 @@ export interface ScriptReply {
   state: string;
 }
 
-type Reply = [number, number, number, number, number, string];
-type ScriptCommand = (key: string, ...args: (string | number)[]) => Promise<Reply>;
+/** { allowed, remaining, resetAfterMs, retryAfterMs?, delayMs?, state? }: trailing 0 and '' may be left off. */
+type Reply = [number, number, number, number?, number?, string?];
 
-const COMMAND = Object.fromEntries(POLICIES.map((policy) => [policy, commandName(policy)])) as Record<PolicyName, string>;
+interface Script {
+  sha: string;
+  source: string;
+}
+const SCRIPTS = new Map<PolicyName, Script>();
+function scriptOf(policy: PolicyName): Script {
+  let script = SCRIPTS.get(policy);
+  if (script === undefined) {
+    script = { sha: scriptSha(policy), source: scriptSource(policy) };
+    SCRIPTS.set(policy, script);
+  }
+  return script;
+}
+
 /** Each rule's parameters in ARGV order, computed once per rule object. */
 const argsOf = new WeakMap<Rule, (string | number)[]>();
 
-/** One EVALSHA of the rule's script on the bucket's storage; the hot path of every Redis decision. */
-function send(client: RedisClient, key: string, rule: Rule, cost: number, nowUs: number | undefined): Promise<Reply> {
-  defineScripts(client);
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('NOSCRIPT');
+}
+
+/**
+ * One EVALSHA of the rule's script on the bucket's storage, the reply mapped by
+ * `map`: the hot path of every Redis decision. A NOSCRIPT reply resends it once as EVAL.
+ */
+function send<T>(client: RedisClient, key: string, rule: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
   let params = argsOf.get(rule);
   if (params === undefined) {
     params = policyOf(rule).model.luaArgs(rule);
     argsOf.set(rule, params);
   }
   const { redisKey, field } = storageOf(rule.policy, key);
-  const command = (client as unknown as Record<string, ScriptCommand>)[COMMAND[rule.policy]]!;
-  return command.call(client, redisKey, cost, nowUs === undefined ? '' : nowUs, ...params, field);
+  const script = scriptOf(rule.policy);
+  const args = [redisKey, cost, nowUs === undefined ? '' : nowUs, ...params, field];
+  const coalescer = coalescerOf(client);
+  coalescer.beforeCommand();
+  const reply = client.evalsha(script.sha, 1, ...args) as Promise<Reply>;
+  coalescer.afterCommand();
+  return reply.then(map, (error: unknown) => {
+    if (!isNoScript(error)) throw error;
+    return (client.eval(script.source, 1, ...args) as Promise<Reply>).then(map);
+  });
 }
 
 function decode(reply: Reply, limit: number): Decision {
-  return { allowed: reply[0] === 1, remaining: reply[1], limit, resetAfterMs: reply[2], retryAfterMs: reply[3], delayMs: reply[4], source: 'redis' };
+  return {
+    allowed: reply[0] === 1,
+    remaining: reply[1],
+    limit,
+    resetAfterMs: reply[2],
+    retryAfterMs: reply[3] ?? 0,
+    delayMs: reply[4] ?? 0,
+    source: 'redis',
+  };
 }
 
 /** Decides `cost` units of `key` in Redis. */
 export function runDecision(client: RedisClient, key: string, rule: Rule, cost: number): Promise<Decision> {
   const limit = capacityOf(rule);
-  return send(client, key, rule, cost, undefined).then((reply) => decode(reply, limit));
+  return send(client, key, rule, cost, undefined, (reply) => decode(reply, limit));
 }
 
 /**
@@ -128,5 +183,5 @@ export function runDecision(client: RedisClient, key: string, rule: Rule, cost: 
  */
 export function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
   const limit = capacityOf(rule);
-  return send(client, key, rule, cost, nowUs).then((reply) => ({ decision: decode(reply, limit), state: reply[5] }));
+  return send(client, key, rule, cost, nowUs, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
 }

@@ -1,0 +1,90 @@
+// Write coalescing: under load, the decisions issued in one tick leave in a few
+// socket writes instead of one write each. ioredis writes every command to its
+// socket at once, one syscall per command: half of the gateway process's CPU
+// on a decision, and as much again in Redis reading them one by one.
+//
+// Like Nagle's algorithm, a command on an idle connection (no reply pending)
+// leaves at once: there is nothing to wait behind, and holding it would only
+// add the rest of the tick to its latency (and to the deadline's count). When
+// replies are pending, Redis is busy anyway: the command corks the socket and
+// the batch leaves when the tick ends or, sooner, after BATCH commands, so
+// Redis starts on one batch while the next is written (one batch per tick
+// would make the two processes take turns). Measured on 2 cores at 64 callers:
+// about half the CPU per decision in both Node and Redis, 1.8× the decisions/s.
+//
+// ioredis's own enableAutoPipelining batches a whole tick through a Pipeline
+// object; measured here it cut EVALSHA throughput, so it stays off.
+import { Cluster, type Redis } from 'ioredis';
+import type { RedisClient } from './scripts.js';
+
+/** Commands per write: enough to share a syscall, few enough to keep Redis busy meanwhile. */
+export const BATCH = 16;
+
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+class Coalescer {
+  private corked: Corkable[] = [];
+  /** Commands in the open batch; 0 when none is open. */
+  private pending = 0;
+  private tickScheduled = false;
+  private readonly flushAtTickEnd = () => {
+    this.tickScheduled = false;
+    this.flush();
+  };
+
+  constructor(private readonly client: RedisClient) {}
+
+  /** Call just before issuing a command on the client. */
+  beforeCommand(): void {
+    if (this.pending > 0) {
+      this.pending++;
+      return;
+    }
+    const nodes = this.nodes();
+    if (!nodes.some((node) => node.commandQueue.length > 0)) return;
+    for (const node of nodes) {
+      // No socket yet (connecting): commands wait in ioredis's offline queue, nothing to cork.
+      if (node.stream) {
+        node.stream.cork();
+        this.corked.push(node.stream);
+      }
+    }
+    this.pending = 1;
+    if (!this.tickScheduled) {
+      this.tickScheduled = true;
+      process.nextTick(this.flushAtTickEnd);
+    }
+  }
+
+  /** Call just after issuing it: a full batch leaves now. */
+  afterCommand(): void {
+    if (this.pending >= BATCH) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending === 0) return;
+    this.pending = 0;
+    for (const stream of this.corked) stream.uncork();
+    this.corked = [];
+  }
+
+  /** The connections a command may travel on: every master of a cluster (they are few). */
+  private nodes(): Redis[] {
+    return this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+  }
+}
+
+const coalescers = new WeakMap<RedisClient, Coalescer>();
+
+/** The client's coalescer, made on first use. */
+export function coalescerOf(client: RedisClient): Coalescer {
+  let coalescer = coalescers.get(client);
+  if (coalescer === undefined) {
+    coalescer = new Coalescer(client);
+    coalescers.set(client, coalescer);
+  }
+  return coalescer;
+}
