@@ -64,12 +64,12 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
       forkServer('Express + http-proxy-middleware + express-rate-limit (Redis)', 'express-peer.ts', base),
     ]);
     children.push(...started);
-    if (binaryExists('nginx')) children.push(await startNginx(upstream.url));
-    else skipped.push('nginx limit_req: no nginx binary');
+    if (binaryExists('nginx')) children.push(await startNginx(upstream.url, false), await startNginx(upstream.url));
+    else skipped.push('nginx plain proxy and limit_req: no nginx binary');
     if (binaryExists('haproxy')) children.push(await startHaproxy(upstream.url));
     else skipped.push('HAProxy stick table: no haproxy binary');
 
-    const samples = new Map<string, { result: LoadResult; cpuUs: number }[]>();
+    const samples: Samples = new Map();
     const record = (target: Child, mode: string, result: LoadResult, cpuUs: number) => {
       const key = `${target.name}\u0000${mode}`;
       samples.set(key, [...(samples.get(key) ?? []), { result, cpuUs: result.completed ? cpuUs / result.completed : Number.NaN }]);
@@ -109,6 +109,7 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
       repeats,
       skipped,
       notes: [
+        ...ratioNotes(samples),
         'Sluice "no limiter" is the gateway with an engine that allows without asking any store: the gateway has no switch to turn limiting off.',
         'Every limited target uses a rule so large nothing is refused: the figures are the cost of deciding, not of refusing.',
         `Load generator, gateways, upstream and Redis share the machine's ${availableParallelism()} cores: absolute figures are machine-bound, ratios between targets are the signal.`,
@@ -118,6 +119,33 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
     for (const child of children.reverse()) await child.stop();
     await redis.release();
   }
+}
+
+const SLUICE = 'Sluice, Redis store';
+const EXACT = 'Sluice, Redis store, one script call per request';
+const NONE = 'Sluice, no limiter';
+const FASTIFY = 'Fastify + http-proxy + rate-limit (Redis)';
+const NGINX = 'nginx plain proxy';
+
+type Samples = Map<string, { result: LoadResult; cpuUs: number }[]>;
+
+/** The ratios with a target, each the median over repeats of the ratio within one repeat (the runs of a repeat are adjacent). */
+function ratioNotes(samples: Samples): string[] {
+  const runs = (target: string, mode: string) => samples.get(`${target}\u0000${mode}`) ?? [];
+  const paired = (a: string, b: string, mode: string, of: (x: { result: LoadResult; cpuUs: number }, y: { result: LoadResult; cpuUs: number }) => number) => {
+    const left = runs(a, mode);
+    const right = runs(b, mode);
+    const values = left.slice(0, right.length).map((x, i) => of(x, right[i]!));
+    return values.length ? round(median(values), 3) : Number.NaN;
+  };
+  const rps = (a: string, b: string) => paired(a, b, 'saturation', (x, y) => x.result.requestsPerSec / y.result.requestsPerSec);
+  const notes = [
+    `Sluice on Redis ÷ nginx plain proxy, requests/s at saturation: ${rps(SLUICE, NGINX)} (target ≥ 0.55)`,
+    `Sluice on Redis ÷ Fastify + @fastify/rate-limit, requests/s at saturation: ${rps(SLUICE, FASTIFY)} by default, ${rps(EXACT, FASTIFY)} with one script call per request`,
+    `cost of limiting on Redis, 1 − Sluice on Redis ÷ Sluice without limiting, at saturation: ${round(1 - rps(SLUICE, NONE), 3)} by default, ${round(1 - rps(EXACT, NONE), 3)} with one script call per request (target < 0.10)`,
+    `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${paired(SLUICE, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms by default, ${paired(EXACT, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms with one script call per request (target < 0.5 ms); Fastify's added p99 over Sluice without limiting: ${paired(FASTIFY, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms`,
+  ];
+  return notes;
 }
 
 const showFigure = (f: Figure, digits = 0) => `${round(f.median, digits).toLocaleString('en-US')} (${round(f.min, digits).toLocaleString('en-US')}–${round(f.max, digits).toLocaleString('en-US')})`;

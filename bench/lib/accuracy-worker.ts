@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createEngine } from '../../src/limiter/create-engine.js';
 import type { Engine } from '../../src/limiter/engine.js';
-import { type InstanceCounts, sendTimes, type WorkerJob } from './accuracy-plan.js';
+import { ACCURACY_DEADLINE_MS, type InstanceCounts, sendTimes, type WorkerJob } from './accuracy-plan.js';
 
 const skewMs = Number(process.argv[2] ?? 0);
 const realDateNow = Date.now.bind(Date);
@@ -29,7 +29,7 @@ process.send?.({ ready: true });
 async function run(job: WorkerJob, allOnOne: Record<string, boolean>): Promise<InstanceCounts[]> {
   const logger = pino({ level: 'silent' });
   const engines: Engine[] = job.instances.map((instance) =>
-    createEngine({ redis: 'url' in job.redis ? { url: job.redis.url } : { cluster: job.redis.cluster }, instances: instance.instances, logger }),
+    createEngine({ redis: 'url' in job.redis ? { url: job.redis.url } : { cluster: job.redis.cluster }, instances: instance.instances, deadlineMs: ACCURACY_DEADLINE_MS, logger }),
   );
   const counts: InstanceCounts[] = job.instances.map((i) => ({ variant: i.variant, sent: 0, allowed: 0, bySource: {} }));
   // One merged, time-ordered list of sends: [time, instance, tenant].

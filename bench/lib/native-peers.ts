@@ -28,7 +28,8 @@ function workDir(): string {
   return dir;
 }
 
-export async function startNginx(upstream: string): Promise<Child> {
+/** nginx as one worker process, with `limit_req` (per instance only) or as a plain proxy. */
+export async function startNginx(upstream: string, limitReq = true): Promise<Child> {
   const dir = workDir();
   const port = await freePort();
   const up = new URL(upstream);
@@ -50,9 +51,7 @@ http {
   server {
     listen 127.0.0.1:${port};
     location / {
-      limit_req zone=api burst=1000000 nodelay;
-      limit_req_status 429;
-      proxy_pass http://up;
+${limitReq ? '      limit_req zone=api burst=1000000 nodelay;\n      limit_req_status 429;\n' : ''}      proxy_pass http://up;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
     }
@@ -60,7 +59,7 @@ http {
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  return spawnServer('nginx limit_req', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
+  return spawnServer(limitReq ? 'nginx limit_req' : 'nginx plain proxy', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
 }
 
 export async function startHaproxy(upstream: string): Promise<Child> {

@@ -1,6 +1,7 @@
 // Forwarding to upstreams: one keep-alive undici Pool per origin, bodies
 // streamed both ways, hop-by-hop headers stripped, the upstream request
 // cancelled when the client goes away, and failures mapped to 502/504/413.
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
@@ -14,6 +15,20 @@ export interface ForwardTarget {
 }
 
 export type ForwardOutcome = 'ok' | 'aborted' | GatewayErrorName;
+
+/**
+ * The upstream request's abort signal. undici takes an EventEmitter as well as
+ * an AbortSignal; an AbortController (an EventTarget) per request cost about
+ * 3 % of the gateway's CPU in profiles.
+ */
+class ClientGone extends EventEmitter {
+  aborted = false;
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
 
 export class Upstreams {
   private readonly pools = new Map<string, Pool>();
@@ -45,9 +60,9 @@ export class Upstreams {
  * (the rate-limit headers). Never rejects: the outcome says what happened.
  */
 export function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], maxBodyBytes: number): Promise<ForwardOutcome> {
-  const controller = new AbortController();
+  const gone = new ClientGone();
   const onClose = () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) gone.abort();
   };
   res.once('close', onClose);
 
@@ -67,7 +82,7 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
         method: req.method as 'GET',
         headers: forwardedRequestHeaders(req),
         body,
-        signal: controller.signal,
+        signal: gone,
         headersTimeout: target.timeoutMs,
         bodyTimeout: target.timeoutMs,
       },
@@ -81,7 +96,7 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
     .then(
       (): ForwardOutcome => 'ok',
       (error: unknown): ForwardOutcome => {
-        const outcome = classify(error, controller.signal.aborted);
+        const outcome = classify(error, gone.aborted);
         if (outcome === 'aborted') res.destroy();
         else sendError(res, outcome, extraHeaders, outcome === 'body_too_large' || outcome === 'bad_request');
         return outcome;

@@ -80,11 +80,16 @@ describe('Redis faults through the gateway', () => {
   async function burst(app: RunningSluice, tenant: string, count: number): Promise<number[]> {
     return Promise.all(Array.from({ length: count }, async () => (await call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': tenant } })).status));
   }
-  /** Keeps traffic flowing on both instances (the breaker learns from calls) until both are in `wanted` mode. */
+  /**
+   * Keeps traffic flowing on both instances (the breaker learns from calls) until both are in `wanted` mode.
+   * A fresh tenant each round: an exhausted one is refused by the negative cache without a Redis call.
+   */
+  let probes = 0;
   async function bothIn(wanted: string): Promise<void> {
     await waitFor(5000, async () => {
-      await burst(apps[0]!, 'probe', 3);
-      await burst(apps[1]!, 'probe', 3);
+      const tenant = `probe-${probes++}`;
+      await burst(apps[0]!, tenant, 3);
+      await burst(apps[1]!, tenant, 3);
       return (await mode(apps[0]!)) === wanted && (await mode(apps[1]!)) === wanted;
     }, `both in ${wanted} mode`);
   }
