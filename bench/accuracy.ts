@@ -176,7 +176,7 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
     durationMs,
     workers: workerCount * 2,
     rows,
-    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5 so that stalls of the loaded machine do not send decisions to the fallback: the fault bench measures that path); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys.`,
+    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends decisions to the local fallback, whose admissions Redis never hears of; the fault and hot-key benches measure that path); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys.`,
   };
 }
 

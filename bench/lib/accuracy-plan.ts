@@ -6,11 +6,13 @@ import type { Rule } from '../../src/core/rule.js';
 import { policyOf } from '../../src/policies/index.js';
 
 /**
- * Not the default 5 ms: with up to 8 worker processes, Redis and a cluster on 2 cores, a
- * stalled worker would send decisions to the local fallback, and this bench measures
- * the shared limit; the fault bench measures the fallback path.
+ * Not the default 5 ms: 8 busy worker processes and Redis share 2 cores here, so Redis
+ * itself is starved for tens of ms at a time; every deadline miss sends decisions to
+ * the local fallback, whose admissions Redis never hears of (up to 1.22× the limit in a
+ * full run at 25 ms). This bench measures the shared limit; the fault and hot-key
+ * benches measure the fallback path.
  */
-export const ACCURACY_DEADLINE_MS = 25;
+export const ACCURACY_DEADLINE_MS = 100;
 
 export interface InstanceJob {
   variant: string;
