@@ -10,12 +10,18 @@ import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type LoadResult, paced, saturate } from './lib/http-load.js';
 import { median, round } from './lib/latency.js';
-import { binaryExists, startHaproxy, startNginx } from './lib/native-peers.js';
+import { binaryExists, NGINX_PLAIN, startHaproxy, startNginx } from './lib/native-peers.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { benchRedis } from './lib/servers.js';
 import { textTable } from './lib/table.js';
 
 export const PACED_RATE = 2500;
+
+/** Target names the ratio notes look up (nginx's plain proxy: NGINX_PLAIN). */
+const SLUICE = 'Sluice, Redis store';
+const EXACT = 'Sluice, Redis store, one script call per request';
+const NONE = 'Sluice, no limiter';
+const FASTIFY = 'Fastify + http-proxy + rate-limit (Redis)';
 
 export interface Figure {
   median: number;
@@ -56,11 +62,11 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
     children.push(upstream);
     const base = { upstream: upstream.url, redisUrl: redis.url };
     const started = await Promise.all([
-      forkServer('Sluice, no limiter', 'sluice.ts', { ...base, limiter: 'none' }),
+      forkServer(NONE, 'sluice.ts', { ...base, limiter: 'none' }),
       forkServer('Sluice, memory store', 'sluice.ts', { ...base, limiter: 'memory' }),
-      forkServer('Sluice, Redis store', 'sluice.ts', { ...base, limiter: 'redis' }),
-      forkServer('Sluice, Redis store, one script call per request', 'sluice.ts', { ...base, limiter: 'redis', exact: true }),
-      forkServer('Fastify + http-proxy + rate-limit (Redis)', 'fastify-peer.ts', base),
+      forkServer(SLUICE, 'sluice.ts', { ...base, limiter: 'redis' }),
+      forkServer(EXACT, 'sluice.ts', { ...base, limiter: 'redis', exact: true }),
+      forkServer(FASTIFY, 'fastify-peer.ts', base),
       forkServer('Express + http-proxy-middleware + express-rate-limit (Redis)', 'express-peer.ts', base),
     ]);
     children.push(...started);
@@ -121,11 +127,6 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
   }
 }
 
-const SLUICE = 'Sluice, Redis store';
-const EXACT = 'Sluice, Redis store, one script call per request';
-const NONE = 'Sluice, no limiter';
-const FASTIFY = 'Fastify + http-proxy + rate-limit (Redis)';
-const NGINX = 'nginx plain proxy';
 
 type Samples = Map<string, { result: LoadResult; cpuUs: number }[]>;
 
@@ -139,13 +140,12 @@ function ratioNotes(samples: Samples): string[] {
     return values.length ? round(median(values), 3) : Number.NaN;
   };
   const rps = (a: string, b: string) => paired(a, b, 'saturation', (x, y) => x.result.requestsPerSec / y.result.requestsPerSec);
-  const notes = [
-    `Sluice on Redis ÷ nginx plain proxy, requests/s at saturation: ${rps(SLUICE, NGINX)} (target ≥ 0.55)`,
+  return [
+    `Sluice on Redis ÷ nginx plain proxy, requests/s at saturation: ${rps(SLUICE, NGINX_PLAIN)} (target ≥ 0.55)`,
     `Sluice on Redis ÷ Fastify + @fastify/rate-limit, requests/s at saturation: ${rps(SLUICE, FASTIFY)} by default, ${rps(EXACT, FASTIFY)} with one script call per request`,
     `cost of limiting on Redis, 1 − Sluice on Redis ÷ Sluice without limiting, at saturation: ${round(1 - rps(SLUICE, NONE), 3)} by default, ${round(1 - rps(EXACT, NONE), 3)} with one script call per request (target < 0.10)`,
     `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${paired(SLUICE, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms by default, ${paired(EXACT, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms with one script call per request (target < 0.5 ms); Fastify's added p99 over Sluice without limiting: ${paired(FASTIFY, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms`,
   ];
-  return notes;
 }
 
 const showFigure = (f: Figure, digits = 0) => `${round(f.median, digits).toLocaleString('en-US')} (${round(f.min, digits).toLocaleString('en-US')}–${round(f.max, digits).toLocaleString('en-US')})`;

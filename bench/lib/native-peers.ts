@@ -28,6 +28,8 @@ function workDir(): string {
   return dir;
 }
 
+export const NGINX_PLAIN = 'nginx plain proxy';
+
 /** nginx as one worker process, with `limit_req` (per instance only) or as a plain proxy. */
 export async function startNginx(upstream: string, limitReq = true): Promise<Child> {
   const dir = workDir();
@@ -59,7 +61,7 @@ ${limitReq ? '      limit_req zone=api burst=1000000 nodelay;\n      limit_req_s
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  return spawnServer(limitReq ? 'nginx limit_req' : 'nginx plain proxy', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
+  return spawnServer(limitReq ? 'nginx limit_req' : NGINX_PLAIN, 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
 }
 
 export async function startHaproxy(upstream: string): Promise<Child> {

@@ -46,48 +46,54 @@ function preludeFor(body: string): string {
   return blocks.filter(({ name }) => needed.has(name)).map(({ block }) => block).join('\n');
 }
 
-const sources = new Map<string, string>();
+interface Script {
+  /** The full text (the prelude helpers it uses + twin), as sent to Redis. */
+  source: string;
+  sha: string;
+}
+const SCRIPTS = new Map<PolicyName, Script>();
 
-/** The full text of a policy's script (the prelude helpers it uses + twin), as sent to Redis. */
-export function scriptSource(policy: PolicyName): string {
-  let source = sources.get(policy);
-  if (source === undefined) {
+/** A policy's script, read and hashed once per process. */
+function scriptOf(policy: PolicyName): Script {
+  let script = SCRIPTS.get(policy);
+  if (script === undefined) {
     const body = readFileSync(POLICY_REGISTRY[policy].lua, 'utf8');
-    source = normalise(preludeFor(body) + '\n' + body);
-    sources.set(policy, source);
+    const source = normalise(preludeFor(body) + '\n' + body);
+    script = { source, sha: createHash('sha1').update(source).digest('hex') };
+    SCRIPTS.set(policy, script);
   }
-  return source;
+  return script;
 }
 
-export function scriptSha(policy: PolicyName): string {
-  return createHash('sha1').update(scriptSource(policy)).digest('hex');
-}
+export const scriptSource = (policy: PolicyName): string => scriptOf(policy).source;
+export const scriptSha = (policy: PolicyName): string => scriptOf(policy).sha;
 
 const preloaded = new WeakSet<RedisClient>();
 
 /**
  * Loads every policy's script on each connection as it becomes ready (every
- * node of a cluster, replicas included, so a promoted replica has them), so the
- * first decisions on a fresh, restarted or promoted node cost no NOSCRIPT round
- * trip. The EVAL resend in `send` stays the safety net (SCRIPT FLUSH, a race).
+ * master of a cluster, and a replica as soon as a failover makes it one), so
+ * the first decisions on a fresh, restarted or promoted node cost no NOSCRIPT
+ * round trip. The EVAL resend in `send` stays the safety net (SCRIPT FLUSH, a race).
  */
 export function preloadScripts(client: RedisClient): void {
   if (preloaded.has(client)) return;
   preloaded.add(client);
-  const load = (node: Redis) => {
-    for (const policy of POLICIES) node.script('LOAD', scriptSource(policy)).catch(() => undefined);
-  };
   const watch = (node: Redis) => {
-    node.on('ready', () => load(node));
-    if (node.status === 'ready') load(node);
+    const load = () => {
+      for (const policy of POLICIES) node.script('LOAD', scriptSource(policy)).catch(() => undefined);
+    };
+    node.on('ready', load);
+    if (node.status === 'ready') load();
   };
   if (client instanceof Cluster) {
-    const loadAll = () => {
-      for (const node of client.nodes('all')) load(node);
-    };
-    client.on('ready', loadAll);
     client.on('+node', watch);
     for (const node of client.nodes('all')) watch(node);
+    // A cluster connects to a node on its first command: connect them all at once, so the
+    // scripts are loaded before the first decision and not in its deadline.
+    client.on('ready', () => {
+      for (const node of client.nodes('all')) if (node.status === 'wait') node.connect().catch(() => undefined);
+    });
   } else {
     watch(client);
   }
@@ -114,20 +120,6 @@ export interface ScriptReply {
 
 /** { allowed, remaining, resetAfterMs, retryAfterMs?, delayMs?, state? }: trailing 0 and '' may be left off. */
 type Reply = [number, number, number, number?, number?, string?];
-
-interface Script {
-  sha: string;
-  source: string;
-}
-const SCRIPTS = new Map<PolicyName, Script>();
-function scriptOf(policy: PolicyName): Script {
-  let script = SCRIPTS.get(policy);
-  if (script === undefined) {
-    script = { sha: scriptSha(policy), source: scriptSource(policy) };
-    SCRIPTS.set(policy, script);
-  }
-  return script;
-}
 
 /** Each rule's parameters in ARGV order, computed once per rule object. */
 const argsOf = new WeakMap<Rule, (string | number)[]>();
