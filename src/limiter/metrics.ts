@@ -33,3 +33,9 @@ export const leaseCalls = new Counter({
   labelNames: ['outcome'] as const,
   registers: [resilienceRegistry],
 });
+
+export const fallbackChargedUnits = new Counter({
+  name: 'sluice_fallback_charged_units_total',
+  help: 'Units the local fallback admitted while the breaker was open, charged to Redis once it closed',
+  registers: [resilienceRegistry],
+});

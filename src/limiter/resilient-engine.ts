@@ -20,12 +20,13 @@ import { type BreakerOptions, isOpenBreakerError, RedisBreaker } from './breaker
 import { ConnectionWatch } from './connection-watch.js';
 import { isDeadlineError, withDeadline } from './deadline.js';
 import { applyShadow, type Engine, type EngineHealth } from './engine.js';
+import { type Debt, FallbackDebts } from './fallback-debts.js';
 import { FallbackLimiter } from './fallback-limiter.js';
 import { HotKeyDetector } from './hot-keys.js';
 import { Leaser } from './leaser.js';
 import { Membership } from './membership.js';
 import type { RegionRebalancer } from './region-rebalancer.js';
-import { degradedDecisions, storeFailures } from './metrics.js';
+import { degradedDecisions, fallbackChargedUnits, storeFailures } from './metrics.js';
 import { NegativeCache } from './negative-cache.js';
 import { keysOf, type Plan, planFor, storeDownDecision } from './plan.js';
 import { isTimeBased, scaleRule } from './scale-rule.js';
@@ -67,16 +68,22 @@ export interface EngineStats {
   storeErrors: number;
   /** Calls refused by the open breaker without touching Redis. */
   breakerRejects: number;
+  /** Units the fallback admitted while the breaker was open, charged to Redis after it closed. */
+  chargedUnits: number;
   bySource: Partial<Record<DecisionSource, number>>;
 }
 
+/** Debts charged to Redis at once after an outage. */
+const CHARGE_CONCURRENCY = 32;
+
 export class ResilientEngine implements Engine {
-  readonly stats: EngineStats = { decisions: 0, storeCalls: 0, deadlineTimeouts: 0, storeErrors: 0, breakerRejects: 0, bySource: {} };
+  readonly stats: EngineStats = { decisions: 0, storeCalls: 0, deadlineTimeouts: 0, storeErrors: 0, breakerRejects: 0, chargedUnits: 0, bySource: {} };
   readonly store: RedisStore;
   readonly membership: Membership;
   private readonly breaker: RedisBreaker;
   private readonly watch: ConnectionWatch;
   private readonly fallback: FallbackLimiter;
+  private readonly debts: FallbackDebts;
   private readonly negative: NegativeCache;
   private readonly hot: HotKeyDetector;
   private readonly leaser: Leaser;
@@ -88,7 +95,11 @@ export class ResilientEngine implements Engine {
     this.now = options.now ?? systemClock;
     this.store = new RedisStore(options.client);
     this.watch = new ConnectionWatch(options.client, options.connectGraceMs);
-    this.breaker = new RedisBreaker(options.breaker, options.logger, () => this.fallback.endEpisode());
+    this.breaker = new RedisBreaker(options.breaker, options.logger, () => {
+      this.fallback.endEpisode();
+      void this.chargeBack();
+    });
+    this.debts = new FallbackDebts(options.fallbackMaxKeys);
     this.fallback = new FallbackLimiter({
       maxKeys: options.fallbackMaxKeys,
       stateCacheSize: options.stateCacheSize,
@@ -260,7 +271,43 @@ export class ResilientEngine implements Engine {
     // A fresh full bucket only once the breaker is open; before that, the last state Redis reported or a refusal.
     const pending = this.inFlight.get(plan.baseKey) ?? 0;
     const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
-    return this.fallback.decide(plan.baseKey, this.fallbackRule(plan), cost, !this.breaker.closed, pendingMs);
+    const breakerOpen = !this.breaker.closed;
+    const decision = this.fallback.decide(plan.baseKey, this.fallbackRule(plan), cost, breakerOpen, pendingMs);
+    if (breakerOpen && decision.allowed) this.debts.add(plan.key, plan.rule, plan.fingerprint, cost);
+    return decision;
+  }
+
+  /**
+   * The breaker closed: charges what the fallback admitted while it was open to
+   * the Redis buckets, a few keys at a time so a recovering Redis is not
+   * flooded. Best effort: a debt Redis cannot take (bucket emptied meanwhile,
+   * breaker open again) is forgiven, never retried.
+   */
+  private async chargeBack(): Promise<void> {
+    const debts = this.debts.drain();
+    let charged = 0;
+    for (let i = 0; i < debts.length; i += CHARGE_CONCURRENCY) {
+      const units = await Promise.all(debts.slice(i, i + CHARGE_CONCURRENCY).map((debt) => this.charge(debt)));
+      for (const n of units) charged += n;
+    }
+    if (charged === 0) return;
+    this.stats.chargedUnits += charged;
+    fallbackChargedUnits.inc(charged);
+    this.options.logger.info({ keys: debts.length, units: charged }, 'charged the fallback admissions of the outage to Redis');
+  }
+
+  /** Takes the debt from its bucket, or what is left of the bucket when it holds less; returns the units taken. */
+  private async charge({ key, rule, units }: Debt): Promise<number> {
+    try {
+      const whole = await withTimeout(this.store.consume(key, rule, units), this.options.adminTimeoutMs);
+      if (whole.allowed) return units;
+      const left = Math.min(units, Math.floor(whole.remaining));
+      if (left < 1) return 0;
+      const part = await withTimeout(this.store.consume(key, rule, left), this.options.adminTimeoutMs);
+      return part.allowed ? left : 0;
+    } catch {
+      return 0;
+    }
   }
 
   /** This instance's part of the limit while Redis is away: 1/N, never below one unit. */

@@ -151,3 +151,39 @@ test('Redis restarted empty: redis decisions within 5 s, scripts reloaded', asyn
     await close();
   }
 });
+
+test('what the fallback admitted while the breaker was open is charged to Redis once it closes', async () => {
+  const redis = await startRedis();
+  servers.push(redis);
+  const client = redis.client();
+  client.on('error', () => undefined);
+  const engine = resilientEngine({ redis: client, deadlineMs: 5, instances: 1, breaker: { resetTimeoutMs: 300 } });
+  try {
+    const rule = bucket(10, 0.1); // one token per 10 s: refill cannot blur the count
+    assert.equal(allowedCount(await burst(engine, 2, rule, 'owed')), 2);
+    redis.pause();
+    await eventually(async () => {
+      await burst(engine, 10, rule, 'trip');
+      return engine.health().mode === 'fallback';
+    }, 5000, 'breaker open');
+
+    // The local bucket starts from Redis's last word: 8 left.
+    const outage = await burst(engine, 20, rule, 'owed');
+    assert.ok(outage.every((d) => d.source === 'fallback'));
+    const admitted = allowedCount(outage);
+    assert.ok(admitted >= 8 && admitted <= 9, `the fallback admitted ${admitted}`);
+
+    redis.resume();
+    await eventually(async () => (await engine.decide('probe', 'orders', rule)).source === 'redis', 5000, 'redis decisions again');
+    await eventually(() => engine.stats.chargedUnits >= admitted, 5000, 'the outage charged to Redis');
+    // Redis alone would still hold 8 tokens; charged, the bucket holds what refilled meanwhile.
+    const after = await engine.peek('owed', 'orders', rule);
+    assert.equal(after.source, 'redis');
+    assert.ok(after.remaining <= 1, `Redis still holds ${after.remaining} tokens of a bucket the outage spent`);
+    assert.equal((await engine.decide('owed', 'orders', rule)).allowed, after.remaining >= 1);
+  } finally {
+    redis.resume();
+    await engine.close();
+    client.disconnect();
+  }
+});

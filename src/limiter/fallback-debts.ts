@@ -1,0 +1,51 @@
+// What the local fallback admitted while the breaker was open, charged to
+// Redis once it answers again. Without it Redis never hears of those requests:
+// its bucket refills through the outage and the next burst is admitted twice
+// (once locally, once from the refilled shared bucket), so a flapping breaker
+// over-admits a little on every flap.
+//
+// Only open-breaker admissions count: those calls never reached Redis. An
+// admission after a deadline miss with the breaker still closed may have a twin
+// that Redis took; the fallback already weighs those (fallback-limiter.ts).
+import { capacityOf, type Rule } from '../core/rule.js';
+import { BoundedLru } from './lru.js';
+
+export interface Debt {
+  /** The Redis key and rule the units belong to. */
+  key: string;
+  rule: Rule;
+  /** The rule's fingerprint: a changed limit starts the count afresh. */
+  fingerprint: string;
+  units: number;
+}
+
+export class FallbackDebts {
+  private readonly debts: BoundedLru<string, Debt>;
+
+  /** `maxKeys` bounds the memory: past it, the least recently charged keys are forgiven. */
+  constructor(maxKeys: number) {
+    this.debts = new BoundedLru(maxKeys);
+  }
+
+  /** Counts `units` admitted locally on `key` (never more than the rule's capacity: Redis could not hold more). */
+  add(key: string, rule: Rule, fingerprint: string, units: number): void {
+    const debt = this.debts.get(key);
+    if (debt === undefined || debt.fingerprint !== fingerprint) {
+      this.debts.set(key, { key, rule, fingerprint, units: Math.min(units, capacityOf(rule)) });
+      return;
+    }
+    debt.units = Math.min(debt.units + units, capacityOf(rule));
+  }
+
+  get size(): number {
+    return this.debts.size;
+  }
+
+  /** Hands over every debt and forgets them. */
+  drain(): Debt[] {
+    const all: Debt[] = [];
+    for (const key of this.debts.keys()) all.push(this.debts.peek(key)!);
+    this.debts.clear();
+    return all;
+  }
+}
