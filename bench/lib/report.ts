@@ -1,5 +1,5 @@
 // REPORT.md from one run's results: every section the CI check looks for.
-import type { AccuracyResult } from '../accuracy.js';
+import { type AccuracyResult, boundText } from '../accuracy.js';
 import type { EngineResult } from '../engine.js';
 import type { FaultsResult } from '../faults.js';
 import type { Figure, GatewayResult } from '../gateway.js';
@@ -69,7 +69,7 @@ export function renderReport(r: BenchResults): string {
 
   out.push('## Accuracy', '');
   out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Token bucket expected = capacity + rate × d; other policies: their pure model run over the same evenly spaced schedule. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');
-  out.push(markdownTable(['variant', 'policy', 'K', 'sent', 'allowed', 'expected', 'allowed / expected', 'sources'], r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, a.allowed, a.expected, a.ratio, sources(a.bySource)])), '');
+  out.push(markdownTable(['variant', 'policy', 'K', 'sent', 'allowed', 'expected', 'allowed / expected', 'target', 'sources'], r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, a.allowed, a.expected, a.ratio, boundText(a), sources(a.bySource)])), '');
 
   out.push('## Scale on paper', '');
   out.push('The design\'s peak, computed from this run\'s figures. Assumptions:', '', ...r.scale.assumptions.map((a) => `- ${a}`), '');

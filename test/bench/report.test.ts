@@ -46,7 +46,11 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
     for (const row of results.gateway.rows) assert.ok(isCount(row.requestsPerSec.median) && isCount(row.cpuUsPerRequest.median), row.target);
     for (const row of results.hotkey.rows) assert.ok(isCount(row.allowed) && isCount(row.redisCallsPerRequest), row.mode);
     assert.ok(results.faults.buckets.every((b: { decisions: unknown }) => isCount(b.decisions)));
-    for (const row of results.accuracy.rows) assert.ok(isCount(row.allowed) && isCount(row.expected) && isCount(row.ratio), row.variant);
+    for (const row of results.accuracy.rows) {
+      assert.ok(isCount(row.allowed) && isCount(row.expected) && isCount(row.ratio), row.variant);
+      assert.ok(row.bound.min <= row.bound.max && typeof row.withinBound === 'boolean', row.variant);
+    }
+    assert.ok(results.accuracy.rows.some((row: { group: string }) => row.group === 'leasing'), 'the accuracy bench has leasing variants');
     for (const line of results.scale.lines) assert.equal(typeof line.withoutLeasing, 'number', line.what);
   });
 });
