@@ -143,6 +143,7 @@ function ratioNotes(samples: Samples): string[] {
   return [
     `Sluice on Redis ÷ nginx plain proxy, requests/s at saturation: ${rps(SLUICE, NGINX_PLAIN)} (target ≥ 0.55)`,
     `Sluice on Redis ÷ Fastify + @fastify/rate-limit, requests/s at saturation: ${rps(SLUICE, FASTIFY)} by default, ${rps(EXACT, FASTIFY)} with one script call per request`,
+    `the ceiling of both ratios above, Sluice without limiting ÷ the same peers: ${rps(NONE, NGINX_PLAIN)} of nginx plain proxy, ${rps(NONE, FASTIFY)} of Fastify + @fastify/rate-limit (the gateway's HTTP path alone, node's http server and undici, with an engine that asks no store)`,
     `cost of limiting on Redis, 1 − Sluice on Redis ÷ Sluice without limiting, at saturation: ${round(1 - rps(SLUICE, NONE), 3)} by default, ${round(1 - rps(EXACT, NONE), 3)} with one script call per request (target < 0.10)`,
     `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${paired(SLUICE, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms by default, ${paired(EXACT, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms with one script call per request (target < 0.5 ms); Fastify's added p99 over Sluice without limiting: ${paired(FASTIFY, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms`,
   ];
