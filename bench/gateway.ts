@@ -127,13 +127,14 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
   }
 }
 
-
-type Samples = Map<string, { result: LoadResult; cpuUs: number }[]>;
+/** One run of one target: the load's result and the server's CPU µs per completed request. */
+type Sample = { result: LoadResult; cpuUs: number };
+type Samples = Map<string, Sample[]>;
 
 /** The ratios with a target, each the median over repeats of the ratio within one repeat (the runs of a repeat are adjacent). */
 function ratioNotes(samples: Samples): string[] {
   const runs = (target: string, mode: string) => samples.get(`${target}\u0000${mode}`) ?? [];
-  const paired = (a: string, b: string, mode: string, of: (x: { result: LoadResult; cpuUs: number }, y: { result: LoadResult; cpuUs: number }) => number) => {
+  const paired = (a: string, b: string, mode: string, of: (x: Sample, y: Sample) => number) => {
     const left = runs(a, mode);
     const right = runs(b, mode);
     const values = left.slice(0, right.length).map((x, i) => of(x, right[i]!));

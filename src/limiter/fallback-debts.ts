@@ -37,10 +37,6 @@ export class FallbackDebts {
     debt.units = Math.min(debt.units + units, capacityOf(rule));
   }
 
-  get size(): number {
-    return this.debts.size;
-  }
-
   /** Hands over every debt and forgets them. */
   drain(): Debt[] {
     const all: Debt[] = [];
