@@ -47,5 +47,3 @@ export function sendError(res: ServerResponse, name: GatewayErrorName, extraHead
   res.writeHead(STATUS[name], headers);
   res.end(body);
 }
-
-export const statusOf = (name: GatewayErrorName): number => STATUS[name];

@@ -21,14 +21,6 @@ export interface BreakerOptions {
   resetTimeoutMs: number;
 }
 
-export const DEFAULT_BREAKER: BreakerOptions = {
-  failureThreshold: 5,
-  errorThresholdPercentage: 50,
-  volumeThreshold: 20,
-  rollingWindowMs: 1000,
-  resetTimeoutMs: 500,
-};
-
 type Thunk = () => Promise<unknown>;
 
 export class RedisBreaker {
@@ -81,10 +73,6 @@ export class RedisBreaker {
   /** Closed: calls go to Redis. Open or half-open: the store is treated as down. */
   get closed(): boolean {
     return this.breaker.closed;
-  }
-
-  get opened(): boolean {
-    return this.breaker.opened;
   }
 
   shutdown(): void {

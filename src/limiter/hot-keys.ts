@@ -41,8 +41,4 @@ export class HotKeyDetector {
     if (counter.count > this.ratePerSec) counter.hot = true;
     return counter.hot;
   }
-
-  isHot(key: string): boolean {
-    return this.counters.peek(key)?.hot ?? false;
-  }
 }

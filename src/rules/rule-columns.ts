@@ -36,11 +36,6 @@ export function fromColumns(columns: RuleColumns, field: string): Rule {
   return parseRule(input, field);
 }
 
-/** The canonical form stores return: `shadow: false` is the same rule as no shadow. */
-export function normalizeRule(rule: Rule): Rule {
-  return fromColumns(toColumns(rule), 'rule');
-}
-
 /** A tenant or route id of a rule: a valid id, or `*` for "any". */
 export function assertRuleTarget(tenant: unknown, route: unknown): asserts tenant is string {
   if (tenant !== ANY) assertValidId(tenant, 'tenant');

@@ -1,7 +1,7 @@
 // The last good rule set on disk (JSON, in the data dir), so an instance that
 // starts while the rule store is unreachable can still serve the rules and keys
 // it last saw. It holds key hashes, never keys, and is written atomically.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ApiKeyRecord } from './store.js';
@@ -22,13 +22,6 @@ export async function writeSnapshot(path: string, snapshot: SnapshotFile): Promi
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, JSON.stringify(snapshot), { mode: 0o600 });
   await rename(temp, path);
-}
-
-export function writeSnapshotSync(path: string, snapshot: SnapshotFile): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(snapshot), { mode: 0o600 });
-  renameSync(temp, path);
 }
 
 /** The snapshot at `path`, or undefined when there is none; throws on a corrupt file. */
