@@ -1,5 +1,5 @@
 // npm run bench:hotkey [-- --quick]
-// One hot key (design 7.2): ~20,000 req/s offered across several engine
+// One hot key: ~20,000 req/s offered across several engine
 // instances against a 10,000/s limit (burst 1,000). Redis calls per request (the engines'
 // own store-call counters, checked against INFO commandstats) and admission
 // versus the limit, with leasing (batch 50), with sharding (10 sub-buckets),

@@ -1,7 +1,8 @@
-// The design's section 6.2 token bucket script, called two ways:
+// The reference token bucket script (design-token-bucket.lua: one hash of two
+// fields per bucket, the script Sluice's own is measured against), called two ways:
 // - the floor: a bare ioredis EVALSHA, nothing else around it;
 // - Spring-style: the way Spring Cloud Gateway's RedisRateLimiter and the
-//   design's RedisTokenBucket (6.3) call a script: string arguments, EVALSHA
+//   reference client of that script call it: string arguments, EVALSHA
 //   with an EVAL resend on NOSCRIPT only, the reply mapped to a decision, and
 //   a Redis error failing open (Spring's choice).
 import { createHash } from 'node:crypto';

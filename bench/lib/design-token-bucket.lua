@@ -1,5 +1,6 @@
--- Design section 6.2 token bucket script, copied verbatim from the design document
--- (the public design's script), for the floor and Spring-style peer benches only.
+-- The reference token bucket script, kept verbatim as the baseline Sluice is
+-- measured against (one hash of two fields per bucket, time from Redis TIME):
+-- for the floor and Spring-style peer benches only.
 local key      = KEYS[1]
 local capacity = tonumber(ARGV[1])
 local refillMs = tonumber(ARGV[2]) / 1000.0   -- token par ms

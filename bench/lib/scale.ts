@@ -56,7 +56,7 @@ export function scaleOnPaper(engine: EngineResult, gateway: GatewayResult, hotke
       { what: 'Redis CPU per master at that count', withoutLeasing: round((opsPlain * redisUs) / 1e6 / masters(opsPlain), 3), withLeasing: round((opsLeased * redisUs) / 1e6 / masters(opsLeased), 3), unit: 'cores (script time)', basis: 'script CPU ÷ masters' },
       { what: 'Instance headroom at 2,500 req/s', withoutLeasing: round(perInstanceMax / PEAK.perInstancePerSec, 2), withLeasing: round(perInstanceMax / PEAK.perInstancePerSec, 2), unit: '× (saturation ÷ 2,500)', basis: 'measured saturation of one Sluice process with Redis; leasing saves Redis round trips, not gateway CPU, so it is left unchanged' },
       { what: 'Gateway CPU per instance at 2,500 req/s', withoutLeasing: round((cpuUs * PEAK.perInstancePerSec) / 1e6, 3), withLeasing: round((cpuUs * PEAK.perInstancePerSec) / 1e6, 3), unit: 'cores', basis: 'CPU µs per request (paced run) × 2,500' },
-      { what: 'Worst over-admission per hot key', withoutLeasing: 0, withLeasing: PEAK.instances * 50, unit: 'units', basis: 'instances × batch (design 7.2)' },
+      { what: 'Worst over-admission per hot key', withoutLeasing: 0, withLeasing: PEAK.instances * 50, unit: 'units', basis: 'instances × batch (the leasing bound)' },
     ],
   };
 }

@@ -31,7 +31,7 @@ function build(): object {
   const { $schema: _, ...rule } = z.toJSONSchema(ruleSchema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
   return {
     openapi: '3.1.0',
-    info: { title: 'Sluice admin API', version: '1', description: 'Rules, API keys and buckets of a Sluice gateway. Every endpoint but /healthz and /readyz needs Authorization: Bearer <SLUICE_ADMIN_TOKEN>.' },
+    info: { title: 'Sluice admin API', version: '1', description: 'Rules, API keys and buckets of a Sluice gateway. Every endpoint but /healthz, /readyz and /metrics needs Authorization: Bearer <SLUICE_ADMIN_TOKEN>.' },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: {
@@ -45,6 +45,12 @@ function build(): object {
     paths: {
       '/healthz': { get: { summary: 'The process is up', responses: { 200: { description: 'up' } } } },
       '/readyz': { get: { summary: 'Rules are loaded (from the store, or the last set while it is down)', responses: { 200: { description: 'ready', ...json({ type: 'object' }) }, 503: { description: 'not ready', ...json({ type: 'object' }) } } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus counters of the resilience layer (text exposition format); no tenant ids or keys',
+          responses: { 200: { description: 'metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } } },
+        },
+      },
       '/openapi.json': { get: { ...authed, summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
       '/rules': {
         get: { ...authed, summary: 'List rules', parameters: [{ name: 'tenant', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'rules', ...json({ type: 'object', properties: { rules: { type: 'array', items: ref('StoredRule') } } }) }, ...errors(400, 401, 403, 503) } },

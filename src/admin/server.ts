@@ -1,6 +1,7 @@
 // The admin API: its own HTTP listener, separate from the gateway's traffic port.
-// /healthz and /readyz are open (for load balancers and orchestrators); every
-// other endpoint needs `Authorization: Bearer <SLUICE_ADMIN_TOKEN>`.
+// /healthz, /readyz and /metrics are open (for load balancers, orchestrators
+// and Prometheus; none of them names a tenant or a key); every other endpoint
+// needs `Authorization: Bearer <SLUICE_ADMIN_TOKEN>`.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SluiceError } from '../core/errors.js';
@@ -14,7 +15,7 @@ import { openApiDocument } from './openapi.js';
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
   listen: { host?: string; port: number };
-  /** SLUICE_ADMIN_TOKEN; without it every endpoint but the health checks answers 403. */
+  /** SLUICE_ADMIN_TOKEN; without it every endpoint but /healthz, /readyz and /metrics answers 403. */
   token: string | undefined;
   logger?: RulesLogger;
 }

@@ -1,4 +1,4 @@
-// The gateway (design section 5): key → tenant, route, rule, one engine
+// The gateway, one request at a time: key → tenant, route, rule, one engine
 // decision, then forward, hold (shaping) or refuse. The front is node's http
 // server; nothing a client sends can throw out of here.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

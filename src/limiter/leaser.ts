@@ -1,4 +1,4 @@
-// Batch leasing for hot keys (design 7.2): one script call takes a whole
+// Batch leasing for hot keys (one key too busy for one Redis slot): one script call takes a whole
 // `batch` of units, this instance spends them locally (source `cache`).
 // Concurrent requests on a key share one lease call in flight. A refused lease
 // holds this instance's requests until the batch is free, stretched by a random

@@ -1,6 +1,7 @@
 // Prometheus counters of the resilience layer, in a registry of their own that
-// the gateway merges into /metrics. Module-level: every engine of the process
-// adds to the same series.
+// the admin listener serves at GET /metrics (src/admin/server.ts); the gateway
+// port serves no metrics. Module-level: every engine of the process adds to the
+// same series.
 import { Counter, Registry } from 'prom-client';
 
 export const resilienceRegistry = new Registry();

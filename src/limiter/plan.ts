@@ -1,6 +1,7 @@
 // Where one decision goes: which Redis key, under which (scaled) rule, and which
 // local key the fallback uses. Scaling order: the region's share of the limit
-// first (design 7.4), then one shard's part of it (design 7.2).
+// first (each region enforces its own part), then one shard's part of that
+// (a sharded rule spreads its limit over N sub-buckets).
 import { randomInt } from 'node:crypto';
 import type { Decision } from '../core/decision.js';
 import { bucketKey, shardKey } from '../core/ids.js';

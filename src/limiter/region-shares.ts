@@ -1,4 +1,4 @@
-// Multi-region limits (design 7.4): each region enforces its share of a limit on
+// Multi-region limits: each region enforces its share of a limit on
 // its own Redis, because synchronising regions on every request would break the
 // latency budget. The rebalancer moves the shares toward the traffic each region
 // actually sees, within bounds; the decision is this pure function.

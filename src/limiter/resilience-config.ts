@@ -1,4 +1,4 @@
-// The resilience layer's options: the config file's `store.resilience` section
+// The resilience layer's options: the config file's top-level `resilience:` section
 // and createEngine's options share this schema. Every field has a default.
 import { z } from 'zod';
 import { MAX_ID_LENGTH } from '../core/ids.js';
@@ -64,7 +64,7 @@ export const resilienceFieldsSchema = z
     heartbeatMs: int(50, 60_000).default(1000),
     /** An instance not seen for this long no longer counts, ms. */
     memberTtlMs: int(150, 600_000).default(3000),
-    /** This gateway's region (design 7.4); absent = one region, full limits. */
+    /** This gateway's region, for rules with regionShares; absent = one region, full limits. */
     region: id.optional(),
     /** Share of a limit this region enforces when the rule has no regionShares entry and none is published. */
     defaultRegionShare: share.default(1),

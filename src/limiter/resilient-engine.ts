@@ -1,5 +1,5 @@
-// The engine over Redis that keeps deciding when Redis is slow or gone
-// (design 7.3) and spares Redis when one tenant is huge (design 7.2).
+// The engine over Redis that keeps deciding when Redis is slow or gone, and
+// spares Redis when one tenant's key is hot.
 //
 // Every Redis call runs under a deadline that measures Redis, not this
 // process's event loop (deadline.ts), behind a circuit breaker (breaker.ts).

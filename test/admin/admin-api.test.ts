@@ -176,9 +176,11 @@ describe('admin API: buckets and OpenAPI', () => {
     const doc = await f.call('GET', '/openapi.json');
     assert.equal(doc.status, 200);
     assert.equal(doc.body.openapi, '3.1.0');
-    for (const path of ['/healthz', '/readyz', '/rules', '/rules/{tenant}/{route}', '/keys', '/keys/{id}', '/buckets/{tenant}/{route}', '/openapi.json']) {
+    for (const path of ['/healthz', '/readyz', '/rules', '/rules/{tenant}/{route}', '/keys', '/keys/{id}', '/buckets/{tenant}/{route}', '/openapi.json', '/metrics']) {
       assert.ok(doc.body.paths[path], path);
     }
+    // The open endpoints are documented as open: no bearer token required.
+    for (const path of ['/healthz', '/readyz', '/metrics']) assert.equal(doc.body.paths[path].get.security, undefined, path);
     const policies = doc.body.components.schemas.Rule.oneOf.map((s: { properties: { policy: { const: string } } }) => s.properties.policy.const);
     assert.deepEqual(policies.sort(), ['fixed_window', 'gcra', 'leaky_bucket', 'sliding_window_counter', 'sliding_window_log', 'token_bucket']);
   });

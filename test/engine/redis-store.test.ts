@@ -29,7 +29,7 @@ describe('RedisStore (standalone)', () => {
 
   storeSuite(() => store);
 
-  it('keys follow the design layout with the tenant as hash tag, and carry a TTL', async () => {
+  it('keys follow the documented layout (docs/redis.md) with the tenant as hash tag, and carry a TTL', async () => {
     const rule = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 5 });
     await admin.flushall();
     await store.consume(bucketKey('shop-a', 'create-order'), rule, 1);

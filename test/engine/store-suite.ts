@@ -28,7 +28,7 @@ export function storeSuite(getStore: () => Store) {
     });
   }
 
-  it('the design unit scenario (section 8): capacity 2, refill 1/s -> allow, allow, reject; 1 s later allow with 0 left', async () => {
+  it('the basic scenario: capacity 2, refill 1/s -> allow, allow, reject; 1 s later allow with 0 left', async () => {
     const limiter = createLimiter({ id: 'create-order', policy: 'token_bucket', capacity: 2, refillPerSecond: 1 }, getStore());
     const tenant = fresh('shop-a');
     assert.equal((await limiter.consume(tenant)).allowed, true);

@@ -1,4 +1,4 @@
-// Hot keys (design 7.2) on a real Redis: batch leasing (bounded over-admission,
+// Hot keys on a real Redis: batch leasing (bounded over-admission,
 // far fewer Redis calls), bucket sharding, the negative cache and automatic
 // leasing of a key that runs hot on one instance.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// Token bucket (design section 3): `capacity` tokens at most, refilled at
-// `refillPerSecond`. The state is the design's pair, kept as integers so that
+// Token bucket: `capacity` tokens at most, refilled at `refillPerSecond`.
+// The state is a pair (tokens, last update), kept as integers so that
 // TypeScript, Lua and Redis agree to the last digit: the tokens MISSING from a
 // full bucket, in millionths (a same-instant burst then adds whole tokens
 // exactly, with no rounding drift), and the µs of the last update. Keeping the

@@ -1,6 +1,6 @@
 -- Token bucket twin of model.ts. ARGV[3] capacity, ARGV[4] refillPerSecond.
 -- State: "<tokens missing, in millionths>:<µs of the last update>", two integers.
--- The design's main policy and the hottest script: the prelude's save is
+-- The default policy and the hottest script: the prelude's save is
 -- inlined, the state is read with a plain find and written with one format,
 -- and an allowed reply leaves off its trailing zeros (see prelude.lua).
 local cost = tonumber(ARGV[1])

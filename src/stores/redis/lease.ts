@@ -1,4 +1,4 @@
-// Leasing (hot keys, design 7.2): one call takes a whole batch of units so an
+// Leasing, for hot keys that one Redis slot could not serve alone: one call takes a whole batch of units so an
 // instance can spend them locally. It runs the policy's own script (no second
 // Lua program to keep in step with the model), asking for the batch: when
 // fewer units are left, the lease is refused with the exact time until the
