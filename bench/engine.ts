@@ -2,7 +2,7 @@
 // Every registered policy × store (memory, Redis) at 1, 64 and 512 concurrent
 // callers; Redis server µs per decision; bytes per bucket; redis-benchmark on
 // the same script as the ceiling and a bare ioredis EVALSHA loop on the
-// design's script as the floor; then the engine-level peers.
+// reference script (lib/design-token-bucket.lua) as the floor; then the engine-level peers.
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../src/core/ids.js';
 import type { PolicyName } from '../src/core/rule.js';

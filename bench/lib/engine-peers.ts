@@ -1,6 +1,6 @@
 // Engine-level peers on the same Redis, in the same run (issue 6): Sluice's
 // token bucket and GCRA, rate-limiter-flexible's RateLimiterRedis, and the
-// design's script called the Spring Cloud Gateway way. For each: decisions/s
+// reference script (design-token-bucket.lua) called the Spring Cloud Gateway way. For each: decisions/s
 // and p99 at 64 and 512 callers, Redis µs per decision, bytes per key, and how
 // many of 1,000 concurrent calls on a fresh key are allowed against a capacity of 100.
 import type { Redis } from 'ioredis';
@@ -33,7 +33,7 @@ interface Subject {
 }
 
 const KEYS = 1000;
-/** Bucket `b`: tenants with 3 routes each, as in the design's peak. */
+/** Bucket `b`: tenants with 3 routes each, as in the target peak (lib/scale.ts). */
 const tenantOf = (b: number) => tenantId(Math.floor(b / ROUTES.length));
 const routeOf = (b: number) => ROUTES[b % ROUTES.length]!;
 

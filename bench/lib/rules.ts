@@ -64,5 +64,5 @@ export function memoryRule(policy: PolicyName): Rule {
 export const ROUTES = ['create-order', 'list-orders', 'get-order'] as const;
 export const tenantId = (i: number): string => `tenant-${String(i).padStart(5, '0')}`;
 
-/** Bucket `i` of the memory count: tenants with 3 routes each, as in the design's peak (100,000 tenants × 3 routes). */
+/** Bucket `i` of the memory count: tenants with 3 routes each, as in the target peak (100,000 tenants × 3 routes). */
 export const memoryBucketKey = (i: number): string => bucketKey(tenantId(Math.floor(i / ROUTES.length)), ROUTES[i % ROUTES.length]!);

@@ -1,4 +1,4 @@
-// "Scale on paper": what the design's peak (50,000 req/s, 20 instances,
+// "Scale on paper": what the target peak (50,000 req/s, 20 instances,
 // 100,000 tenants × 3 routes) needs, computed from this run's measured figures.
 import type { EngineResult } from '../engine.js';
 import type { GatewayResult } from '../gateway.js';
