@@ -92,7 +92,7 @@ const clusterVariant = (): Variant => ({
 });
 
 /**
- * Without leasing: ±1 %. With it (README, Hot keys), every unit still comes out of
+ * Without leasing: ±1 %. With it (docs/resilience.md, Hot keys), every unit still comes out of
  * the Redis bucket, so from a fresh bucket the cluster never admits more than
  * the exact figure; it may admit less by what is leased and unspent at the end
  * (at most K × batch) and what waits in Redis for a whole batch (batch − 1).
