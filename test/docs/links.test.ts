@@ -1,6 +1,8 @@
 // The README and docs/ link to each other and to files of the repository: every
 // relative link must point at a file that exists and, for a markdown file, at a
-// heading it has. And the README's map lists every page under docs/.
+// heading it has; every repository path named in backticks must exist (the
+// architecture page names a file per step); and the README's map lists every
+// page under docs/.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -60,6 +62,17 @@ describe('documentation links', () => {
       assert.deepEqual(brokenLinks(page), []);
     });
   }
+
+  it('every repository path the pages name in backticks exists', () => {
+    const missing: string[] = [];
+    for (const page of PAGES) {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      for (const [, path] of text.matchAll(/`((?:src|test|bench|migrations|examples|scripts)\/[^`\s<*]+)`/g)) {
+        if (!existsSync(join(ROOT, path!))) missing.push(`${page}: ${path}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
 
   it('the README links every page under docs/', () => {
     const linked = new Set(linksOf(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((link) => link.split('#')[0]));
