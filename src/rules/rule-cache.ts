@@ -8,10 +8,10 @@ import { SluiceError } from '../core/errors.js';
 import type { Rule } from '../core/rule.js';
 import { hashApiKeyHex } from './keys.js';
 import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
-import { applyChanges, buildRuleSet, defaultResolved, ruleKey, type RuleSet, type RuleSetChanges, SEP } from './rule-set.js';
+import { applyChanges, buildRuleSet, defaultResolved, lookupRule, ruleKey, type RuleSet, type RuleSetChanges, SEP } from './rule-set.js';
 import { readSnapshot, writeSnapshot } from './snapshot-file.js';
 import type { RuleStore, StoreChange } from './store.js';
-import { ANY, type ResolvedRule, type RuleResolver, type StoredRule, type TenantResolver } from './types.js';
+import type { ResolvedRule, RuleResolver, StoredRule, TenantResolver } from './types.js';
 
 export interface RuleCacheOptions {
   store: RuleStore;
@@ -80,14 +80,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
   }
 
   resolve(tenant: string, route: string): ResolvedRule {
-    const rules = this.set.rules;
-    return (
-      rules.get(tenant + SEP + route) ??
-      rules.get(tenant + SEP + ANY) ??
-      rules.get(ANY + SEP + route) ??
-      rules.get(ANY + SEP + ANY) ??
-      this.fallback
-    );
+    return lookupRule(this.set.rules, tenant, route) ?? this.fallback;
   }
 
   tenantFor(apiKey: string): string | undefined {
@@ -98,11 +91,6 @@ export class RuleCache implements RuleResolver, TenantResolver {
   /** The tenant of the active key whose hex SHA-256 is `keyHash`. */
   tenantForHash(keyHash: string): string | undefined {
     return this.set.keys.get(keyHash)?.tenant;
-  }
-
-  /** Whether `tenant` owns an active key (then its name must never work as a key). */
-  isKeyedTenant(tenant: string): boolean {
-    return this.set.keyedTenants.has(tenant);
   }
 
   /** The stored rules in memory, e.g. for the admin API when the store is down. */
