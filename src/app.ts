@@ -5,12 +5,10 @@ import { type Logger, pino } from 'pino';
 import type { SluiceConfig } from './config/types.js';
 import { type DemoUpstream, startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
-import { StaticRuleResolver } from './gateway/static-rules.js';
-import { StaticTenantResolver } from './gateway/static-tenants.js';
 import { createEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
-import { ChainedTenantResolver } from './gateway/tenant-chain.js';
+import { resolversFor } from './rules/resolvers.js';
 import { type RulesRuntime, startRules } from './rules/runtime.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
@@ -56,18 +54,18 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   let runtime: RulesRuntime | undefined;
   let admin: AdminServer | undefined;
   const engine = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
-  const configuredTenants = new StaticTenantResolver(config.tenants);
   let address: { address: string; port: number };
   let gateway: Gateway;
   try {
     if (options.ruleStore) {
       runtime = await startRules({ databaseUrl: config.database.url, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
     }
+    const resolvers = resolversFor(config, runtime?.cache);
     gateway = new Gateway({
       config,
       engine,
-      rules: options.rules ?? runtime?.cache ?? new StaticRuleResolver(config.rules, config.defaultRule),
-      tenants: options.tenants ?? (runtime ? new ChainedTenantResolver(runtime.cache, configuredTenants) : configuredTenants),
+      rules: options.rules ?? resolvers.rules,
+      tenants: options.tenants ?? resolvers.tenants,
       logger,
     });
     address = await gateway.listen(config.listen.host, config.listen.port);

@@ -6,6 +6,7 @@ import { parseRule } from '../core/rule.js';
 import type { Engine } from '../limiter/engine.js';
 import { assertValidKeyId } from '../rules/keys.js';
 import type { RuleCacheStatus } from '../rules/rule-cache.js';
+import { assertTenantId } from '../rules/anonymous-tenant.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
 import type { RuleStore } from '../rules/store.js';
 import type { RuleResolver } from '../rules/types.js';
@@ -67,7 +68,7 @@ export async function createKey(deps: AdminDeps, body: unknown): Promise<Reply> 
   const input = asObject(body);
   const unknown = Object.keys(input).filter((key) => key !== 'tenant');
   if (unknown.length > 0) throw new SluiceError('ERR_BAD_REQUEST', `unknown field(s) ${unknown.join(', ')}`, `body.${unknown[0]}`);
-  assertValidId(input.tenant, 'body.tenant');
+  assertTenantId(input.tenant, 'body.tenant');
   return { status: 201, body: await deps.store.createKey(input.tenant) };
 }
 

@@ -3,10 +3,14 @@
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { resilienceFieldsSchema } from '../limiter/resilience-config.js';
+import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
 const idOrAny = z.string().refine((value) => value === '*' || isValidId(value), `${ID_MESSAGE}, or *`);
+// Tenants of unknown keys live under a reserved prefix that named tenants may not use.
+const tenantSchema = idSchema.refine((value) => !isReservedTenant(value), RESERVED_TENANT_MESSAGE);
+const tenantOrAny = idOrAny.refine((value) => !isReservedTenant(value), RESERVED_TENANT_MESSAGE);
 
 const LISTEN_PATTERN = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/;
 export const listenSchema = z
@@ -43,7 +47,7 @@ export const routeSchema = z
 const keySchema = z
   .object({
     key: z.string().min(8, 'must be at least 8 characters').max(512, 'must be at most 512 characters'),
-    tenant: idSchema,
+    tenant: tenantSchema,
   })
   .strict();
 
@@ -56,7 +60,7 @@ const tenantsSchema = z
   .strict();
 
 /** A seed rule: who and where, the rule's own fields beside (checked by parseRule). */
-const ruleEntrySchema = z.object({ tenant: idOrAny, route: idOrAny }).catchall(z.unknown());
+const ruleEntrySchema = z.object({ tenant: tenantOrAny, route: idOrAny }).catchall(z.unknown());
 
 const storeSchema = z
   .object({

@@ -4,14 +4,13 @@
 // a full reload runs every `refreshIntervalMs` as a safety net. When the store
 // is unreachable the last set keeps serving; a snapshot file lets an instance
 // start without the store at all.
-import { SluiceError } from '../core/errors.js';
 import type { Rule } from '../core/rule.js';
 import { hashApiKeyHex } from './keys.js';
 import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
-import { applyChanges, buildRuleSet, defaultResolved, ruleKey, type RuleSet, type RuleSetChanges, SEP } from './rule-set.js';
-import { readSnapshot, writeSnapshot } from './snapshot-file.js';
+import { applyChanges, buildRuleSet, defaultResolved, lookupRule, ruleKey, type RuleSet, type RuleSetChanges, SEP } from './rule-set.js';
+import { setFromSnapshot, SnapshotWriter } from './cache-snapshot.js';
 import type { RuleStore, StoreChange } from './store.js';
-import { ANY, type ResolvedRule, type RuleResolver, type StoredRule, type TenantResolver } from './types.js';
+import type { ResolvedRule, RuleResolver, StoredRule, TenantResolver } from './types.js';
 
 export interface RuleCacheOptions {
   store: RuleStore;
@@ -56,13 +55,14 @@ export class RuleCache implements RuleResolver, TenantResolver {
   private retryTimer: NodeJS.Timeout | undefined;
   private retryMs = 250;
   private unwatch: (() => void) | undefined;
-  private snapshotWrite: Promise<void> = Promise.resolve();
-  private snapshotDirty = false;
+  private readonly snapshot: SnapshotWriter | undefined;
   private closed = false;
 
   constructor(private readonly options: RuleCacheOptions) {
     this.fallback = defaultResolved(options.defaultRule);
     this.logger = options.logger ?? stderrLogger;
+    const path = options.snapshotPath;
+    this.snapshot = path ? new SnapshotWriter(path, options.store.location, () => this.set, this.logger) : undefined;
   }
 
   /** Listens for changes, then loads everything; falls back to the snapshot file, or throws a clear error. */
@@ -80,14 +80,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
   }
 
   resolve(tenant: string, route: string): ResolvedRule {
-    const rules = this.set.rules;
-    return (
-      rules.get(tenant + SEP + route) ??
-      rules.get(tenant + SEP + ANY) ??
-      rules.get(ANY + SEP + route) ??
-      rules.get(ANY + SEP + ANY) ??
-      this.fallback
-    );
+    return lookupRule(this.set.rules, tenant, route) ?? this.fallback;
   }
 
   tenantFor(apiKey: string): string | undefined {
@@ -98,11 +91,6 @@ export class RuleCache implements RuleResolver, TenantResolver {
   /** The tenant of the active key whose hex SHA-256 is `keyHash`. */
   tenantForHash(keyHash: string): string | undefined {
     return this.set.keys.get(keyHash)?.tenant;
-  }
-
-  /** Whether `tenant` owns an active key (then its name must never work as a key). */
-  isKeyedTenant(tenant: string): boolean {
-    return this.set.keyedTenants.has(tenant);
   }
 
   /** The stored rules in memory, e.g. for the admin API when the store is down. */
@@ -133,7 +121,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
     clearTimeout(this.retryTimer);
     this.unwatch?.();
     await this.running?.catch(() => {});
-    await this.snapshotWrite;
+    await this.snapshot?.settled();
   }
 
   private onChange(change: StoreChange): void {
@@ -222,7 +210,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
     this.retryMs = 250;
     if (!this.reachable && this.source === 'store') this.logger.info({ store: this.options.store.location, rules: set.rules.size }, 'rule store reachable: rules in sync');
     this.reachable = true;
-    this.saveSnapshot();
+    this.snapshot?.save();
   }
 
   private markUnreachable(error: unknown): void {
@@ -247,41 +235,13 @@ export class RuleCache implements RuleResolver, TenantResolver {
 
   private startFromSnapshot(error: unknown): void {
     const path = this.options.snapshotPath;
-    const snapshot = path ? readSnapshot(path) : undefined;
-    if (!snapshot) {
-      throw new SluiceError(
-        'ERR_STORE_UNAVAILABLE',
-        `cannot load rules: ${errorMessage(error)}; and no rules snapshot ${path ? `at ${path}` : 'is configured'} to start from. Start the rule store (or fix SLUICE_DATABASE_URL) and retry.`,
-      );
-    }
-    this.set = buildRuleSet(snapshot.rules, snapshot.keys);
+    const snapshot = setFromSnapshot(path, error);
+    this.set = snapshot.set;
     this.source = 'snapshot';
     this.reachable = false;
     this.logger.error(
       { store: this.options.store.location, err: errorMessage(error), snapshot: path, savedAt: snapshot.savedAt, rules: this.set.rules.size },
       'RULE STORE UNREACHABLE AT START: serving rules and keys from the snapshot file; changes made since it was saved are not applied until the store returns',
     );
-  }
-
-  /** Writes the set to the snapshot file, one write at a time, always the latest set. */
-  private saveSnapshot(): void {
-    const path = this.options.snapshotPath;
-    if (!path || this.snapshotDirty) return;
-    this.snapshotDirty = true;
-    this.snapshotWrite = this.snapshotWrite.then(async () => {
-      this.snapshotDirty = false;
-      const set = this.set;
-      try {
-        await writeSnapshot(path, {
-          format: 1,
-          savedAt: new Date().toISOString(),
-          source: this.options.store.location,
-          rules: [...set.stored.values()],
-          keys: [...set.keys].map(([hash, entry]) => ({ id: entry.id, tenant: entry.tenant, hash })),
-        });
-      } catch (error) {
-        this.logger.warn({ err: errorMessage(error), snapshot: path }, 'could not write the rules snapshot');
-      }
-    });
   }
 }

@@ -1,9 +1,9 @@
 // One rule ↔ the columns both stores keep (see migrations/001_rules_and_keys.sql):
 // token bucket and GCRA keep capacity/refill in their own columns, every other
 // parameter goes to `params`, and shadow has its own flag.
-import { createHash } from 'node:crypto';
 import { assertValidId } from '../core/ids.js';
-import { parseRule, type Rule, ruleFingerprint } from '../core/rule.js';
+import { parseRule, type Rule } from '../core/rule.js';
+import { assertTenantId } from './anonymous-tenant.js';
 import { ANY } from './types.js';
 
 export interface RuleColumns {
@@ -38,11 +38,6 @@ export function fromColumns(columns: RuleColumns, field: string): Rule {
 
 /** A tenant or route id of a rule: a valid id, or `*` for "any". */
 export function assertRuleTarget(tenant: unknown, route: unknown): asserts tenant is string {
-  if (tenant !== ANY) assertValidId(tenant, 'tenant');
+  if (tenant !== ANY) assertTenantId(tenant, 'tenant');
   if (route !== ANY) assertValidId(route, 'route');
-}
-
-/** A rule's version: the same on every instance, and new whenever a parameter changes. */
-export function ruleVersion(rule: Rule): string {
-  return createHash('sha1').update(ruleFingerprint(rule)).digest('base64url').slice(0, 16);
 }

@@ -1,7 +1,6 @@
 // An immutable rule set: what the hot path reads. Built once per load or change
 // batch and swapped in whole, so a lookup never sees half an update.
-import type { Rule } from '../core/rule.js';
-import { ruleVersion } from './rule-columns.js';
+import { type Rule, ruleFingerprint } from '../core/rule.js';
 import type { ApiKeyRecord } from './store.js';
 import { ANY, type ResolvedRule, type RuleMatch, type StoredRule } from './types.js';
 
@@ -22,19 +21,21 @@ export interface RuleSet {
   readonly keys: ReadonlyMap<string, KeyEntry>;
   /** key id → SHA-256 hex, to drop a revoked key. */
   readonly keyIds: ReadonlyMap<string, string>;
-  /** Tenants that own at least one active key: their names are never accepted as keys. */
-  readonly keyedTenants: ReadonlySet<string>;
 }
 
-const tenantsOf = (keys: ReadonlyMap<string, KeyEntry>): ReadonlySet<string> => new Set(Array.from(keys.values(), (entry) => entry.tenant));
+/** The one rule lookup, most specific first: tenant × route, tenant × any route, any tenant × route, any × any. */
+export function lookupRule(rules: ReadonlyMap<string, ResolvedRule>, tenant: string, route: string): ResolvedRule | undefined {
+  if (rules.size === 0) return undefined;
+  return rules.get(tenant + SEP + route) ?? rules.get(tenant + SEP + ANY) ?? rules.get(ANY + SEP + route) ?? rules.get(ANY + SEP + ANY);
+}
 
 export function matchOf(tenant: string, route: string): RuleMatch {
   if (tenant === ANY) return route === ANY ? 'default' : 'any-route';
   return route === ANY ? 'tenant-any' : 'tenant-route';
 }
 
-export function resolvedOf(stored: StoredRule): ResolvedRule {
-  return Object.freeze({ rule: stored.rule, match: matchOf(stored.tenant, stored.route), version: ruleVersion(stored.rule) });
+export function resolvedOf(entry: Pick<StoredRule, 'tenant' | 'route' | 'rule'>): ResolvedRule {
+  return Object.freeze({ rule: entry.rule, match: matchOf(entry.tenant, entry.route), version: ruleFingerprint(entry.rule) });
 }
 
 export function buildRuleSet(rules: StoredRule[], keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[]): RuleSet {
@@ -51,7 +52,7 @@ export function buildRuleSet(rules: StoredRule[], keys: Pick<ApiKeyRecord, 'id' 
     keyMap.set(k.hash, { id: k.id, tenant: k.tenant });
     keyIds.set(k.id, k.hash);
   }
-  return { rules: resolved, stored, keys: keyMap, keyIds, keyedTenants: tenantsOf(keyMap) };
+  return { rules: resolved, stored, keys: keyMap, keyIds };
 }
 
 export interface RuleSetChanges {
@@ -61,7 +62,7 @@ export interface RuleSetChanges {
 
 /** A new set with `changes` applied; `base` is left as it is. */
 export function applyChanges(base: RuleSet, changes: RuleSetChanges): RuleSet {
-  let { rules, stored, keys, keyIds, keyedTenants } = base;
+  let { rules, stored, keys, keyIds } = base;
   if (changes.rules.size > 0) {
     const nextRules = new Map(rules);
     const nextStored = new Map(stored);
@@ -91,12 +92,11 @@ export function applyChanges(base: RuleSet, changes: RuleSetChanges): RuleSet {
     }
     keys = nextKeys;
     keyIds = nextIds;
-    keyedTenants = tenantsOf(nextKeys);
   }
-  return { rules, stored, keys, keyIds, keyedTenants };
+  return { rules, stored, keys, keyIds };
 }
 
 /** The resolved form of the default rule (config's `defaults`). */
 export function defaultResolved(rule: Rule): ResolvedRule {
-  return Object.freeze({ rule, match: 'default' as const, version: `default-${ruleVersion(rule)}` });
+  return Object.freeze({ rule, match: 'default' as const, version: ruleFingerprint(rule) });
 }

@@ -29,6 +29,9 @@ export interface RuleResolver {
 }
 
 export interface TenantResolver {
-  /** The tenant an API key belongs to, or undefined for an unknown or revoked key. */
+  /**
+   * The tenant an API key belongs to. An unknown or revoked key gives undefined,
+   * or under `unknownKeys: default-rule` a `~…` tenant of its own (anonymous-tenant.ts).
+   */
   tenantFor(apiKey: string): string | undefined;
 }

@@ -100,11 +100,12 @@ describe('the embedded rule store', () => {
     try {
       const first = await startGateway(yaml('default-rule'), env, { ruleStore: true, admin: true });
       assert.equal((await admin(first, 'PUT', '/rules/shop-z/*', { policy: 'gcra', capacity: 3, refillPerSecond: 1 })).status, 200);
+      const { key } = JSON.parse((await admin(first, 'POST', '/keys', { tenant: 'shop-z' })).body) as { key: string };
       await first.close();
 
       const second = await startGateway(yaml('default-rule'), env, { ruleStore: true, admin: true });
       try {
-        const reply = await call(`${second.url}/orders`, { method: 'POST', headers: { 'x-api-key': 'shop-z' } });
+        const reply = await call(`${second.url}/orders`, { method: 'POST', headers: { 'x-api-key': key } });
         assert.equal(reply.status, 200);
         assert.equal(reply.headers['x-ratelimit-limit'], '3');
         assert.equal(JSON.parse((await admin(second, 'GET', '/rules/shop-z/*')).body).rule.capacity, 3);
@@ -112,6 +113,30 @@ describe('the embedded rule store', () => {
         await second.close();
       }
     } finally {
+      await upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('revoking a tenant\'s last key under unknownKeys: default-rule', () => {
+  it('neither the revoked key nor the tenant\'s name as a key gets the tenant\'s rule', async () => {
+    const upstream = await startUpstream();
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-revoke-'));
+    const env = { UPSTREAM: upstream.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DATA_DIR: dir };
+    const app = await startGateway(yaml('default-rule'), env, { ruleStore: true, admin: true });
+    const limitFor = async (apiKey: string) => (await call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': apiKey } })).headers['x-ratelimit-limit'];
+    try {
+      assert.equal((await admin(app, 'PUT', '/rules/vip/*', { policy: 'token_bucket', capacity: 1000, refillPerSecond: 100 })).status, 200);
+      const created = JSON.parse((await admin(app, 'POST', '/keys', { tenant: 'vip' })).body) as { id: string; key: string };
+      await within(1000, async () => (await limitFor(created.key)) === '1000');
+      assert.equal(await limitFor('vip'), '20', 'the name of a keyed tenant is an unknown key');
+
+      assert.equal((await admin(app, 'DELETE', `/keys/${created.id}`)).status, 200);
+      await within(1000, async () => (await limitFor(created.key)) === '20');
+      assert.equal(await limitFor('vip'), '20', 'once its last key is revoked, the name still does not reach vip\'s rule');
+    } finally {
+      await app.close();
       await upstream.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -14,7 +14,7 @@ const QUICKSTART = 'examples/quickstart.yaml';
 
 async function threePosts(url: string): Promise<number[]> {
   const codes = [];
-  for (let i = 0; i < 3; i++) codes.push((await call(`${url}/orders`, { method: 'POST', headers: { 'X-Api-Key': 'shop-a' } })).status);
+  for (let i = 0; i < 3; i++) codes.push((await call(`${url}/orders`, { method: 'POST', headers: { 'X-Api-Key': 'shop-a-demo-key' } })).status);
   return codes;
 }
 

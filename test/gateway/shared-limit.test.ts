@@ -22,7 +22,7 @@ describe('two gateways on one Redis', () => {
     });
     const yaml = `
 routes: [{ id: orders, path: /orders, upstream: '\${UP}' }]
-tenants: { unknownKeys: default-rule }
+tenants: { unknownKeys: default-rule, keys: [{ key: shop-a-key-1, tenant: shop-a }] }
 rules: [{ tenant: shop-a, route: orders, policy: token_bucket, capacity: 20, refillPerSecond: 0.001 }]
 store: { type: redis, url: '\${REDIS}' }
 `;
@@ -39,7 +39,7 @@ store: { type: redis, url: '\${REDIS}' }
     try {
       const replies = await Promise.all(
         Array.from({ length: 1000 }, async (_, i) => {
-          const response = await request(`${gateways[i % 2]!.url}/orders`, { headers: { 'x-api-key': 'shop-a' }, dispatcher: agent });
+          const response = await request(`${gateways[i % 2]!.url}/orders`, { headers: { 'x-api-key': 'shop-a-key-1' }, dispatcher: agent });
           await response.body.dump();
           return { status: response.statusCode, via: i % 2 };
         }),
