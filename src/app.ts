@@ -7,7 +7,7 @@ import { type DemoUpstream, startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
 import { StaticRuleResolver } from './gateway/static-rules.js';
 import { StaticTenantResolver } from './gateway/static-tenants.js';
-import { createEngine } from './limiter/create-engine.js';
+import { buildEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { ChainedTenantResolver } from './gateway/tenant-chain.js';
@@ -99,17 +99,13 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   };
 }
 
-/** The engine the config asks for: memory unless a Redis URL or cluster is set, then the resilient engine. */
+/**
+ * The engine the config asks for: memory unless a Redis URL or cluster is set,
+ * then the resilient engine. Its options were validated with the config file,
+ * so nothing here can refuse what `sluice check` accepted.
+ */
 export function engineFromConfig(config: SluiceConfig, logger: Logger): Engine {
   const { store } = config;
   const redis = store.type === 'redis' ? (store.cluster ? { cluster: store.cluster.map(({ host, port }) => `${host}:${port}`) } : { url: store.url! }) : undefined;
-  return createEngine({
-    ...config.resilience,
-    ...(redis ? { redis } : {}),
-    ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}),
-    ...(store.deadlineMs !== undefined ? { deadlineMs: store.deadlineMs } : {}),
-    ...(config.instances !== undefined ? { instances: config.instances } : {}),
-    ...(config.region !== undefined ? { region: config.region } : {}),
-    logger,
-  });
+  return buildEngine(config.resilience, { redis, logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}) });
 }
