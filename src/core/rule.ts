@@ -35,16 +35,19 @@ const count = (max = MAX_COUNT) => z.number().int('must be an integer').min(1, '
 const rate = z.number().positive('must be positive').max(MAX_RATE, `must be at most ${MAX_RATE}`);
 const windowMs = z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_WINDOW_MS, `must be at most ${MAX_WINDOW_MS} (366 days)`);
 
-/** The slowest rate at which `units` fill within MAX_FILL_SECONDS, as a message. */
-function slowFillMessage(units: number, unitsName: string): string {
-  const least = Number((units / MAX_FILL_SECONDS).toPrecision(4));
-  return `must be at least ${least} (${unitsName} / ${MAX_FILL_SECONDS}): an empty bucket must fill within 366 days`;
+/** `value` rounded up to 4 significant digits: a minimum quoted in a message must itself pass. */
+function ceil4(value: number): number {
+  const step = 10 ** (Math.floor(Math.log10(value)) - 3);
+  return Number((Math.ceil(value / step) * step).toPrecision(4));
 }
 
-/** Issue when `units` at `perSecond` take longer than MAX_FILL_SECONDS to fill. */
-function checkFillTime(ctx: z.RefinementCtx, units: number, perSecond: number, field: string, unitsName: string): void {
+/** Issue when `units` at `perSecond` take longer than MAX_FILL_SECONDS to fill (or drain). */
+function checkFillTime(ctx: z.RefinementCtx, units: number, perSecond: number, field: string, what: string): void {
   // a hair of slack, so the slowest rate computed as units / MAX_FILL_SECONDS passes despite rounding
-  if (units / perSecond > MAX_FILL_SECONDS * (1 + 1e-12)) ctx.addIssue({ code: 'custom', path: [field], message: slowFillMessage(units, unitsName) });
+  if (units / perSecond <= MAX_FILL_SECONDS * (1 + 1e-12)) return;
+  const message = `must be at least ${ceil4(units / MAX_FILL_SECONDS)} (${what} / ${MAX_FILL_SECONDS})`;
+  const why = what === 'capacity' ? 'an empty bucket must fill within 366 days' : 'a full queue must drain within 366 days';
+  ctx.addIssue({ code: 'custom', path: [field], message: `${message}: ${why}` });
 }
 
 /** Options every policy accepts: how the rule behaves around the store, not how it counts. */

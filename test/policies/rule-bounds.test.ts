@@ -32,7 +32,7 @@ const leaky = { policy: 'leaky_bucket', ratePerSecond: 1, burst: 5 };
 // [policy case, rule, field, message]
 const refused: [string, object, string, RegExp][] = [
   ['token_bucket: refill 1e-300/s', { ...tb, refillPerSecond: 1e-300 }, 'rule.refillPerSecond', /366 days/],
-  ['token_bucket: capacity 1e9 at 1e-6/s', { ...tb, capacity: 1e9, refillPerSecond: 1e-6 }, 'rule.refillPerSecond', /at least 31\.62/],
+  ['token_bucket: capacity 1e9 at 1e-6/s', { ...tb, capacity: 1e9, refillPerSecond: 1e-6 }, 'rule.refillPerSecond', /at least 31\.63/],
   ['token_bucket: capacity over 1e9', { ...tb, capacity: 1e9 + 1 }, 'rule.capacity', /at most 1000000000/],
   ['token_bucket: refill over 1e9/s', { ...tb, refillPerSecond: 1e9 + 1 }, 'rule.refillPerSecond', /at most/],
   ['token_bucket: refill infinite', { ...tb, refillPerSecond: Number.POSITIVE_INFINITY }, 'rule.refillPerSecond', /./],
@@ -80,6 +80,19 @@ describe('rule bounds', () => {
 
   it('accepts the extreme allowed values of every policy', () => {
     for (const input of extremes) assert.doesNotThrow(() => parseRule(input), JSON.stringify(input));
+  });
+
+  it('the minimum rate a refusal quotes is itself accepted', () => {
+    for (const input of [
+      { ...tb, capacity: 7, refillPerSecond: 1e-300 },
+      { ...gcra, capacity: 999_999_937, refillPerSecond: 1e-9 },
+      { ...leaky, burst: 12_345, ratePerSecond: 1e-12 },
+    ]) {
+      const { field, message } = refusal(input);
+      const least = Number(/at least ([\d.e+-]+)/.exec(message)?.[1]);
+      const name = field!.replace('rule.', '');
+      assert.doesNotThrow(() => parseRule({ ...input, [name]: least }), message);
+    }
   });
 
   it('the library refuses an out-of-bounds rule with an error naming the field', () => {
