@@ -82,7 +82,7 @@ export const configFileSchema = z
   .object({
     listen: listenSchema.optional(),
     admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional() }).strict().optional(),
-    routes: z.array(routeSchema, 'must be a list of routes').min(1, 'must list at least one route: a gateway with no routes serves nothing'),
+    routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing'),
     tenants: tenantsSchema.default({ header: 'X-Api-Key', unknownKeys: 'reject', keys: [] }),
     defaultRule: z.unknown().optional(),
     rules: z.array(ruleEntrySchema).default([]),
