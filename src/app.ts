@@ -5,7 +5,7 @@ import { type Logger, pino } from 'pino';
 import type { SluiceConfig } from './config/types.js';
 import { type DemoUpstream, startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
-import { createEngine } from './limiter/create-engine.js';
+import { buildEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { resolversFor } from './rules/resolvers.js';
@@ -97,17 +97,13 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   };
 }
 
-/** The engine the config asks for: memory unless a Redis URL or cluster is set, then the resilient engine. */
+/**
+ * The engine the config asks for: memory unless a Redis URL or cluster is set,
+ * then the resilient engine. Its options were validated with the config file,
+ * so nothing here can refuse what `sluice check` accepted.
+ */
 export function engineFromConfig(config: SluiceConfig, logger: Logger): Engine {
   const { store } = config;
   const redis = store.type === 'redis' ? (store.cluster ? { cluster: store.cluster.map(({ host, port }) => `${host}:${port}`) } : { url: store.url! }) : undefined;
-  return createEngine({
-    ...config.resilience,
-    ...(redis ? { redis } : {}),
-    ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}),
-    ...(store.deadlineMs !== undefined ? { deadlineMs: store.deadlineMs } : {}),
-    ...(config.instances !== undefined ? { instances: config.instances } : {}),
-    ...(config.region !== undefined ? { region: config.region } : {}),
-    logger,
-  });
+  return buildEngine(config.resilience, { redis, logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}) });
 }

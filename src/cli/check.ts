@@ -1,4 +1,6 @@
-// `sluice check --config FILE`: validates the config without serving anything.
+// `sluice check --config FILE`: validates the config without serving anything,
+// through the very loadConfig `sluice start` runs, so a file check passes is
+// one start takes (the engine is built from it without validating again).
 import { parseArgs } from 'node:util';
 import type { Command } from './main.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';

@@ -10,6 +10,7 @@ import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-er
 import { applyOverrides, type Env, envOverrides, expandDocument, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';
 import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
+import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
@@ -50,6 +51,8 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
     throw new ConfigError(source, lineOfNode(error.node, lineOfOffset), formatPath(error.path), error.message);
   }
 
+  // An empty or comment-only file parses to nothing; serving it would serve nothing.
+  if (doc.contents === null) throw new ConfigError(source, 1, undefined, 'the file is empty (or only comments): a config needs at least one route under routes:');
   const raw: unknown = doc.toJS() ?? {};
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(source, 1, undefined, 'must be a YAML mapping');
   const overrides = envOverrides(env);
@@ -124,7 +127,12 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
       deadlineMs: store.deadlineMs,
       maxKeys: store.maxKeys,
     },
-    resilience: file.resilience,
+    resilience: {
+      ...file.resilience,
+      deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
+      ...(file.instances !== undefined ? { instances: file.instances } : {}),
+      ...(file.region !== undefined ? { region: file.region } : {}),
+    },
     headers: file.headers,
     limits: file.limits,
     database: { url: file.database?.url },

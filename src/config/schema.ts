@@ -2,7 +2,7 @@
 // `parseRule`, so a rule error reads the same here as in the admin API or the CLI.
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
-import { resilienceFieldsSchema } from '../limiter/resilience-config.js';
+import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
@@ -74,19 +74,24 @@ const storeSchema = z
   })
   .strict();
 
-/** The resilience layer's options (deadline, breaker, fallback, hot keys, regions); `instances` and `region` are top-level. */
+/**
+ * The resilience layer's options (breaker, fallback, hot keys, regions), with
+ * the engine's defaults filled; `instances` and `region` are top-level and the
+ * deadline is `store.deadlineMs`. Their checks across fields run on the whole
+ * file (below), so they name the fields where the file has them.
+ */
 const resilienceSchema = resilienceFieldsSchema.omit({ instances: true, region: true, deadlineMs: true });
 
 export const configFileSchema = z
   .object({
     listen: listenSchema.optional(),
     admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional() }).strict().optional(),
-    routes: z.array(routeSchema).default([]),
+    routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing'),
     tenants: tenantsSchema.default({ header: 'X-Api-Key', unknownKeys: 'reject', keys: [] }),
     defaultRule: z.unknown().optional(),
     rules: z.array(ruleEntrySchema).default([]),
     store: storeSchema.default({}),
-    resilience: resilienceSchema.optional(),
+    resilience: resilienceSchema.prefault({}),
     headers: z.object({ ietf: z.boolean().default(false), problemJson: z.boolean().default(false) }).strict().default({ ietf: false, problemJson: false }),
     limits: z
       .object({
@@ -103,6 +108,9 @@ export const configFileSchema = z
     dataDir: z.string().min(1).optional(),
     log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).strict().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((file, ctx) =>
+    checkResilience({ ...file.resilience, region: file.region }, ctx, { memberTtlMs: ['resilience', 'memberTtlMs'], rebalance: ['resilience', 'rebalance'] }),
+  );
 
 export type ConfigFile = z.infer<typeof configFileSchema>;

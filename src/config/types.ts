@@ -1,6 +1,6 @@
 // The loaded configuration: typed, defaults filled, keys hashed, frozen.
 import type { Rule } from '../core/rule.js';
-import type { ResilienceConfigInput } from '../limiter/resilience-config.js';
+import type { ResilienceConfig } from '../limiter/resilience-config.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -41,8 +41,6 @@ export interface StoreConfig {
   readonly maxKeys: number | undefined;
 }
 
-/** The config file's `resilience:` section, as createEngine takes it (defaults filled there). */
-export type ResilienceConfig = Omit<ResilienceConfigInput, 'instances' | 'region' | 'deadlineMs'>;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -62,7 +60,12 @@ export interface SluiceConfig {
   /** Seed data for the rule store. */
   readonly rules: readonly SeedRule[];
   readonly store: StoreConfig;
-  readonly resilience: ResilienceConfig | undefined;
+  /**
+   * The resilience layer's options as the engine takes them, validated with the
+   * rest of the file and defaults filled: the `resilience:` section plus
+   * `store.deadlineMs`, `instances` and `region`.
+   */
+  readonly resilience: ResilienceConfig;
   readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
   readonly limits: { readonly maxHeaderBytes: number; readonly maxBodyBytes: number; readonly maxQueued: number };
   readonly database: { readonly url: string | undefined };

@@ -13,15 +13,42 @@ export const POLICIES = [
 ] as const;
 export type PolicyName = (typeof POLICIES)[number];
 
-const MAX_COUNT = 1_000_000_000;
-const MAX_RATE = 1_000_000_000;
-const MAX_WINDOW_MS = 366 * 24 * 3600 * 1000;
+// Bounds every store can hold and every header can carry. Counts stay well
+// inside a double's exact integers even in millionths (the token bucket's
+// state: 1e9 × 1e6 = 1e15 < 2^53); a window, or the time an empty bucket
+// takes to fill, is at most 366 days, so every Redis key gets a finite TTL
+// (PEXPIRE takes integers below 1e17 ms from Lua) and every header integer
+// stays far within the 15 digits of a structured-field integer.
+/** Most units a capacity, limit or burst + 1 may hold. */
+export const MAX_COUNT = 1_000_000_000;
+/** Fastest refill or leak, units per second. */
+export const MAX_RATE = 1_000_000_000;
+/** Longest window, and longest time an empty bucket may take to fill: 366 days. */
+export const MAX_WINDOW_MS = 366 * 24 * 3600 * 1000;
+const MAX_FILL_SECONDS = MAX_WINDOW_MS / 1000;
+/** Smallest region share: a smaller one would stretch a bucket's fill time past what Redis can expire. */
+export const MIN_REGION_SHARE = 0.001;
 /** The sliding log keeps one entry per admitted unit: its limit bounds memory per key. */
 export const MAX_LOG_LIMIT = 100_000;
 
 const count = (max = MAX_COUNT) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
 const rate = z.number().positive('must be positive').max(MAX_RATE, `must be at most ${MAX_RATE}`);
-const windowMs = z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_WINDOW_MS, `must be at most ${MAX_WINDOW_MS}`);
+const windowMs = z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_WINDOW_MS, `must be at most ${MAX_WINDOW_MS} (366 days)`);
+
+/** `value` rounded up to 4 significant digits: a minimum quoted in a message must itself pass. */
+function ceil4(value: number): number {
+  const step = 10 ** (Math.floor(Math.log10(value)) - 3);
+  return Number((Math.ceil(value / step) * step).toPrecision(4));
+}
+
+/** Issue when `units` at `perSecond` take longer than MAX_FILL_SECONDS to fill (or drain). */
+function checkFillTime(ctx: z.RefinementCtx, units: number, perSecond: number, field: string, what: string): void {
+  // a hair of slack, so the slowest rate computed as units / MAX_FILL_SECONDS passes despite rounding
+  if (units / perSecond <= MAX_FILL_SECONDS * (1 + 1e-12)) return;
+  const message = `must be at least ${ceil4(units / MAX_FILL_SECONDS)} (${what} / ${MAX_FILL_SECONDS})`;
+  const why = what === 'capacity' ? 'an empty bucket must fill within 366 days' : 'a full queue must drain within 366 days';
+  ctx.addIssue({ code: 'custom', path: [field], message: `${message}: ${why}` });
+}
 
 /** Options every policy accepts: how the rule behaves around the store, not how it counts. */
 const common = {
@@ -34,11 +61,17 @@ const common = {
   /** Hot keys: split the limit over this many sub-buckets spread across cluster nodes. */
   shards: z.number().int('must be an integer').min(2, 'must be at least 2').max(256, 'must be at most 256').optional(),
   /** Multi-region: the share of the limit each region enforces on its own store, e.g. {eu: 0.7, us: 0.3}. */
-  regionShares: z.record(z.string().min(1).max(64), z.number().positive('must be positive').max(1, 'must be at most 1')).optional(),
+  regionShares: z.record(z.string().min(1).max(64), z.number().min(MIN_REGION_SHARE, `must be at least ${MIN_REGION_SHARE}`).max(1, 'must be at most 1')).optional(),
 };
 
-export const tokenBucketSchema = z.object({ policy: z.literal('token_bucket'), capacity: count(), refillPerSecond: rate, ...common }).strict();
-export const gcraSchema = z.object({ policy: z.literal('gcra'), capacity: count(), refillPerSecond: rate, ...common }).strict();
+export const tokenBucketSchema = z
+  .object({ policy: z.literal('token_bucket'), capacity: count(), refillPerSecond: rate, ...common })
+  .strict()
+  .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
+export const gcraSchema = z
+  .object({ policy: z.literal('gcra'), capacity: count(), refillPerSecond: rate, ...common })
+  .strict()
+  .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
 export const fixedWindowSchema = z.object({ policy: z.literal('fixed_window'), limit: count(), windowMs, ...common }).strict();
 export const slidingLogSchema = z
   .object({ policy: z.literal('sliding_window_log'), limit: count(MAX_LOG_LIMIT), windowMs, ...common })
@@ -49,7 +82,7 @@ export const leakyBucketSchema = z
     policy: z.literal('leaky_bucket'),
     ratePerSecond: rate,
     /** Requests that may wait beyond the one being served (nginx `burst`). */
-    burst: z.number().int('must be an integer').min(0, 'must be at least 0').max(MAX_COUNT),
+    burst: z.number().int('must be an integer').min(0, 'must be at least 0').max(MAX_COUNT - 1, `must be at most ${MAX_COUNT - 1}`),
     /** Requests within the burst served without delay (nginx `delay=N`); absent = 0. */
     delay: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
     /** nginx `nodelay`: the whole burst is served at once. */
@@ -58,6 +91,7 @@ export const leakyBucketSchema = z
   })
   .strict()
   .superRefine((rule, ctx) => {
+    checkFillTime(ctx, rule.burst + 1, rule.ratePerSecond, 'ratePerSecond', '(burst + 1)');
     if (rule.delay !== undefined && rule.delay > rule.burst) {
       ctx.addIssue({ code: 'custom', path: ['delay'], message: 'must not exceed burst' });
     }

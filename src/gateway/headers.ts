@@ -14,8 +14,21 @@ export interface HeaderOptions {
 
 export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
 
+/** The largest integer a structured field (RFC 9651) can carry: 15 digits. */
+export const MAX_HEADER_INT = 999_999_999_999_999;
+
+/**
+ * A header integer: whole, never negative, at most 15 digits. Rule bounds keep
+ * every value far below that; this is the last guard, so no value can ever
+ * print as an exponent (`1e+300`) or be refused by a structured-field parser.
+ */
+export function headerInt(value: number): number {
+  if (!(value > 0)) return 0; // also NaN
+  return value >= MAX_HEADER_INT ? MAX_HEADER_INT : Math.floor(value);
+}
+
 /** Whole seconds, rounded up: never tell a client to come back too early. */
-export const ceilSeconds = (ms: number): number => (ms <= 0 ? 0 : Math.ceil(ms / 1000));
+export const ceilSeconds = (ms: number): number => (ms <= 0 ? 0 : headerInt(Math.ceil(ms / 1000)));
 
 /** Retry-After in seconds: the exact deficit rounded up, at least 1. */
 export const retryAfterSeconds = (decision: Decision): number => Math.max(1, ceilSeconds(decision.retryAfterMs));
@@ -37,7 +50,7 @@ export function windowSeconds(rule: Rule): number {
       default:
         seconds = rule.windowMs / 1000;
     }
-    seconds = Math.max(1, Math.ceil(seconds));
+    seconds = Math.max(1, headerInt(Math.ceil(seconds)));
     windows.set(rule, seconds);
   }
   return seconds;
@@ -48,12 +61,13 @@ export function windowSeconds(rule: Rule): number {
  * `res.writeHead` takes). A refused decision reports 0 remaining.
  */
 export function pushLimitHeaders(out: string[], decision: Decision, route: string, rule: Rule, options: HeaderOptions): void {
-  const remaining = decision.allowed ? decision.remaining : 0;
+  const remaining = decision.allowed ? headerInt(decision.remaining) : 0;
+  const limit = headerInt(decision.limit);
   const reset = ceilSeconds(decision.resetAfterMs);
-  out.push('X-RateLimit-Limit', String(decision.limit), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(reset));
+  out.push('X-RateLimit-Limit', String(limit), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(reset));
   if (options.ietf) {
     // Route ids are restricted to characters that need no escaping in an sf-string.
-    out.push('RateLimit-Policy', `"${route}";q=${decision.limit};w=${windowSeconds(rule)}`);
+    out.push('RateLimit-Policy', `"${route}";q=${limit};w=${windowSeconds(rule)}`);
     out.push('RateLimit', `"${route}";r=${remaining};t=${decision.allowed ? reset : retryAfterSeconds(decision)}`);
   }
 }
@@ -75,10 +89,10 @@ export function rejection(decision: Decision, route: string, rule: Rule, options
       title: 'Too Many Requests',
       status: 429,
       detail: `The request quota for route ${route} is exhausted; retry after ${retryAfter} seconds.`,
-      retryAfterMs: decision.retryAfterMs,
+      retryAfterMs: headerInt(decision.retryAfterMs),
     });
     return { headers, body };
   }
   headers.push('Content-Type', 'application/json');
-  return { headers, body: `{"error":"rate_limited","retryAfterMs":${decision.retryAfterMs}}` };
+  return { headers, body: `{"error":"rate_limited","retryAfterMs":${headerInt(decision.retryAfterMs)}}` };
 }

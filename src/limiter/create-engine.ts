@@ -14,10 +14,11 @@ import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import type { RedisClient } from '../stores/redis/scripts.js';
 import { type Engine, StoreEngine } from './engine.js';
 import { RegionRebalancer } from './region-rebalancer.js';
-import { type ResilienceConfigInput, resilienceConfigSchema } from './resilience-config.js';
+import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from './resilience-config.js';
 import { ResilientEngine } from './resilient-engine.js';
 
-export type CreateEngineOptions = ResilienceConfigInput & {
+/** What the engine is wired to, apart from its validated options. */
+export interface EngineWiring {
   /** Where buckets live: a target to connect to (the engine owns the client), or a client (the caller owns it). Absent = memory. */
   redis?: RedisTarget | RedisClient;
   /** Default: pino at info level, named `sluice`. */
@@ -28,13 +29,21 @@ export type CreateEngineOptions = ResilienceConfigInput & {
   maxKeys?: number;
   /** Tests only: the local clock. */
   now?: Clock;
-};
+}
 
+export type CreateEngineOptions = ResilienceConfigInput & EngineWiring;
+
+/** The library's entry: validates the options (an error names the option, e.g. `memberTtlMs`), then builds. */
 export function createEngine(options: CreateEngineOptions = {}): Engine {
-  const { redis, logger: givenLogger, instanceId, maxKeys, now, ...rest } = options;
+  const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
   const parsed = resilienceConfigSchema.safeParse(rest);
-  if (!parsed.success) throw zodToSluiceError(parsed.error, 'store.resilience', 'ERR_CONFIG_INVALID');
-  const config = parsed.data;
+  if (!parsed.success) throw zodToSluiceError(parsed.error, '', 'ERR_CONFIG_INVALID');
+  return buildEngine(parsed.data, { redis, logger, instanceId, maxKeys, now });
+}
+
+/** Builds the engine from options already validated (by createEngine, or with the config file). */
+export function buildEngine(config: ResilienceConfig, wiring: EngineWiring): Engine {
+  const { redis, logger: givenLogger, instanceId, maxKeys, now } = wiring;
   if (redis === undefined) return new StoreEngine(new MemoryStore({ ...(maxKeys ? { maxKeys } : {}), ...(now ? { now } : {}) }));
 
   const logger = givenLogger ?? pino({ name: 'sluice' });

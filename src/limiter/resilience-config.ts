@@ -1,11 +1,14 @@
-// The resilience layer's options: the config file's top-level `resilience:` section
-// and createEngine's options share this schema. Every field has a default.
+// The resilience layer's options, one shape for the config file's
+// `resilience:` section and createEngine's options: the fields, their
+// defaults and the checks across fields. The config file validates them once
+// (under their real paths there), and the engine is built from that result.
 import { z } from 'zod';
 import { MAX_ID_LENGTH } from '../core/ids.js';
+import { MIN_REGION_SHARE } from '../core/rule.js';
 
 const int = (min: number, max: number) => z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 const id = z.string().regex(/^[A-Za-z0-9._~@+-]+$/, 'must be an id (letters, digits, . _ ~ @ + -)').max(MAX_ID_LENGTH);
-const share = z.number().positive('must be positive').max(1, 'must be at most 1');
+const share = z.number().min(MIN_REGION_SHARE, `must be at least ${MIN_REGION_SHARE}`).max(1, 'must be at most 1');
 
 const breakerSchema = z
   .object({
@@ -43,18 +46,21 @@ const rebalanceSchema = z
     peers: z.record(id, redisTargetSchema),
     /** How often shares move, ms (default five minutes). */
     intervalMs: int(1000, 86_400_000).default(300_000),
-    minShare: z.number().min(0).max(1).default(0.05),
+    minShare: share.default(0.05),
     maxShare: z.number().min(0).max(1).default(0.95),
     /** Largest change of one region's share per round. */
     maxStep: z.number().positive().max(1).default(0.1),
   })
   .strict();
 
+/** Budget of one Redis call when none is given, ms. */
+export const DEFAULT_DEADLINE_MS = 5;
+
 /** The fields alone; the config file takes them without `instances`, `region` and `deadlineMs`, which live elsewhere there. */
 export const resilienceFieldsSchema = z
   .object({
     /** Budget of one Redis call: how long its connection may stay silent, ms. */
-    deadlineMs: z.number().positive('must be positive').max(10_000).default(5),
+    deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').default(DEFAULT_DEADLINE_MS),
     /** A fresh client is still connecting, not slow: calls wait this long for its first bytes before the deadline applies, ms. */
     connectGraceMs: int(0, 60_000).default(1000),
     breaker: breakerSchema.prefault({}),
@@ -82,14 +88,40 @@ export const resilienceFieldsSchema = z
   })
   .strict();
 
-export const resilienceConfigSchema = resilienceFieldsSchema.superRefine((config, ctx) => {
-    if (config.heartbeatMs * 2 > config.memberTtlMs) {
-      ctx.addIssue({ code: 'custom', path: ['memberTtlMs'], message: 'must be at least twice heartbeatMs' });
-    }
-    if (config.rebalance && config.region === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['rebalance'], message: 'needs region' });
-    }
-  });
+type Path = readonly (string | number)[];
+
+/** Where the cross-field checks report: the fields' paths in the caller's shape. */
+export interface ResiliencePaths {
+  memberTtlMs: Path;
+  rebalance: Path;
+}
+
+/** The checks across fields, reported under `paths` (so a config file names its own fields). */
+export function checkResilience(
+  config: { heartbeatMs: number; memberTtlMs: number; rebalance?: z.infer<typeof rebalanceSchema> | undefined; region?: string | undefined },
+  ctx: z.RefinementCtx,
+  paths: ResiliencePaths,
+): void {
+  if (config.heartbeatMs * 2 > config.memberTtlMs) {
+    ctx.addIssue({ code: 'custom', path: [...paths.memberTtlMs], message: `must be at least twice heartbeatMs (${config.heartbeatMs})` });
+  }
+  if (config.rebalance && config.region === undefined) ctx.addIssue({ code: 'custom', path: [...paths.rebalance], message: 'needs region' });
+  if (config.rebalance) checkShares(config.rebalance, ctx, paths.rebalance);
+}
+
+/** The rebalancer's bounds must leave room for shares that sum to 1 over every region (the peers and this one). */
+function checkShares(rebalance: z.infer<typeof rebalanceSchema>, ctx: z.RefinementCtx, at: Path): void {
+  const { minShare, maxShare, peers } = rebalance;
+  const regions = Object.keys(peers).length + 1;
+  if (minShare > maxShare) ctx.addIssue({ code: 'custom', path: [...at, 'minShare'], message: `must not exceed maxShare (${maxShare})` });
+  else if (regions * minShare > 1 || regions * maxShare < 1) {
+    ctx.addIssue({ code: 'custom', path: [...at, 'minShare'], message: `${regions} regions cannot each hold between ${minShare} and ${maxShare} of a limit` });
+  }
+}
+
+export const resilienceConfigSchema = resilienceFieldsSchema.superRefine((config, ctx) =>
+  checkResilience(config, ctx, { memberTtlMs: ['memberTtlMs'], rebalance: ['rebalance'] }),
+);
 
 export type ResilienceConfig = z.infer<typeof resilienceConfigSchema>;
 export type ResilienceConfigInput = z.input<typeof resilienceConfigSchema>;

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { isSluiceError } from '../../src/core/errors.js';
+import { createEngine } from '../../src/limiter/create-engine.js';
 import { hashApiKeyHex } from '../../src/rules/keys.js';
 
 const GOOD = `listen: 127.0.0.1:9000
@@ -144,6 +146,26 @@ describe('config', () => {
       message: 'config.yaml:15: tenants.keys[0].tenant: must be an id: 1-64 letters, digits or . _ ~ @ + -',
     },
     {
+      name: 'a file with no routes',
+      text: 'listen: 127.0.0.1:9000\nroutes: []\n',
+      message: 'config.yaml:2: routes: must list at least one route: a gateway with no routes serves nothing',
+    },
+    {
+      name: 'a file without routes',
+      text: 'listen: 127.0.0.1:9000\n',
+      message: 'config.yaml:1: routes: is required',
+    },
+    {
+      name: 'a member TTL under twice the heartbeat',
+      text: `${GOOD}resilience:\n  heartbeatMs: 1000\n  memberTtlMs: 1500\n`,
+      message: 'config.yaml:24: resilience.memberTtlMs: must be at least twice heartbeatMs (1000)',
+    },
+    {
+      name: 'a rule that takes over 366 days to refill',
+      text: replaceLine(GOOD, '    refillPerSecond: 1', '    refillPerSecond: 1e-300'),
+      message: 'config.yaml:21: rules[0].refillPerSecond: must be at least 6.325e-8 (capacity / 31622400): an empty bucket must fill within 366 days',
+    },
+    {
       name: 'broken YAML',
       text: replaceLine(GOOD, '    methods: [POST]', '    methods: [POST'),
       message: 'config.yaml:5: Flow sequence in block collection must be sufficiently indented and end with a ]',
@@ -162,6 +184,22 @@ describe('config', () => {
       else assert.equal(error.message, message);
     });
   }
+});
+
+describe('engine options', () => {
+  it('the engine is built from the validated config; the library names its own option on a bad one', () => {
+    const config = parseConfig(`${GOOD}store: { deadlineMs: 7 }\ninstances: 3\nresilience: { heartbeatMs: 100, memberTtlMs: 200 }\n`, {
+      env: { SHOP_A_KEY: 'secret-key-a' },
+    });
+    assert.equal(config.resilience.deadlineMs, 7);
+    assert.equal(config.resilience.instances, 3);
+    assert.equal(config.resilience.memberTtlMs, 200);
+    assert.equal(config.resilience.breaker.resetTimeoutMs, 500, 'defaults filled once, with the file');
+    assert.throws(
+      () => createEngine({ heartbeatMs: 1000, memberTtlMs: 1500 }),
+      (error: unknown) => isSluiceError(error) && error.field === 'memberTtlMs',
+    );
+  });
 });
 
 describe('sluice check / start with a bad file', () => {
@@ -187,6 +225,48 @@ describe('sluice check / start with a bad file', () => {
     assert.equal(refused.status, 2);
     assert.equal(refused.stderr.trim(), `${bad}:6: routes[0].upstream: must be an http(s) URL with no path, e.g. http://127.0.0.1:8090`);
   });
+
+  // check and start run the one validation: the same exit code and the very same line.
+  const resilienceCases: [string, string, string][] = [
+    [
+      'a member TTL under twice the heartbeat',
+      'resilience:\n  heartbeatMs: 1000\n  memberTtlMs: 1500\n',
+      ':24: resilience.memberTtlMs: must be at least twice heartbeatMs (1000)',
+    ],
+    ['rebalancing without a region', "resilience:\n  rebalance:\n    peers: { us: { url: 'redis://127.0.0.1:1' } }\n", ':24: resilience.rebalance: needs region'],
+    [
+      'rebalancing bounds no two regions can meet',
+      "region: eu\nresilience:\n  rebalance:\n    minShare: 0.6\n    peers: { us: { url: 'redis://127.0.0.1:1' } }\n",
+      ':25: resilience.rebalance.minShare: 2 regions cannot each hold between 0.6 and 0.95 of a limit',
+    ],
+  ];
+  for (const [name, extra, where] of resilienceCases) {
+    it(`check and start both refuse ${name}, naming the file, line and real field`, () => {
+      const file = join(dir, `${name.replaceAll(' ', '-')}.yaml`);
+      writeFileSync(file, `${GOOD}${extra}`);
+      const checked = cli(['check', '--config', file]);
+      const started = cli(['start', '--config', file]);
+      assert.equal(checked.stderr.trim(), `${file}${where}`);
+      assert.equal(started.stderr.trim(), checked.stderr.trim());
+      assert.deepEqual([checked.status, started.status], [2, 2]);
+    });
+  }
+
+  const emptyFiles: [string, string][] = [
+    ['an empty file', ''],
+    ['a comment-only file', '# nothing here yet\n\n  # still nothing\n'],
+  ];
+  for (const [name, text] of emptyFiles) {
+    it(`check and start refuse ${name}, naming the file`, () => {
+      const file = join(dir, `${name.replaceAll(' ', '-')}.yaml`);
+      writeFileSync(file, text);
+      const checked = cli(['check', '--config', file]);
+      assert.equal(checked.status, 2, checked.stdout);
+      assert.equal(checked.stderr.trim(), `${file}:1: the file is empty (or only comments): a config needs at least one route under routes:`);
+      const started = cli(['start', '--config', file]);
+      assert.deepEqual([started.status, started.stderr], [2, checked.stderr]);
+    });
+  }
 
   it('start exits non-zero without serving on a bad file', () => {
     const bad = join(dir, 'bad-start.yaml');
