@@ -1,14 +1,14 @@
 // Sluice as connect/Express middleware: decides, sets the X-RateLimit-*
 // headers, answers 429 (with Retry-After) when refused, else calls next().
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AdapterOptions, createLimiter, hold } from './limit.js';
+import { type AdapterOptions, createRequestLimiter, hold } from './limit.js';
 
 export type SluiceExpressOptions<Request extends IncomingMessage = IncomingMessage> = AdapterOptions<Request>;
 
 type Next = (error?: unknown) => void;
 
 export function sluiceExpress<Request extends IncomingMessage = IncomingMessage>(options: SluiceExpressOptions<Request>) {
-  const limit = createLimiter(options);
+  const limit = createRequestLimiter(options);
   return (req: Request, res: ServerResponse, next: Next): void => {
     limit(req, (name) => {
       const value = req.headers[name];

@@ -3,7 +3,7 @@
 // Registered without encapsulation, so it covers the routes of the scope it is
 // registered in, like fastify-plugin would.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { type AdapterOptions, createLimiter, hold } from './limit.js';
+import { type AdapterOptions, createRequestLimiter, hold } from './limit.js';
 
 export type SluiceFastifyOptions = AdapterOptions<FastifyRequest>;
 
@@ -12,7 +12,7 @@ function setHeaders(reply: FastifyReply, headers: string[]): void {
 }
 
 const plugin = async (fastify: FastifyInstance, options: SluiceFastifyOptions) => {
-  const limit = createLimiter(options);
+  const limit = createRequestLimiter(options);
   fastify.addHook('onRequest', async (request, reply) => {
     const outcome = await limit(request, (name) => {
       const value = request.headers[name];

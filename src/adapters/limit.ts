@@ -37,7 +37,7 @@ export type Outcome =
 export type Limiter<Request> = (request: Request, header: (name: string) => string | undefined) => Promise<Outcome>;
 
 /** Checks the options once and returns the per-request function. */
-export function createLimiter<Request>(options: AdapterOptions<Request>): Limiter<Request> {
+export function createRequestLimiter<Request>(options: AdapterOptions<Request>): Limiter<Request> {
   if (!options.engine) throw new SluiceError('ERR_CONFIG_INVALID', 'is required', 'engine');
   if (!options.rule === !options.resolve) throw new SluiceError('ERR_CONFIG_INVALID', 'give exactly one of rule or resolve', 'rule');
   const fixedRule = options.rule ? parseRule(options.rule, 'rule') : undefined;

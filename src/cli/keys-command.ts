@@ -1,6 +1,7 @@
 // `sluice keys create|list|revoke`: API keys through the admin API. The clear key
 // is printed once, at creation; it cannot be shown again.
-import { type CliIo, clientFrom, parseArgs, processIo, runCli, UsageError } from '../admin/client.js';
+import { clientFrom } from './admin-client.js';
+import { type CliIo, parseArgs, processIo, runCli, UsageError } from './cli-io.js';
 import type { ApiKeyInfo, CreatedKey } from '../rules/store.js';
 
 const USAGE = `usage: sluice keys <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)

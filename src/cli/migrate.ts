@@ -1,7 +1,7 @@
 // `sluice migrate`: applies the PostgreSQL migrations (migrations/NNN_name.sql)
 // to SLUICE_DATABASE_URL. `sluice start` does the same on its first store call.
 import pg from 'pg';
-import { type CliIo, processIo, runCli, UsageError } from '../admin/client.js';
+import { type CliIo, processIo, runCli, UsageError } from './cli-io.js';
 import { migrate } from '../rules/migrations.js';
 import { describeUrl } from '../rules/pg-store.js';
 

@@ -2,7 +2,8 @@
 // import/export use the config file's `rules:` shape, so rules can live in git.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
-import { type AdminClient, type CliIo, clientFrom, parseArgs, processIo, runCli, UsageError } from '../admin/client.js';
+import { type AdminClient, clientFrom } from './admin-client.js';
+import { type CliIo, parseArgs, processIo, runCli, UsageError } from './cli-io.js';
 import { SluiceError } from '../core/errors.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { CliIo } from '../../src/admin/client.js';
+import type { CliIo } from '../../src/cli/cli-io.js';
 import { run as keys } from '../../src/cli/keys-command.js';
 import { run as migrateCli } from '../../src/cli/migrate.js';
 import { run as rules } from '../../src/cli/rules-command.js';
