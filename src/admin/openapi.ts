@@ -28,51 +28,56 @@ export function openApiDocument(): object {
 }
 
 function build(): object {
-  const { $schema: _, ...rule } = z.toJSONSchema(ruleSchema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
   return {
     openapi: '3.1.0',
     info: { title: 'Sluice admin API', version: '1', description: 'Rules, API keys and buckets of a Sluice gateway. Every endpoint but /healthz, /readyz and /metrics needs Authorization: Bearer <SLUICE_ADMIN_TOKEN>.' },
-    components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: {
-        Rule: rule,
-        StoredRule: { type: 'object', required: ['tenant', 'route', 'rule', 'updatedAt'], properties: { tenant: { type: 'string' }, route: { type: 'string' }, rule: ref('Rule'), updatedAt: { type: 'string', format: 'date-time' } } },
-        KeyInfo: { type: 'object', required: ['id', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time' } } },
-        CreatedKey: { type: 'object', required: ['id', 'key', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, key: { type: 'string', description: 'the clear key: shown once, never stored' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } } },
-        Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } } } },
-      },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: schemas() },
+    paths: paths(),
+  };
+}
+
+function schemas(): object {
+  const { $schema: _, ...rule } = z.toJSONSchema(ruleSchema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  return {
+    Rule: rule,
+    StoredRule: { type: 'object', required: ['tenant', 'route', 'rule', 'updatedAt'], properties: { tenant: { type: 'string' }, route: { type: 'string' }, rule: ref('Rule'), updatedAt: { type: 'string', format: 'date-time' } } },
+    KeyInfo: { type: 'object', required: ['id', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time' } } },
+    CreatedKey: { type: 'object', required: ['id', 'key', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, key: { type: 'string', description: 'the clear key: shown once, never stored' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } } },
+    Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } } } },
+  };
+}
+
+function paths(): object {
+  return {
+  '/healthz': { get: { summary: 'The process is up', responses: { 200: { description: 'up' } } } },
+  '/readyz': { get: { summary: 'Rules are loaded (from the store, or the last set while it is down)', responses: { 200: { description: 'ready', ...json({ type: 'object' }) }, 503: { description: 'not ready', ...json({ type: 'object' }) } } } },
+  '/metrics': {
+    get: {
+      summary: 'Prometheus counters of the resilience layer (text exposition format); no tenant ids or keys',
+      responses: { 200: { description: 'metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } } },
     },
-    paths: {
-      '/healthz': { get: { summary: 'The process is up', responses: { 200: { description: 'up' } } } },
-      '/readyz': { get: { summary: 'Rules are loaded (from the store, or the last set while it is down)', responses: { 200: { description: 'ready', ...json({ type: 'object' }) }, 503: { description: 'not ready', ...json({ type: 'object' }) } } } },
-      '/metrics': {
-        get: {
-          summary: 'Prometheus counters of the resilience layer (text exposition format); no tenant ids or keys',
-          responses: { 200: { description: 'metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } } },
-        },
-      },
-      '/openapi.json': { get: { ...authed, summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
-      '/rules': {
-        get: { ...authed, summary: 'List rules', parameters: [{ name: 'tenant', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'rules', ...json({ type: 'object', properties: { rules: { type: 'array', items: ref('StoredRule') } } }) }, ...errors(400, 401, 403, 503) } },
-      },
-      '/rules/{tenant}/{route}': {
-        parameters: target,
-        get: { ...authed, summary: 'One rule', responses: { 200: { description: 'the rule', ...json(ref('StoredRule')) }, ...errors(400, 401, 403, 404, 503) } },
-        put: { ...authed, summary: 'Create or replace a rule (seen by every instance within a second)', requestBody: { required: true, ...json(ref('Rule')) }, responses: { 200: { description: 'stored', ...json(ref('StoredRule')) }, ...errors(400, 401, 403, 413, 503) } },
-        delete: { ...authed, summary: 'Delete a rule', responses: { 204: { description: 'deleted' }, ...errors(400, 401, 403, 404, 503) } },
-      },
-      '/keys': {
-        get: { ...authed, summary: 'List API keys (never the keys themselves)', parameters: [{ name: 'tenant', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'keys', ...json({ type: 'object', properties: { keys: { type: 'array', items: ref('KeyInfo') } } }) }, ...errors(400, 401, 403, 503) } },
-        post: { ...authed, summary: 'Create an API key; the clear key is in this response only', requestBody: { required: true, ...json({ type: 'object', required: ['tenant'], additionalProperties: false, properties: { tenant: { type: 'string', maxLength: 64 } } }) }, responses: { 201: { description: 'created', ...json(ref('CreatedKey')) }, ...errors(400, 401, 403, 413, 503) } },
-      },
-      '/keys/{id}': {
-        delete: { ...authed, summary: 'Revoke a key (stops resolving on every instance within a second)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'revoked', ...json(ref('KeyInfo')) }, ...errors(400, 401, 403, 404, 503) } },
-      },
-      '/buckets/{tenant}/{route}': {
-        parameters: bucket,
-        get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },
-        delete: { ...authed, summary: 'Reset a bucket: the next request starts full', responses: { 204: { description: 'reset' }, ...errors(400, 401, 403) } },
-      },
-    },
+  },
+  '/openapi.json': { get: { ...authed, summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
+  '/rules': {
+    get: { ...authed, summary: 'List rules', parameters: [{ name: 'tenant', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'rules', ...json({ type: 'object', properties: { rules: { type: 'array', items: ref('StoredRule') } } }) }, ...errors(400, 401, 403, 503) } },
+  },
+  '/rules/{tenant}/{route}': {
+    parameters: target,
+    get: { ...authed, summary: 'One rule', responses: { 200: { description: 'the rule', ...json(ref('StoredRule')) }, ...errors(400, 401, 403, 404, 503) } },
+    put: { ...authed, summary: 'Create or replace a rule (seen by every instance within a second)', requestBody: { required: true, ...json(ref('Rule')) }, responses: { 200: { description: 'stored', ...json(ref('StoredRule')) }, ...errors(400, 401, 403, 413, 503) } },
+    delete: { ...authed, summary: 'Delete a rule', responses: { 204: { description: 'deleted' }, ...errors(400, 401, 403, 404, 503) } },
+  },
+  '/keys': {
+    get: { ...authed, summary: 'List API keys (never the keys themselves)', parameters: [{ name: 'tenant', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'keys', ...json({ type: 'object', properties: { keys: { type: 'array', items: ref('KeyInfo') } } }) }, ...errors(400, 401, 403, 503) } },
+    post: { ...authed, summary: 'Create an API key; the clear key is in this response only', requestBody: { required: true, ...json({ type: 'object', required: ['tenant'], additionalProperties: false, properties: { tenant: { type: 'string', maxLength: 64 } } }) }, responses: { 201: { description: 'created', ...json(ref('CreatedKey')) }, ...errors(400, 401, 403, 413, 503) } },
+  },
+  '/keys/{id}': {
+    delete: { ...authed, summary: 'Revoke a key (stops resolving on every instance within a second)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'revoked', ...json(ref('KeyInfo')) }, ...errors(400, 401, 403, 404, 503) } },
+  },
+  '/buckets/{tenant}/{route}': {
+    parameters: bucket,
+    get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },
+    delete: { ...authed, summary: 'Reset a bucket: the next request starts full', responses: { 204: { description: 'reset' }, ...errors(400, 401, 403) } },
+  },
   };
 }
