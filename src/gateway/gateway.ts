@@ -151,9 +151,12 @@ export class Gateway {
   }
 
   private forward(req: IncomingMessage, res: ServerResponse, tenant: string, route: string, target: ForwardTarget, limitHeaders: string[]): void {
-    forward(req, res, target, limitHeaders, this.bodyLimits).then((outcome) => {
-      if (outcome !== 'ok' && outcome !== 'aborted') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
-    });
+    forward(req, res, target, limitHeaders, this.bodyLimits).then(
+      (outcome) => {
+        if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
+      },
+      (error: unknown) => this.failed(res, tenant, route, error),
+    );
   }
 
   private failed(res: ServerResponse, tenant: string | undefined, route: string | undefined, error: unknown): void {

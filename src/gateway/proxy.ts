@@ -95,8 +95,9 @@ function dispatch(req: IncomingMessage, res: ServerResponse, target: ForwardTarg
   // undici's own timers are coarse (a 300 ms timeout fired after ~1 s): time the wait for headers here,
   // from the moment the whole body is on its way.
   let timer: NodeJS.Timeout | undefined;
+  let answered = false;
   const startTimer = () => {
-    timer = setTimeout(() => gone.timeout(), target.timeoutMs);
+    if (!answered) timer = setTimeout(() => gone.timeout(), target.timeoutMs);
   };
   if (body instanceof Transform) body.once('end', startTimer);
   else startTimer();
@@ -112,6 +113,7 @@ function dispatch(req: IncomingMessage, res: ServerResponse, target: ForwardTarg
         bodyTimeout: target.timeoutMs,
       },
       ({ statusCode, headers }) => {
+        answered = true;
         clearTimeout(timer);
         const out = forwardedResponseHeaders(headers);
         for (let i = 0; i < extraHeaders.length; i++) out.push(extraHeaders[i]!);
