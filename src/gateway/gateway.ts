@@ -192,6 +192,6 @@ function listenerOptions(limits: SluiceConfig['limits']): ServerOptions {
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headerTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(tightest / 4))),
+    connectionsCheckingInterval: Math.max(50, Math.min(500, Math.floor(tightest / 10))),
   };
 }

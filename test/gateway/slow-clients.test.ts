@@ -52,7 +52,7 @@ describe('slow clients', () => {
       for (let i = 0; i < 10; i++) normal.push((await call(`${gateway.url}/orders`, { headers: KEY })).status);
       assert.deepEqual(normal, Array(10).fill(200));
       const all: RawClient[] = [...silent, ...drippers];
-      // Node's default would keep them for 90 s; 500 ms configured, checked every 125 ms.
+      // Node's default would keep them for 90 s; 500 ms configured, checked every 50 ms.
       assert.ok(await within(Promise.all(all.map((client) => client.closed)), 5_000), 'every slow client was closed');
       assert.deepEqual(new Set(all.map((client) => statusOf(client.received()))), new Set([408]));
     } finally {
