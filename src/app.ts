@@ -70,7 +70,10 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     });
     address = await gateway.listen(config.listen.host, config.listen.port);
     if (options.admin && runtime) {
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger });
+      const front = gateway;
+      // A draining gateway is not ready: load balancers stop sending before its sockets close.
+      const health = () => (front.draining ? { ready: false, draining: true } : {});
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger, health });
     }
   } catch (error) {
     await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
@@ -88,7 +91,9 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     gateway,
     close: () => {
       closing ??= (async () => {
-        await Promise.allSettled([gateway.close(options.shutdownGraceMs), admin?.close()]);
+        // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
+        await Promise.allSettled([gateway.close(options.shutdownGraceMs)]);
+        await Promise.allSettled([admin?.close()]);
         await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
         logger.info('sluice gateway stopped');
       })();

@@ -111,6 +111,7 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
   const type = store.type ?? (store.url || store.cluster ? 'redis' : 'memory');
   if (type === 'redis' && !store.url && !store.cluster) fail(['store', 'type'], 'redis needs store.url or store.cluster (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER)');
   if (store.url && store.cluster) fail(['store', 'cluster'], 'give store.url or store.cluster, not both');
+  if (file.limits.headerTimeoutMs > file.limits.requestTimeoutMs) fail(['limits', 'headerTimeoutMs'], 'must be at most limits.requestTimeoutMs');
 
   return deepFreeze({
     source,

@@ -74,6 +74,27 @@ const storeSchema = z
   })
   .strict();
 
+/** How long a client may take over its request; seconds, not nginx's minutes, so slow clients cannot pile up. */
+const LISTENER_DEFAULTS = {
+  headerTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  bodyIdleTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  bufferBodyBytes: 65_536,
+};
+const LISTENER_LIMITS = {
+  /** From the first byte of a request (or the connection's opening) to the end of its headers. */
+  headerTimeoutMs: positiveInt(600_000).default(LISTENER_DEFAULTS.headerTimeoutMs),
+  /** The whole request, headers and body, as received from the client. */
+  requestTimeoutMs: positiveInt(3_600_000).default(LISTENER_DEFAULTS.requestTimeoutMs),
+  /** Longest silence inside a request body. */
+  bodyIdleTimeoutMs: positiveInt(600_000).default(LISTENER_DEFAULTS.bodyIdleTimeoutMs),
+  /** How long an idle keep-alive connection is kept (announced to clients in `Keep-Alive: timeout=`). */
+  keepAliveTimeoutMs: positiveInt(600_000).default(LISTENER_DEFAULTS.keepAliveTimeoutMs),
+  /** Bodies up to this size are read whole before an upstream connection is taken. */
+  bufferBodyBytes: z.number().int('must be an integer').min(0, 'must be at least 0').max(16_777_216, 'must be at most 16777216').default(LISTENER_DEFAULTS.bufferBodyBytes),
+};
+
 /**
  * The resilience layer's options (breaker, fallback, hot keys, regions), with
  * the engine's defaults filled; `instances` and `region` are top-level and the
@@ -99,9 +120,10 @@ export const configFileSchema = z
         maxBodyBytes: positiveInt(Number.MAX_SAFE_INTEGER).default(10 * 1024 * 1024),
         /** Shaping: requests held at once in this process before new ones are refused. */
         maxQueued: positiveInt(1_000_000).default(1_000),
+        ...LISTENER_LIMITS,
       })
       .strict()
-      .default({ maxHeaderBytes: 16_384, maxBodyBytes: 10 * 1024 * 1024, maxQueued: 1_000 }),
+      .default({ maxHeaderBytes: 16_384, maxBodyBytes: 10 * 1024 * 1024, maxQueued: 1_000, ...LISTENER_DEFAULTS }),
     database: z.object({ url: z.string().regex(/^postgres(?:ql)?:\/\/\S+$/, 'must be a postgres:// URL').optional() }).strict().optional(),
     instances: positiveInt(10_000).optional(),
     region: idSchema.optional(),

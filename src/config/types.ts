@@ -67,7 +67,16 @@ export interface SluiceConfig {
    */
   readonly resilience: ResilienceConfig;
   readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
-  readonly limits: { readonly maxHeaderBytes: number; readonly maxBodyBytes: number; readonly maxQueued: number };
+  readonly limits: {
+    readonly maxHeaderBytes: number;
+    readonly maxBodyBytes: number;
+    readonly maxQueued: number;
+    readonly headerTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly bodyIdleTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+    readonly bufferBodyBytes: number;
+  };
   readonly database: { readonly url: string | undefined };
   /** SLUICE_INSTANCES: a fixed instance count for the fallback; undefined = count live instances in Redis. */
   readonly instances: number | undefined;

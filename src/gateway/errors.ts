@@ -11,7 +11,9 @@ export type GatewayErrorName =
   | 'upstream_timeout'
   | 'store_unavailable'
   | 'queue_full'
-  | 'internal_error';
+  | 'internal_error'
+  | 'request_timeout'
+  | 'upgrade_not_supported';
 
 const STATUS: Record<GatewayErrorName, number> = {
   missing_api_key: 401,
@@ -24,6 +26,8 @@ const STATUS: Record<GatewayErrorName, number> = {
   store_unavailable: 503,
   queue_full: 503,
   internal_error: 500,
+  request_timeout: 408,
+  upgrade_not_supported: 501,
 };
 
 const BODIES = new Map<GatewayErrorName, Buffer>(

@@ -1,7 +1,7 @@
 // The gateway, one request at a time: key → tenant, route, rule, one engine
 // decision, then forward, hold (shaping) or refuse. The front is node's http
 // server; nothing a client sends can throw out of here.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
@@ -11,9 +11,12 @@ import type { Engine } from '../limiter/engine.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { sendError } from './errors.js';
 import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from './headers.js';
+import { Drain } from './drain.js';
 import { type ForwardTarget, forward, Upstreams } from './proxy.js';
+import type { BodyLimits } from './request-body.js';
 import { RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
+import { answerConnect, rawAnswer, wantsWebSocket } from './unsupported.js';
 
 export interface GatewayOptions {
   config: SluiceConfig;
@@ -31,6 +34,8 @@ export class Gateway {
   private readonly keyHeader: string;
   private readonly headerOptions: HeaderOptions;
   private readonly maxBodyBytes: number;
+  private readonly bodyLimits: BodyLimits;
+  private readonly drain = new Drain();
   private readonly engine: Engine;
   private readonly rules: RuleResolver;
   private readonly tenants: TenantResolver;
@@ -45,11 +50,18 @@ export class Gateway {
     this.keyHeader = config.tenants.header;
     this.headerOptions = config.headers;
     this.maxBodyBytes = config.limits.maxBodyBytes;
+    this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, this.maxBodyBytes), maxBytes: this.maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.routes = new RouteTable(config.routes, (route: RouteConfig) => ({ pool: this.upstreams.pool(route.upstream), timeoutMs: route.timeoutMs }));
-    this.server = createServer({ maxHeaderSize: config.limits.maxHeaderBytes }, (req, res) => this.handle(req, res));
-    this.server.keepAliveTimeout = 5_000;
+    this.server = createServer(listenerOptions(config.limits), (req, res) => this.handle(req, res));
+    this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
+    this.server.on('connect', answerConnect);
+  }
+
+  /** True from the start of close(): /readyz answers 503 and every response closes its connection. */
+  get draining(): boolean {
+    return this.drain.draining;
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
@@ -62,28 +74,19 @@ export class Gateway {
     });
   }
 
-  /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts what is left and closes the pools. */
+  /** Drains (see drain.ts): in-flight requests finish for up to `graceMs`, then what is left is cut and the pools close. */
   async close(graceMs = 10_000): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    // Keep-alive connections go idle as their last response ends: close them as they do.
-    const sweep = setInterval(() => this.server.closeIdleConnections(), 50);
-    this.server.closeIdleConnections();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), graceMs);
-    });
-    if ((await Promise.race([closed, late])) === 'late') {
-      this.server.closeAllConnections();
-      await this.upstreams.destroy();
-      await closed;
-    }
-    clearTimeout(timer);
-    clearInterval(sweep);
+    await this.drain.run(this.server, graceMs, () => this.upstreams.destroy());
     await this.upstreams.close();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
+      this.drain.track(res);
+      if (wantsWebSocket(req)) {
+        sendError(res, 'upgrade_not_supported', undefined, true);
+        return;
+      }
       const apiKey = req.headers[this.keyHeader];
       if (typeof apiKey !== 'string' || apiKey === '') {
         sendError(res, 'missing_api_key');
@@ -148,9 +151,12 @@ export class Gateway {
   }
 
   private forward(req: IncomingMessage, res: ServerResponse, tenant: string, route: string, target: ForwardTarget, limitHeaders: string[]): void {
-    forward(req, res, target, limitHeaders, this.maxBodyBytes).then((outcome) => {
-      if (outcome !== 'ok' && outcome !== 'aborted') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
-    });
+    forward(req, res, target, limitHeaders, this.bodyLimits).then(
+      (outcome) => {
+        if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
+      },
+      (error: unknown) => this.failed(res, tenant, route, error),
+    );
   }
 
   private failed(res: ServerResponse, tenant: string | undefined, route: string | undefined, error: unknown): void {
@@ -176,6 +182,16 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'request_timeout']
         : [400, 'Bad Request', 'bad_request'];
-  const body = `{"error":"${name}"}`;
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+  rawAnswer(socket, status, reason, name);
+}
+
+/** Node checks header and request deadlines only every `connectionsCheckingInterval` (30 s by default): tick often enough to cut close to the value. */
+function listenerOptions(limits: SluiceConfig['limits']): ServerOptions {
+  const tightest = Math.min(limits.headerTimeoutMs, limits.requestTimeoutMs);
+  return {
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headerTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(500, Math.floor(tightest / 10))),
+  };
 }

@@ -1,13 +1,14 @@
 // Forwarding to upstreams: one keep-alive undici Pool per origin, bodies
 // streamed both ways, hop-by-hop headers stripped, the upstream request
-// cancelled when the client goes away, and failures mapped to 502/504/413.
+// cancelled when the client goes away, and failures mapped to 502/504/413/408.
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { Pool } from 'undici';
-import { BodyLimit, BodyTooLargeError } from './body-limit.js';
+import { BodyTooLargeError } from './body-limit.js';
 import { type GatewayErrorName, sendError } from './errors.js';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
+import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
 
 export interface ForwardTarget {
   pool: Pool;
@@ -23,9 +24,16 @@ export type ForwardOutcome = 'ok' | 'aborted' | GatewayErrorName;
  */
 class ClientGone extends EventEmitter {
   aborted = false;
+  timedOut = false;
   abort(): void {
-    if (this.aborted) return;
+    if (this.aborted || this.timedOut) return;
     this.aborted = true;
+    this.emit('abort');
+  }
+  /** The route's timeout passed before the upstream's headers came. */
+  timeout(): void {
+    if (this.aborted || this.timedOut) return;
+    this.timedOut = true;
     this.emit('abort');
   }
 }
@@ -57,24 +65,42 @@ export class Upstreams {
 
 /**
  * Sends `req` upstream and streams the answer into `res`, adding `extraHeaders`
- * (the rate-limit headers). Never rejects: the outcome says what happened.
+ * (the rate-limit headers). A small body is read first (see request-body.ts).
+ * Never rejects: the outcome says what happened.
  */
-export function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], maxBodyBytes: number): Promise<ForwardOutcome> {
+export async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], limits: BodyLimits): Promise<ForwardOutcome> {
   const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
   };
   res.once('close', onClose);
-
-  let body: Readable | null = null;
-  if (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') body = req;
-  else if (req.headers['transfer-encoding'] !== undefined) {
-    // No declared length: count the bytes as they stream.
-    const limit = new BodyLimit(maxBodyBytes);
-    req.once('error', (error) => limit.destroy(error));
-    body = req.pipe(limit);
+  try {
+    const read = await readBody(req, limits);
+    if (read.kind === 'failed') return fail(res, read.reason, extraHeaders);
+    return await dispatch(req, res, target, extraHeaders, gone, requestBody(req, read, limits));
+  } finally {
+    res.off('close', onClose);
   }
+}
 
+function requestBody(req: IncomingMessage, read: ReadBody, limits: BodyLimits): Buffer | Readable | null {
+  if (read.kind === 'whole') return read.body;
+  if (read.kind !== 'stream') return null;
+  const guard = new BodyGuard(limits.maxBytes, limits.idleMs);
+  req.once('error', (error) => guard.destroy(error));
+  return req.pipe(guard);
+}
+
+function dispatch(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], gone: ClientGone, body: Buffer | Readable | null): Promise<ForwardOutcome> {
+  // undici's own timers are coarse (a 300 ms timeout fired after ~1 s): time the wait for headers here,
+  // from the moment the whole body is on its way.
+  let timer: NodeJS.Timeout | undefined;
+  let answered = false;
+  const startTimer = () => {
+    if (!answered) timer = setTimeout(() => gone.timeout(), target.timeoutMs);
+  };
+  if (body instanceof Transform) body.once('end', startTimer);
+  else startTimer();
   return target.pool
     .stream(
       {
@@ -87,6 +113,8 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
         bodyTimeout: target.timeoutMs,
       },
       ({ statusCode, headers }) => {
+        answered = true;
+        clearTimeout(timer);
         const out = forwardedResponseHeaders(headers);
         for (let i = 0; i < extraHeaders.length; i++) out.push(extraHeaders[i]!);
         res.writeHead(statusCode, out);
@@ -95,19 +123,22 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
     )
     .then(
       (): ForwardOutcome => 'ok',
-      (error: unknown): ForwardOutcome => {
-        const outcome = classify(error, gone.aborted);
-        if (outcome === 'aborted') res.destroy();
-        else sendError(res, outcome, extraHeaders, outcome === 'body_too_large' || outcome === 'bad_request');
-        return outcome;
-      },
+      (error: unknown): ForwardOutcome => fail(res, classify(error, gone), extraHeaders),
     )
-    .finally(() => res.off('close', onClose));
+    .finally(() => clearTimeout(timer));
 }
 
-function classify(error: unknown, aborted: boolean): Exclude<ForwardOutcome, 'ok'> {
-  if (aborted) return 'aborted';
+function fail(res: ServerResponse, outcome: Exclude<ForwardOutcome, 'ok'>, extraHeaders: string[]): ForwardOutcome {
+  if (outcome === 'aborted') res.destroy();
+  else sendError(res, outcome, extraHeaders, outcome === 'body_too_large' || outcome === 'bad_request' || outcome === 'request_timeout');
+  return outcome;
+}
+
+function classify(error: unknown, gone: ClientGone): Exclude<ForwardOutcome, 'ok'> {
+  if (gone.timedOut) return 'upstream_timeout';
+  if (gone.aborted) return 'aborted';
   if (error instanceof BodyTooLargeError) return 'body_too_large';
+  if (error instanceof BodyIdleError) return 'request_timeout';
   const code = (error as { code?: string } | null)?.code;
   switch (code) {
     case 'UND_ERR_HEADERS_TIMEOUT':

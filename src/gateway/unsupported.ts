@@ -1,0 +1,30 @@
+// Requests node hands to 'connect' (CONNECT) instead of the request handler,
+// and WebSocket upgrades: the gateway proxies neither, and says so in a proper
+// response instead of dropping the socket.
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** CONNECT host:port: 501 with a JSON body, then the socket is closed. */
+export function answerConnect(_req: IncomingMessage, socket: Socket): void {
+  rawAnswer(socket, 501, 'Not Implemented', 'method_not_supported');
+}
+
+/**
+ * Node passes a request with `Upgrade:` to the normal handler when no 'upgrade'
+ * listener exists. An upgrade to anything but WebSocket (e.g. h2c) may be ignored
+ * (RFC 9110 §7.8) and is served as HTTP/1.1; WebSocket cannot be, so it is refused.
+ */
+export function wantsWebSocket(req: IncomingMessage): boolean {
+  const upgrade = req.headers.upgrade;
+  return upgrade !== undefined && /\bwebsocket\b/i.test(upgrade);
+}
+
+/** Writes a whole response on a socket node's HTTP layer no longer manages. */
+export function rawAnswer(socket: Socket, status: number, reason: string, name: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = `{"error":"${name}"}`;
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+}

@@ -1,0 +1,63 @@
+// Draining on close() (what SIGTERM calls) under keep-alive load: /readyz turns
+// 503 first, every request in flight gets its 200, responses from then on say
+// `Connection: close`, and no client sees a reset.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { KeepAliveLoad } from './drain-load.js';
+import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+
+const YAML = `
+routes: [{ id: r, path: /r, upstream: '\${UP}' }]
+tenants: { unknownKeys: default-rule }
+defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
+admin: { listen: '127.0.0.1:0' }
+dataDir: '\${DATA}'
+`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('drain under keep-alive load', () => {
+  let upstream: TestUpstream;
+  let dataDir: string;
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sluice-drain-'));
+    upstream = await startUpstream((req, res) => {
+      req.resume();
+      req.on('end', () => setTimeout(() => res.end('{}'), 1_500));
+    });
+  });
+  after(async () => {
+    await upstream.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('close() mid-load: readyz 503, 0 resets, every in-flight request 200, Connection: close from then on', async () => {
+    const app = await startGateway(YAML, { UP: upstream.url, DATA: dataDir }, { ruleStore: true, admin: true, shutdownGraceMs: 15_000 });
+    const load = new KeepAliveLoad(`${app.url}/r`, { 'x-api-key': 'shop-a', 'content-type': 'application/json' });
+    load.start(48);
+    await sleep(2_000); // every socket has carried a request; more are in flight
+    assert.equal((await call(`${app.adminUrl}/readyz`)).status, 200);
+    const drainStart = performance.now();
+    const closing = app.close();
+    const readyz = await call(`${app.adminUrl}/readyz`);
+    assert.equal(readyz.status, 503);
+    assert.equal(JSON.parse(readyz.body).draining, true);
+    await closing;
+    await load.finished();
+
+    const errors = load.outcomes.filter((outcome) => outcome.error !== undefined && outcome.error !== 'ECONNREFUSED');
+    assert.deepEqual(errors, [], 'no resets or other socket errors');
+    const answered = load.outcomes.filter((outcome) => outcome.status !== undefined);
+    assert.deepEqual(new Set(answered.map((outcome) => outcome.status)), new Set([200]));
+    const inFlight = answered.filter((outcome) => outcome.sentAt < drainStart && outcome.sentAt > drainStart - 1_400);
+    assert.ok(inFlight.length >= 16, `${inFlight.length} requests were in flight at the drain and answered`);
+    // Sent less than 1 s before the drain: the upstream's 1.5 s puts their response after it.
+    const afterDrain = answered.filter((outcome) => outcome.sentAt > drainStart - 1_000);
+    assert.ok(afterDrain.length > 0);
+    assert.deepEqual(new Set(afterDrain.map((outcome) => outcome.connection)), new Set(['close']));
+  });
+});

@@ -1,0 +1,74 @@
+// Protocol edges of the gateway's front: a route timeout fires at its value,
+// CONNECT and WebSocket upgrades get a proper 501 instead of a dropped socket,
+// and an ignorable upgrade (h2c) is served as plain HTTP/1.1.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import type { RunningSluice } from '../../src/app.js';
+import { rawClient, statusOf, within } from './raw-client.js';
+import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+
+const YAML = `
+routes:
+  - { id: slow, path: /slow, upstream: '\${UP}', timeoutMs: 300 }
+  - { id: ws, path: /ws, upstream: '\${UP}' }
+tenants: { unknownKeys: default-rule }
+`;
+
+const KEY = { 'x-api-key': 'shop-a' };
+
+describe('protocol edges', () => {
+  let upstream: TestUpstream;
+  let gateway: RunningSluice;
+
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      req.resume();
+      if (req.url === '/slow') setTimeout(() => res.end('{}'), 3_000).unref();
+      else res.end(JSON.stringify({ upgrade: req.headers.upgrade ?? null }));
+    });
+    gateway = await startGateway(YAML, { UP: upstream.url });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('answers 504 at the route timeout (300 ms), not a second later', async () => {
+    const started = performance.now();
+    const reply = await call(`${gateway.url}/slow`, { headers: KEY });
+    const took = performance.now() - started;
+    assert.equal(reply.status, 504);
+    assert.ok(took < 700, `504 after ${Math.round(took)} ms`);
+  });
+
+  it('answers CONNECT with 501 and a JSON body, then closes', async () => {
+    const client = await rawClient(gateway.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    assert.ok(await within(client.closed, 5_000));
+    assert.equal(statusOf(client.received()), 501);
+    assert.match(client.received(), /Connection: close/i);
+    assert.match(client.received(), /\{"error":"method_not_supported"\}/);
+  });
+
+  it('refuses a WebSocket upgrade with 501, and serves an h2c upgrade as HTTP/1.1', async () => {
+    const upgrade = (protocol: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${gateway.url}/ws`, { headers: { ...KEY, connection: 'upgrade', upgrade: protocol } }, (res) => {
+          let body = '';
+          res.on('data', (chunk) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('upgrade', () => reject(new Error('upgraded')));
+        req.on('error', reject);
+        req.end();
+      });
+    const ws = await upgrade('websocket');
+    assert.equal(ws.status, 501);
+    assert.deepEqual(JSON.parse(ws.body), { error: 'upgrade_not_supported' });
+    const h2c = await upgrade('h2c');
+    assert.equal(h2c.status, 200);
+    assert.deepEqual(JSON.parse(h2c.body), { upgrade: null }, 'the Upgrade header is not forwarded');
+  });
+});
