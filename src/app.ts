@@ -61,7 +61,8 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   let gateway: Gateway;
   try {
     if (options.ruleStore) {
-      runtime = await startRules({ databaseUrl: config.database.url, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
+      const { url: databaseUrl, ...timeouts } = config.database;
+      runtime = await startRules({ databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
     }
     gateway = new Gateway({
       config,
@@ -72,7 +73,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     });
     address = await gateway.listen(config.listen.host, config.listen.port);
     if (options.admin && runtime) {
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger });
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger, storeProbeTimeoutMs: config.database.healthTimeoutMs });
     }
   } catch (error) {
     await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);

@@ -2,13 +2,14 @@
 // first use, triggers that NOTIFY every change (migrations/002) and one LISTEN
 // connection that turns them into `watch` callbacks on every instance.
 import pg from 'pg';
-import { SluiceError } from '../core/errors.js';
 import { assertValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { PgListener } from './pg-listener.js';
+import { describeUrl, storeError, unavailable } from './pg-errors.js';
+import { withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
@@ -19,6 +20,12 @@ export interface PostgresStoreOptions {
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
   poolSize?: number;
+  /** Reads and writes give up after this (default 3000 ms); also the server's statement_timeout. */
+  statementTimeoutMs?: number;
+  /** Connecting gives up after this (default 3000 ms). */
+  connectTimeoutMs?: number;
+  /** How far the server's clock may lag ours (default 500 ms): see `write`. */
+  maxClockSkewMs?: number;
 }
 
 const RULE_COLUMNS = 'tenant_id, route_id, policy, capacity, refill_per_second, params, shadow, updated_at';
@@ -43,6 +50,8 @@ interface KeyRow {
   hash: string;
 }
 
+export { describeUrl } from './pg-errors.js';
+
 export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
   readonly location: string;
@@ -52,11 +61,24 @@ export class PostgresRuleStore implements RuleStore {
   private listener: PgListener | undefined;
   private listening: Promise<void> | undefined;
   private readonly watchers = new Set<(change: StoreChange) => void>();
+  private readonly timeoutMs: number;
+  private readonly skewMs: number;
+  private probing: Promise<void> | undefined;
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.logger = options.logger ?? silentLogger;
     this.location = describeUrl(options.connectionString);
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, connectionTimeoutMillis: 3000, keepAlive: true });
+    this.timeoutMs = options.statementTimeoutMs ?? 3000;
+    this.skewMs = options.maxClockSkewMs ?? 500;
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 4,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+      keepAlive: true,
+      // Server-side limits too, for a slow (not frozen) server: a frozen one stops these timers as well.
+      statement_timeout: this.timeoutMs,
+      idle_in_transaction_session_timeout: this.timeoutMs * 2,
+    });
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
   }
@@ -103,14 +125,39 @@ export class PostgresRuleStore implements RuleStore {
     }
   }
 
+  /** A read, answered or abandoned within statementTimeoutMs. */
   private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
     await this.ensureReady();
     try {
-      return await this.pool.query<R>(sql, params);
+      return await withTimedClient(this.pool, this.timeoutMs, (client) => client.query<R>(sql, params));
     } catch (error) {
-      if (isConnectionError(error)) throw unavailable(this.location, error);
-      throw error;
+      throw storeError(this.location, 'read', this.timeoutMs, error);
     }
+  }
+
+  /** A write that can never commit after its answer said it failed: see writeBeforeDeadline. */
+  private async write<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+    await this.ensureReady();
+    const answerMs = this.timeoutMs + this.skewMs;
+    const deadline = new Date(Date.now() + this.timeoutMs);
+    try {
+      return await withTimedClient(this.pool, answerMs, (client) => writeBeforeDeadline<R>(client, deadline, sql, params));
+    } catch (error) {
+      throw storeError(this.location, 'write', answerMs, error);
+    }
+  }
+
+  /** Resolves when the server answers `SELECT 1` within `timeoutMs`; one probe at a time. */
+  ping(timeoutMs: number): Promise<void> {
+    this.probing ??= withTimedClient(this.pool, timeoutMs, (client) => client.query('SELECT 1'))
+      .then(() => undefined)
+      .catch((error) => {
+        throw storeError(this.location, 'read', timeoutMs, error);
+      })
+      .finally(() => {
+        this.probing = undefined;
+      });
+    return this.probing;
   }
 
   async listRules(filter: RuleFilter = {}): Promise<StoredRule[]> {
@@ -132,7 +179,7 @@ export class PostgresRuleStore implements RuleStore {
   async putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule> {
     assertRuleTarget(tenant, route);
     const c = toColumns(parseRule(rule));
-    const result = await this.query<RuleRow>(
+    const result = await this.write<RuleRow>(
       `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
@@ -145,14 +192,14 @@ export class PostgresRuleStore implements RuleStore {
 
   async deleteRule(tenant: string, route: string): Promise<boolean> {
     assertRuleTarget(tenant, route);
-    const result = await this.query('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route]);
+    const result = await this.write('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route]);
     return result.rowCount === 1;
   }
 
   async createKey(tenant: string): Promise<CreatedKey> {
     assertValidId(tenant, 'tenant');
     const key = newApiKey();
-    const result = await this.query<KeyRow>(`INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`, [
+    const result = await this.write<KeyRow>(`INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`, [
       newKeyId(),
       hashApiKey(key),
       tenant,
@@ -177,7 +224,7 @@ export class PostgresRuleStore implements RuleStore {
 
   async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
     assertValidKeyId(id);
-    const result = await this.query<KeyRow>(
+    const result = await this.write<KeyRow>(
       `UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
       [id],
     );
@@ -194,6 +241,9 @@ export class PostgresRuleStore implements RuleStore {
     if (!this.listener) {
       this.listener = new PgListener({
         connectionString: this.options.connectionString,
+        connectTimeoutMs: this.options.connectTimeoutMs ?? 3000,
+        heartbeatMs: Math.max(this.timeoutMs, 1000),
+        heartbeatTimeoutMs: this.timeoutMs,
         onChange: (change) => {
           for (const watcher of this.watchers) watcher(change);
         },
@@ -230,25 +280,4 @@ export class PostgresRuleStore implements RuleStore {
 
 function toKeyInfo(row: KeyRow): ApiKeyInfo {
   return { id: row.id, tenant: row.tenant_id, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() };
-}
-
-/** host:port/database, without user or password. */
-export function describeUrl(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    return `postgresql ${url.hostname}:${url.port || 5432}${url.pathname}`;
-  } catch {
-    return 'postgresql (unparsable SLUICE_DATABASE_URL)';
-  }
-}
-
-function unavailable(location: string, error: unknown): SluiceError {
-  if (error instanceof SluiceError) return error;
-  return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} is unreachable: ${errorMessage(error)}`);
-}
-
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? '';
-  // Node socket errors, and PostgreSQL's class 08 (connection) and 57P (shutdown).
-  return /^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P') || /terminat|timeout|Connection/i.test(errorMessage(error));
 }

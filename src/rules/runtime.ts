@@ -18,6 +18,14 @@ export interface RuleStoreOptions {
   /** The config file's `rules:`, written to the store on its first start only. */
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
+  /** The config's `database:` timeouts (PostgreSQL only); defaults when absent. */
+  timeouts?: DatabaseTimeouts;
+}
+
+export interface DatabaseTimeouts {
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  maxClockSkewMs?: number;
 }
 
 export interface RulesRuntimeOptions extends RuleStoreOptions {
@@ -41,7 +49,7 @@ export function dataDirOf(options: Pick<RuleStoreOptions, 'dataDir'>): string {
 export function openRuleStore(options: RuleStoreOptions): RuleStore {
   const logger = options.logger ?? stderrLogger;
   const seedRules = options.seedRules ?? [];
-  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger });
+  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger, ...options.timeouts });
   return new EmbeddedRuleStore({ dataDir: dataDirOf(options), seedRules, logger });
 }
 

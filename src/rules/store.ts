@@ -74,5 +74,10 @@ export interface RuleStore {
    * first attempt failed: a later success then sends `reload`).
    */
   watch(onChange: (change: StoreChange) => void): Promise<() => void>;
+  /**
+   * Resolves when the store answers a trivial query within `timeoutMs`, throws
+   * (a SluiceError) otherwise. For /readyz; stores that cannot be out of reach omit it.
+   */
+  ping?(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
