@@ -170,13 +170,16 @@ describe('/readyz and change notifications while PostgreSQL is frozen', () => {
   });
 
   it('the listener notices a freeze, reconnects after SIGCONT, and the cache catches up', async () => {
-    await eventually(() => assert.equal(rules.cache.status().storeReachable, true), 10_000);
+    // A change arriving proves the listener is connected (it may still be backing off from the last test).
+    await sql(url, `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
+      VALUES ('frozen-e', 'orders', 'token_bucket', 43, 1, '{}', false)`);
+    await eventually(() => assert.equal(cachedCapacity('frozen-e', 'orders'), 43), 10_000);
+    assert.equal(rules.cache.status().storeReachable, true);
     server.freeze();
     // Nothing reads the store meanwhile: only the listener's heartbeat can notice.
     await eventually(() => assert.equal(rules.cache.status().storeReachable, false), 6000);
     server.thaw();
-    await sql(url, `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
-      VALUES ('frozen-e', 'orders', 'token_bucket', 44, 1, '{}', false)`);
+    await sql(url, "UPDATE rate_limit_rule SET capacity = 44 WHERE tenant_id = 'frozen-e'");
     await eventually(() => assert.equal(cachedCapacity('frozen-e', 'orders'), 44), 10_000);
     await eventually(() => assert.equal(rules.cache.status().storeReachable, true), 10_000);
   });
