@@ -58,7 +58,7 @@ async function probeStore(deps: AdminDeps): Promise<{ kind: string; reachable: b
 export async function listRules(deps: AdminDeps, query: URLSearchParams): Promise<Reply> {
   const tenant = query.get('tenant') ?? undefined;
   if (tenant !== undefined) assertRuleTarget(tenant, '*');
-  return { status: 200, body: { rules: await deps.store.listRules(tenant === undefined ? {} : { tenant }) } };
+  return { status: 200, body: { rules: await deps.store.listRules(tenant === undefined ? { interactive: true } : { tenant, interactive: true }) } };
 }
 
 export async function getRule(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {

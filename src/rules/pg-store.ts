@@ -63,6 +63,8 @@ export class PostgresRuleStore implements RuleStore {
   private readonly watchers = new Set<(change: StoreChange) => void>();
   private readonly timeoutMs: number;
   private readonly skewMs: number;
+  /** The cache's full loads may carry 100,000s of rows: 10 × the statement timeout. */
+  private readonly fullLoadTimeoutMs: number;
   private probing: Promise<void> | undefined;
 
   constructor(private readonly options: PostgresStoreOptions) {
@@ -70,13 +72,15 @@ export class PostgresRuleStore implements RuleStore {
     this.location = describeUrl(options.connectionString);
     this.timeoutMs = options.statementTimeoutMs ?? 3000;
     this.skewMs = options.maxClockSkewMs ?? 500;
+    this.fullLoadTimeoutMs = this.timeoutMs * 10;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 4,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
       keepAlive: true,
-      // Server-side limits too, for a slow (not frozen) server: a frozen one stops these timers as well.
-      statement_timeout: this.timeoutMs,
+      // Server-side bounds too, so work we gave up on does not run on; a frozen
+      // server stops these timers as well, which is why every call has its own.
+      statement_timeout: this.fullLoadTimeoutMs,
       idle_in_transaction_session_timeout: this.timeoutMs * 2,
     });
     // An idle client whose server went away must not crash the process.
@@ -126,12 +130,12 @@ export class PostgresRuleStore implements RuleStore {
   }
 
   /** A read, answered or abandoned within statementTimeoutMs. */
-  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], timeoutMs = this.timeoutMs): Promise<pg.QueryResult<R>> {
     await this.ensureReady();
     try {
-      return await withTimedClient(this.pool, this.timeoutMs, (client) => client.query<R>(sql, params));
+      return await withTimedClient(this.pool, timeoutMs, (client) => client.query<R>(sql, params));
     } catch (error) {
-      throw storeError(this.location, 'read', this.timeoutMs, error);
+      throw storeError(this.location, 'read', timeoutMs, error);
     }
   }
 
@@ -166,6 +170,7 @@ export class PostgresRuleStore implements RuleStore {
     const result = await this.query<RuleRow>(
       `SELECT ${RULE_COLUMNS} FROM rate_limit_rule ${where} ORDER BY tenant_id, route_id`,
       filter.tenant === undefined ? [] : [filter.tenant],
+      filter.tenant === undefined && !filter.interactive ? this.fullLoadTimeoutMs : this.timeoutMs,
     );
     return result.rows.flatMap((row) => this.toStored(row));
   }
@@ -232,7 +237,7 @@ export class PostgresRuleStore implements RuleStore {
   }
 
   async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {
-    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`);
+    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`, [], this.fullLoadTimeoutMs);
     return result.rows.map((row) => ({ ...toKeyInfo(row), hash: row.hash }));
   }
 

@@ -46,6 +46,12 @@ export interface SeedRule {
 
 export interface RuleFilter {
   tenant?: string;
+  /**
+   * Someone waits on the answer (the admin API): give up after the store's
+   * normal timeout. Without it an unfiltered listing is a full load (the rule
+   * cache's, maybe 100,000s of rows) and may take longer.
+   */
+  interactive?: boolean;
 }
 
 export interface RuleStore {

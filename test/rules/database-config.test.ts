@@ -34,13 +34,14 @@ describe('database: timeouts in the config', () => {
   });
 
   it('refuses a bad value, naming the field', () => {
-    for (const [line, field] of [
+    const cases: [string, string][] = [
       ['statementTimeoutMs: 0', 'statementTimeoutMs'],
       ['connectTimeoutMs: 1.5', 'connectTimeoutMs'],
       ['maxClockSkewMs: -1', 'maxClockSkewMs'],
       ['healthTimeoutMs: "2s"', 'healthTimeoutMs'],
       ['statementTimout: 100', 'statementTimout'],
-    ]) {
+    ];
+    for (const [line, field] of cases) {
       assert.throws(
         () => parseConfig(`${BASE}database:\n  ${line}\n`, { source: 'config.yaml' }),
         (error: unknown) => error instanceof ConfigError && error.message.includes(field),

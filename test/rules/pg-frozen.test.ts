@@ -145,8 +145,9 @@ describe('admin writes while PostgreSQL is frozen', () => {
     const [list, one] = await Promise.all([call('GET', '/rules'), call('GET', '/rules/frozen-d/orders')]);
     assert.deepEqual([list.status, one.status], [503, 503]);
     assert.ok(Math.max(list.ms, one.ms) < 5000, `answered after ${list.ms} / ${one.ms} ms`);
-    await rules.cache.refresh();
-    assert.equal(rules.cache.status().storeReachable, false);
+    // The cache's own reload fails too (later); meanwhile it serves what it has.
+    void rules.cache.refresh();
+    await eventually(() => assert.equal(rules.cache.status().storeReachable, false), 5000);
     assert.equal(cachedCapacity('frozen-d', 'orders'), 12);
     server.thaw();
     await eventually(async () => assert.equal((await call('GET', '/rules/frozen-d/orders')).status, 200), 5000);
