@@ -18,18 +18,27 @@ export function describeUrl(connectionString: string): string {
 export const DEADLINE_PASSED = 'SL001';
 
 /** A timeout, a late COMMIT or a connection failure as a 503; other errors unchanged. */
-export function storeError(location: string, what: 'read' | 'write', ms: number, error: unknown): unknown {
+export function storeError(location: string, what: StoreCall, ms: number, error: unknown): unknown {
   if (error instanceof StoreTimeoutError || (error as { code?: string }).code === DEADLINE_PASSED) return timedOut(location, what, ms);
   if (isConnectionError(error)) return unavailable(location, error);
   return error;
 }
 
-function timedOut(location: string, what: 'read' | 'write', ms: number): SluiceError {
+type StoreCall = 'read' | 'write' | 'health check';
+
+/** Which settings bound each kind of call, for the operator reading the error. */
+const SETTING: Record<StoreCall, string> = {
+  read: 'database.statementTimeoutMs',
+  write: 'database.statementTimeoutMs + database.maxClockSkewMs',
+  'health check': 'database.healthTimeoutMs',
+};
+
+function timedOut(location: string, what: StoreCall, ms: number): SluiceError {
   const tail =
     what === 'write'
       ? '; the write can no longer commit, so it will not be applied after this answer (read it back to see the current value)'
       : '';
-  return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} did not answer the ${what} within ${ms} ms (database.statementTimeoutMs)${tail}`);
+  return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} did not answer the ${what} within ${ms} ms (${SETTING[what]})${tail}`);
 }
 
 export function unavailable(location: string, error: unknown): SluiceError {

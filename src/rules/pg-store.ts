@@ -96,15 +96,13 @@ export class PostgresRuleStore implements RuleStore {
     return this.ready;
   }
 
+  /** Bounded like a full load: a server frozen mid-migration must not hold every later call. */
   private async prepare(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
+    await withTimedClient(this.pool, this.fullLoadTimeoutMs, async (client) => {
       const applied = await migrate(client);
       if (applied.length > 0) this.logger.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'applied migrations');
       await this.seed(client);
-    } finally {
-      client.release();
-    }
+    });
   }
 
   private async seed(client: pg.PoolClient): Promise<void> {
@@ -156,7 +154,7 @@ export class PostgresRuleStore implements RuleStore {
     this.probing ??= withTimedClient(this.pool, timeoutMs, (client) => client.query('SELECT 1'))
       .then(() => undefined)
       .catch((error) => {
-        throw storeError(this.location, 'read', timeoutMs, error);
+        throw storeError(this.location, 'health check', timeoutMs, error);
       })
       .finally(() => {
         this.probing = undefined;

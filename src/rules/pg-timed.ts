@@ -13,8 +13,16 @@ export class StoreTimeoutError extends Error {
 
 export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  // Measured on the wall clock: a timer armed from a stale event-loop time can
+  // fire early, and a write's guarantee needs "never before", not "about".
+  const until = Date.now() + timeoutMs;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeoutError(timeoutMs)), timeoutMs);
+    const check = (): void => {
+      const left = until - Date.now();
+      timer = left > 0 ? setTimeout(check, left) : undefined;
+      if (left <= 0) reject(new StoreTimeoutError(timeoutMs));
+    };
+    timer = setTimeout(check, timeoutMs);
   });
   const acquiring = pool.connect();
   let client: pg.PoolClient;
