@@ -9,7 +9,7 @@ import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { PgListener } from './pg-listener.js';
 import { describeUrl, storeError, unavailable } from './pg-errors.js';
-import { withTimedClient, writeBeforeDeadline } from './pg-timed.js';
+import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
@@ -259,10 +259,11 @@ export class PostgresRuleStore implements RuleStore {
     };
   }
 
+  /** Bounded: a frozen server never answers a goodbye, and shutdown must not wait for it. */
   async close(): Promise<void> {
     this.watchers.clear();
-    await this.listener?.close();
-    await this.pool.end().catch(() => {});
+    const closing = Promise.all([this.listener?.close(), this.pool.end().catch(() => {})]);
+    await waitAtMost(closing, this.timeoutMs);
   }
 
   private toStored(row: RuleRow): StoredRule[] {

@@ -11,6 +11,16 @@ export class StoreTimeoutError extends Error {
   }
 }
 
+/** Resolves when `work` settles or after `ms`, whichever comes first. */
+export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work.then(() => {}, () => {}), elapsed]);
+  clearTimeout(timer);
+}
+
 export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   // Measured on the wall clock: a timer armed from a stale event-loop time can

@@ -170,6 +170,17 @@ describe('/readyz and change notifications while PostgreSQL is frozen', () => {
     await eventually(async () => assert.equal((await call('GET', '/readyz')).body.store.reachable, true), 5000);
   });
 
+  it('closing the store does not wait for a frozen server', async () => {
+    const other = await startRules({ databaseUrl: url, dataDir: dir, defaultRule, logger: silentLogger, timeouts: { statementTimeoutMs: TIMEOUT_MS } });
+    server.freeze();
+    const started = Date.now();
+    const closed = other.close().then(() => Date.now() - started);
+    const ms = await Promise.race([closed, sleep(5000).then(() => Number.POSITIVE_INFINITY)]);
+    server.thaw();
+    await closed;
+    assert.ok(ms < 5000, `closed after ${ms} ms`);
+  });
+
   it('the listener notices a freeze, reconnects after SIGCONT, and the cache catches up', async () => {
     // A change arriving proves the listener is connected (it may still be backing off from the last test).
     await sql(url, `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
