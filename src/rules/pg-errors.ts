@@ -46,7 +46,7 @@ export function unavailable(location: string, error: unknown): SluiceError {
   return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} is unreachable: ${errorMessage(error)}`);
 }
 
-function isConnectionError(error: unknown): boolean {
+export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string }).code ?? '';
   // Node socket errors, and PostgreSQL's class 08 (connection) and 57P (shutdown).
   return /^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P') || /terminat|timeout|Connection/i.test(errorMessage(error));

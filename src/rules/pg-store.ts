@@ -1,6 +1,7 @@
 // The PostgreSQL rule store: a `pg` Pool for reads and writes, migrations on
 // first use, triggers that NOTIFY every change (migrations/002) and one LISTEN
 // connection that turns them into `watch` callbacks on every instance.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { assertValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
@@ -8,7 +9,7 @@ import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { PgListener } from './pg-listener.js';
-import { describeUrl, storeError, unavailable } from './pg-errors.js';
+import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
@@ -141,10 +142,17 @@ export class PostgresRuleStore implements RuleStore {
   private async write<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
     await this.ensureReady();
     const answerMs = this.timeoutMs + this.skewMs;
-    const deadline = new Date(Date.now() + this.timeoutMs);
+    const started = Date.now();
+    const deadline = new Date(started + this.timeoutMs);
+    let sent = false;
     try {
-      return await withTimedClient(this.pool, answerMs, (client) => writeBeforeDeadline<R>(client, deadline, sql, params));
+      return await withTimedClient(this.pool, answerMs, (client) => {
+        sent = true;
+        return writeBeforeDeadline<R>(client, deadline, sql, params);
+      });
     } catch (error) {
+      // A connection lost mid-write leaves the outcome open until the deadline: answer once it can no longer commit.
+      while (sent && isConnectionError(error) && Date.now() < started + answerMs) await sleep(started + answerMs - Date.now());
       throw storeError(this.location, 'write', answerMs, error);
     }
   }

@@ -44,14 +44,19 @@ export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work:
     acquiring.then((late) => late.release(), () => {});
     throw error;
   }
+  // A connection that dies while checked out emits 'error'; unheard, that would crash the process.
+  // The failure reaches us through the query anyway.
+  const ignore = (): void => {};
+  client.on('error', ignore);
   const running = work(client);
   try {
     const result = await Promise.race([running, expired]);
+    client.removeListener('error', ignore);
     client.release();
     return result;
   } catch (error) {
     running.catch(() => {});
-    // Destroying (not reusing) the client: its queued statements die with it.
+    // Destroying (not reusing) the client: its queued statements die with it. Still listening: it may yet emit.
     client.release(error instanceof Error ? error : true);
     throw error;
   } finally {

@@ -138,6 +138,31 @@ describe('admin writes while PostgreSQL is frozen', () => {
     }
   });
 
+  it('a write whose connection dies mid-statement is answered only once it can no longer commit', async () => {
+    assert.equal((await call('PUT', '/rules/frozen-f/orders', rule(1))).status, 200);
+    const locker = new (await import('pg')).default.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN; SELECT 1 FROM rate_limit_rule WHERE tenant_id = 'frozen-f' FOR UPDATE");
+      const put = call('PUT', '/rules/frozen-f/orders', rule(2));
+      let pid: number | undefined;
+      await eventually(async () => {
+        const blocked = await sql(url, "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO rate_limit_rule%'");
+        pid = blocked.rows[0]?.pid;
+        assert.ok(pid);
+      }, 3000);
+      await sql(url, 'SELECT pg_terminate_backend($1)', [pid]);
+      const reply = await put;
+      assert.equal(reply.status, 503);
+      // Not before the deadline (plus the skew margin) has passed: until then the write could still have committed.
+      assert.ok(reply.ms >= TIMEOUT_MS + SKEW_MS - 20, `answered after ${reply.ms} ms`);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => {});
+      await locker.end();
+    }
+    assert.equal(await storedCapacity('frozen-f', 'orders'), 1);
+  });
+
   it('reads time out with 503 too, and the cache keeps serving its last rules', async () => {
     assert.equal((await call('PUT', '/rules/frozen-d/orders', rule(12))).status, 200);
     await eventually(() => assert.equal(cachedCapacity('frozen-d', 'orders'), 12), 2000);
