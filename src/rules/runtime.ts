@@ -6,6 +6,7 @@ import type { Rule } from '../core/rule.js';
 import { EmbeddedRuleStore } from './embedded-store.js';
 import { type RulesLogger, stderrLogger } from './logger.js';
 import { PostgresRuleStore } from './pg-store.js';
+import { waitAtMost } from './pg-timed.js';
 import { RuleCache } from './rule-cache.js';
 import { SNAPSHOT_FILE } from './snapshot-file.js';
 import type { RuleStore, SeedRule } from './store.js';
@@ -75,7 +76,8 @@ export async function startRules(options: RulesRuntimeOptions): Promise<RulesRun
     store,
     cache,
     async close() {
-      await cache.close();
+      // A full load in flight on a frozen database may take 10 × statementTimeoutMs to fail: shutdown does not wait for it.
+      await waitAtMost(cache.close(), options.timeouts?.statementTimeoutMs ?? 3000);
       await store.close();
     },
   };

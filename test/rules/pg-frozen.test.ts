@@ -198,6 +198,9 @@ describe('/readyz and change notifications while PostgreSQL is frozen', () => {
   it('closing the store does not wait for a frozen server', async () => {
     const other = await startRules({ databaseUrl: url, dataDir: dir, defaultRule, logger: silentLogger, timeouts: { statementTimeoutMs: TIMEOUT_MS } });
     server.freeze();
+    // A full reload is in flight, waiting on the frozen server.
+    void other.cache.refresh();
+    await sleep(20);
     const started = Date.now();
     const closed = other.close().then(() => Date.now() - started);
     const ms = await Promise.race([closed, sleep(5000).then(() => Number.POSITIVE_INFINITY)]);
