@@ -68,16 +68,10 @@ export class PgListener {
   private startHeartbeat(client: pg.Client): void {
     const timeoutMs = this.options.heartbeatTimeoutMs ?? 3000;
     this.heartbeat = setInterval(() => {
-      let answered = false;
-      const timer = setTimeout(() => {
-        if (!answered) this.lost(client, new Error(`heartbeat not answered within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const timer = setTimeout(() => this.lost(client, new Error(`heartbeat not answered within ${timeoutMs} ms`)), timeoutMs);
       timer.unref();
       client.query('SELECT 1').then(
-        () => {
-          answered = true;
-          clearTimeout(timer);
-        },
+        () => clearTimeout(timer),
         (error: Error) => {
           clearTimeout(timer);
           this.lost(client, error);

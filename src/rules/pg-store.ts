@@ -9,6 +9,7 @@ import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { PgListener } from './pg-listener.js';
+import { KEY_COLUMNS, type KeyRow, RULE_COLUMNS, type RuleRow, toKeyInfo } from './pg-rows.js';
 import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
@@ -27,28 +28,6 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** How far the server's clock may lag ours (default 500 ms): see `write`. */
   maxClockSkewMs?: number;
-}
-
-const RULE_COLUMNS = 'tenant_id, route_id, policy, capacity, refill_per_second, params, shadow, updated_at';
-const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
-
-interface RuleRow {
-  tenant_id: string;
-  route_id: string;
-  policy: Rule['policy'];
-  capacity: number | null;
-  refill_per_second: number | null;
-  params: Record<string, unknown>;
-  shadow: boolean;
-  updated_at: Date;
-}
-
-interface KeyRow {
-  id: string;
-  tenant_id: string;
-  created_at: Date;
-  revoked_at: Date | null;
-  hash: string;
 }
 
 export { describeUrl } from './pg-errors.js';
@@ -288,8 +267,4 @@ export class PostgresRuleStore implements RuleStore {
       return [];
     }
   }
-}
-
-function toKeyInfo(row: KeyRow): ApiKeyInfo {
-  return { id: row.id, tenant: row.tenant_id, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() };
 }

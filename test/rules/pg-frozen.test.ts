@@ -195,7 +195,7 @@ describe('/readyz and change notifications while PostgreSQL is frozen', () => {
     await eventually(async () => assert.equal((await call('GET', '/readyz')).body.store.reachable, true), 5000);
   });
 
-  it('closing the store does not wait for a frozen server', async () => {
+  it('closing the rules runtime (store and cache) does not wait for a frozen server', async () => {
     const other = await startRules({ databaseUrl: url, dataDir: dir, defaultRule, logger: silentLogger, timeouts: { statementTimeoutMs: TIMEOUT_MS } });
     server.freeze();
     // A full reload is in flight, waiting on the frozen server.
