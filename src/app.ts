@@ -58,7 +58,8 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   let gateway: Gateway;
   try {
     if (options.ruleStore) {
-      runtime = await startRules({ databaseUrl: config.database.url, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
+      const { url: databaseUrl, ...timeouts } = config.database;
+      runtime = await startRules({ databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
     }
     const resolvers = resolversFor(config, runtime?.cache);
     gateway = new Gateway({
@@ -73,7 +74,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
       const front = gateway;
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const health = () => (front.draining ? { ready: false, draining: true } : {});
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger, health });
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
     }
   } catch (error) {
     await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);

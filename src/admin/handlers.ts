@@ -22,6 +22,8 @@ export interface AdminDeps {
   engine: Engine;
   /** Extra readiness detail (e.g. the gateway's own checks); `ready: false` makes /readyz 503. */
   health?: () => Record<string, unknown> & { ready?: boolean };
+  /** How long /readyz waits for the rule store's answer (default 2000 ms). */
+  storeProbeTimeoutMs?: number;
 }
 
 export interface Reply {
@@ -31,18 +33,33 @@ export interface Reply {
 
 const notFound = (what: string): SluiceError => new SluiceError('ERR_NOT_FOUND', `no ${what}`);
 
-export function readiness(deps: AdminDeps): Reply {
+export async function readiness(deps: AdminDeps): Promise<Reply> {
+  const store = await probeStore(deps);
   const rules = deps.cache.status();
+  // The cache notices a frozen store only at its next read; the probe says so now.
+  if (!store.reachable) rules.storeReachable = false;
   const extra = deps.health?.() ?? {};
   // Serving from the last loaded set while the store is down is the fallback, and ready.
   const ready = rules.loaded && extra.ready !== false;
-  return { status: ready ? 200 : 503, body: { ready, rules, engine: deps.engine.health(), ...extra } };
+  return { status: ready ? 200 : 503, body: { ready, rules, store, engine: deps.engine.health(), ...extra } };
+}
+
+/** The rule store's own answer, bounded by a short timeout: a frozen database must not stall /readyz. */
+async function probeStore(deps: AdminDeps): Promise<{ kind: string; reachable: boolean; error?: string }> {
+  const kind = deps.store.kind;
+  if (!deps.store.ping) return { kind, reachable: true };
+  try {
+    await deps.store.ping(deps.storeProbeTimeoutMs ?? 2000);
+    return { kind, reachable: true };
+  } catch (error) {
+    return { kind, reachable: false, error: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 export async function listRules(deps: AdminDeps, query: URLSearchParams): Promise<Reply> {
   const tenant = query.get('tenant') ?? undefined;
   if (tenant !== undefined) assertRuleTarget(tenant, '*');
-  return { status: 200, body: { rules: await deps.store.listRules(tenant === undefined ? {} : { tenant }) } };
+  return { status: 200, body: { rules: await deps.store.listRules(tenant === undefined ? { interactive: true } : { tenant, interactive: true }) } };
 }
 
 export async function getRule(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {

@@ -13,7 +13,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'SLUICE_ADMIN_TOKEN is not set: the admin API is disabled',
   404: 'not found',
   413: 'body over 64 KiB',
-  503: 'the rule store is unreachable',
+  503: 'the rule store is unreachable or did not answer within database.statementTimeoutMs; a write answered 503 is never applied after that answer',
 };
 const idParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string', maxLength: 64, pattern: '^([A-Za-z0-9._~@+-]+|\\*)$' } });
 const target = [idParam('tenant', 'tenant id, or * for every tenant'), idParam('route', 'route id, or * for every route')];

@@ -124,7 +124,20 @@ export const configFileSchema = z
       })
       .strict()
       .default({ maxHeaderBytes: 16_384, maxBodyBytes: 10 * 1024 * 1024, maxQueued: 1_000, ...LISTENER_DEFAULTS }),
-    database: z.object({ url: z.string().regex(/^postgres(?:ql)?:\/\/\S+$/, 'must be a postgres:// URL').optional() }).strict().optional(),
+    database: z
+      .object({
+        url: z.string().regex(/^postgres(?:ql)?:\/\/\S+$/, 'must be a postgres:// URL').optional(),
+        /** Longest a rule-store read or write may take before the admin API answers 503. */
+        statementTimeoutMs: positiveInt(60_000).default(3_000),
+        /** Longest to wait for a new PostgreSQL connection. */
+        connectTimeoutMs: positiveInt(60_000).default(3_000),
+        /** How far PostgreSQL's clock may lag the gateway's; a failed write's answer waits this long past its deadline. */
+        maxClockSkewMs: z.number().int('must be an integer').min(0, 'must be at least 0').max(60_000, 'must be at most 60000').default(500),
+        /** The /readyz probe's own timeout. */
+        healthTimeoutMs: positiveInt(60_000).default(2_000),
+      })
+      .strict()
+      .optional(),
     instances: positiveInt(10_000).optional(),
     region: idSchema.optional(),
     dataDir: z.string().min(1).optional(),

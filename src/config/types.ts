@@ -77,7 +77,16 @@ export interface SluiceConfig {
     readonly keepAliveTimeoutMs: number;
     readonly bufferBodyBytes: number;
   };
-  readonly database: { readonly url: string | undefined };
+  readonly database: {
+    readonly url: string | undefined;
+    /** Rule-store reads and writes give up (503) after this; PostgreSQL's statement_timeout too. */
+    readonly statementTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+    /** How far PostgreSQL's clock may lag ours (the failed-write guarantee assumes it). */
+    readonly maxClockSkewMs: number;
+    /** /readyz's store probe timeout. */
+    readonly healthTimeoutMs: number;
+  };
   /** SLUICE_INSTANCES: a fixed instance count for the fallback; undefined = count live instances in Redis. */
   readonly instances: number | undefined;
   readonly region: string | undefined;

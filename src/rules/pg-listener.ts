@@ -1,7 +1,8 @@
 // A dedicated LISTEN connection for change notifications. When the connection
 // drops it says so once (`disconnected`), reconnects with capped exponential
 // backoff, and on success asks for a full `reload`: notifications sent while it
-// was away are lost, so the cache must re-read everything.
+// was away are lost, so the cache must re-read everything. A frozen server
+// closes nothing, so a heartbeat (`SELECT 1` with a timeout) is what notices it.
 import pg from 'pg';
 import type { StoreChange } from './store.js';
 
@@ -12,6 +13,12 @@ export interface ListenerOptions {
   onChange: (change: StoreChange) => void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Connecting gives up after this (default 5000 ms). */
+  connectTimeoutMs?: number;
+  /** A heartbeat query every this often (default 5000 ms)... */
+  heartbeatMs?: number;
+  /** ...that must be answered within this (default 3000 ms), or the connection is dropped and remade. */
+  heartbeatTimeoutMs?: number;
 }
 
 export class PgListener {
@@ -20,6 +27,7 @@ export class PgListener {
   private connected = false;
   private backoffMs: number;
   private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ListenerOptions) {
     this.backoffMs = options.minBackoffMs ?? 100;
@@ -32,7 +40,11 @@ export class PgListener {
 
   private async connect(isReconnect: boolean): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.connectionString, keepAlive: true, connectionTimeoutMillis: 5000 });
+    const client = new pg.Client({
+      connectionString: this.options.connectionString,
+      keepAlive: true,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+    });
     this.client = client;
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, new Error('connection ended')));
@@ -49,11 +61,29 @@ export class PgListener {
     if (this.closed || this.client !== client) return;
     this.connected = true;
     this.backoffMs = this.options.minBackoffMs ?? 100;
+    this.startHeartbeat(client);
     if (isReconnect) this.options.onChange({ kind: 'reload' });
+  }
+
+  private startHeartbeat(client: pg.Client): void {
+    const timeoutMs = this.options.heartbeatTimeoutMs ?? 3000;
+    this.heartbeat = setInterval(() => {
+      const timer = setTimeout(() => this.lost(client, new Error(`heartbeat not answered within ${timeoutMs} ms`)), timeoutMs);
+      timer.unref();
+      client.query('SELECT 1').then(
+        () => clearTimeout(timer),
+        (error: Error) => {
+          clearTimeout(timer);
+          this.lost(client, error);
+        },
+      );
+    }, this.options.heartbeatMs ?? 5000);
+    this.heartbeat.unref();
   }
 
   private lost(client: pg.Client, error: Error): void {
     if (this.closed || this.client !== client) return;
+    clearInterval(this.heartbeat);
     this.client = undefined;
     client.removeAllListeners('notification');
     client.end().catch(() => {});
@@ -68,6 +98,7 @@ export class PgListener {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
     const client = this.client;
     this.client = undefined;
     if (client) await client.end().catch(() => {});

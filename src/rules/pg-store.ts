@@ -1,14 +1,17 @@
 // The PostgreSQL rule store: a `pg` Pool for reads and writes, migrations on
 // first use, triggers that NOTIFY every change (migrations/002) and one LISTEN
 // connection that turns them into `watch` callbacks on every instance.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { SluiceError } from '../core/errors.js';
 import { assertValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { PgListener } from './pg-listener.js';
+import { KEY_COLUMNS, type KeyRow, RULE_COLUMNS, type RuleRow, toKeyInfo } from './pg-rows.js';
+import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
+import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
@@ -19,29 +22,15 @@ export interface PostgresStoreOptions {
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
   poolSize?: number;
+  /** Reads and writes give up after this (default 3000 ms); also the server's statement_timeout. */
+  statementTimeoutMs?: number;
+  /** Connecting gives up after this (default 3000 ms). */
+  connectTimeoutMs?: number;
+  /** How far the server's clock may lag ours (default 500 ms): see `write`. */
+  maxClockSkewMs?: number;
 }
 
-const RULE_COLUMNS = 'tenant_id, route_id, policy, capacity, refill_per_second, params, shadow, updated_at';
-const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
-
-interface RuleRow {
-  tenant_id: string;
-  route_id: string;
-  policy: Rule['policy'];
-  capacity: number | null;
-  refill_per_second: number | null;
-  params: Record<string, unknown>;
-  shadow: boolean;
-  updated_at: Date;
-}
-
-interface KeyRow {
-  id: string;
-  tenant_id: string;
-  created_at: Date;
-  revoked_at: Date | null;
-  hash: string;
-}
+export { describeUrl } from './pg-errors.js';
 
 export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
@@ -52,11 +41,28 @@ export class PostgresRuleStore implements RuleStore {
   private listener: PgListener | undefined;
   private listening: Promise<void> | undefined;
   private readonly watchers = new Set<(change: StoreChange) => void>();
+  private readonly timeoutMs: number;
+  private readonly skewMs: number;
+  /** The cache's full loads may carry 100,000s of rows: 10 × the statement timeout. */
+  private readonly fullLoadTimeoutMs: number;
+  private probing: Promise<void> | undefined;
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.logger = options.logger ?? silentLogger;
     this.location = describeUrl(options.connectionString);
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, connectionTimeoutMillis: 3000, keepAlive: true });
+    this.timeoutMs = options.statementTimeoutMs ?? 3000;
+    this.skewMs = options.maxClockSkewMs ?? 500;
+    this.fullLoadTimeoutMs = this.timeoutMs * 10;
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 4,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+      keepAlive: true,
+      // Server-side bounds too, so work we gave up on does not run on; a frozen
+      // server stops these timers as well, which is why every call has its own.
+      statement_timeout: this.fullLoadTimeoutMs,
+      idle_in_transaction_session_timeout: this.timeoutMs * 2,
+    });
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
   }
@@ -70,15 +76,13 @@ export class PostgresRuleStore implements RuleStore {
     return this.ready;
   }
 
+  /** Bounded like a full load: a server frozen mid-migration must not hold every later call. */
   private async prepare(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
+    await withTimedClient(this.pool, this.fullLoadTimeoutMs, async (client) => {
       const applied = await migrate(client);
       if (applied.length > 0) this.logger.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'applied migrations');
       await this.seed(client);
-    } finally {
-      client.release();
-    }
+    });
   }
 
   private async seed(client: pg.PoolClient): Promise<void> {
@@ -103,14 +107,46 @@ export class PostgresRuleStore implements RuleStore {
     }
   }
 
-  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+  /** A read, answered or abandoned within statementTimeoutMs. */
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], timeoutMs = this.timeoutMs): Promise<pg.QueryResult<R>> {
     await this.ensureReady();
     try {
-      return await this.pool.query<R>(sql, params);
+      return await withTimedClient(this.pool, timeoutMs, (client) => client.query<R>(sql, params));
     } catch (error) {
-      if (isConnectionError(error)) throw unavailable(this.location, error);
-      throw error;
+      throw storeError(this.location, 'read', timeoutMs, error);
     }
+  }
+
+  /** A write that can never commit after its answer said it failed: see writeBeforeDeadline. */
+  private async write<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+    await this.ensureReady();
+    const answerMs = this.timeoutMs + this.skewMs;
+    const started = Date.now();
+    const deadline = new Date(started + this.timeoutMs);
+    let sent = false;
+    try {
+      return await withTimedClient(this.pool, answerMs, (client) => {
+        sent = true;
+        return writeBeforeDeadline<R>(client, deadline, sql, params);
+      });
+    } catch (error) {
+      // A connection lost mid-write leaves the outcome open until the deadline: answer once it can no longer commit.
+      while (sent && isConnectionError(error) && Date.now() < started + answerMs) await sleep(started + answerMs - Date.now());
+      throw storeError(this.location, 'write', answerMs, error);
+    }
+  }
+
+  /** Resolves when the server answers `SELECT 1` within `timeoutMs`; one probe at a time. */
+  ping(timeoutMs: number): Promise<void> {
+    this.probing ??= withTimedClient(this.pool, timeoutMs, (client) => client.query('SELECT 1'))
+      .then(() => undefined)
+      .catch((error) => {
+        throw storeError(this.location, 'health check', timeoutMs, error);
+      })
+      .finally(() => {
+        this.probing = undefined;
+      });
+    return this.probing;
   }
 
   async listRules(filter: RuleFilter = {}): Promise<StoredRule[]> {
@@ -119,6 +155,7 @@ export class PostgresRuleStore implements RuleStore {
     const result = await this.query<RuleRow>(
       `SELECT ${RULE_COLUMNS} FROM rate_limit_rule ${where} ORDER BY tenant_id, route_id`,
       filter.tenant === undefined ? [] : [filter.tenant],
+      filter.tenant === undefined && !filter.interactive ? this.fullLoadTimeoutMs : this.timeoutMs,
     );
     return result.rows.flatMap((row) => this.toStored(row));
   }
@@ -132,7 +169,7 @@ export class PostgresRuleStore implements RuleStore {
   async putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule> {
     assertRuleTarget(tenant, route);
     const c = toColumns(parseRule(rule));
-    const result = await this.query<RuleRow>(
+    const result = await this.write<RuleRow>(
       `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
@@ -145,14 +182,14 @@ export class PostgresRuleStore implements RuleStore {
 
   async deleteRule(tenant: string, route: string): Promise<boolean> {
     assertRuleTarget(tenant, route);
-    const result = await this.query('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route]);
+    const result = await this.write('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route]);
     return result.rowCount === 1;
   }
 
   async createKey(tenant: string): Promise<CreatedKey> {
     assertValidId(tenant, 'tenant');
     const key = newApiKey();
-    const result = await this.query<KeyRow>(`INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`, [
+    const result = await this.write<KeyRow>(`INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`, [
       newKeyId(),
       hashApiKey(key),
       tenant,
@@ -177,7 +214,7 @@ export class PostgresRuleStore implements RuleStore {
 
   async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
     assertValidKeyId(id);
-    const result = await this.query<KeyRow>(
+    const result = await this.write<KeyRow>(
       `UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
       [id],
     );
@@ -185,7 +222,7 @@ export class PostgresRuleStore implements RuleStore {
   }
 
   async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {
-    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`);
+    const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`, [], this.fullLoadTimeoutMs);
     return result.rows.map((row) => ({ ...toKeyInfo(row), hash: row.hash }));
   }
 
@@ -194,6 +231,9 @@ export class PostgresRuleStore implements RuleStore {
     if (!this.listener) {
       this.listener = new PgListener({
         connectionString: this.options.connectionString,
+        connectTimeoutMs: this.options.connectTimeoutMs ?? 3000,
+        heartbeatMs: Math.max(this.timeoutMs, 1000),
+        heartbeatTimeoutMs: this.timeoutMs,
         onChange: (change) => {
           for (const watcher of this.watchers) watcher(change);
         },
@@ -206,10 +246,11 @@ export class PostgresRuleStore implements RuleStore {
     };
   }
 
+  /** Bounded: a frozen server never answers a goodbye, and shutdown must not wait for it. */
   async close(): Promise<void> {
     this.watchers.clear();
-    await this.listener?.close();
-    await this.pool.end().catch(() => {});
+    const closing = Promise.all([this.listener?.close(), this.pool.end().catch(() => {})]);
+    await waitAtMost(closing, this.timeoutMs);
   }
 
   private toStored(row: RuleRow): StoredRule[] {
@@ -226,29 +267,4 @@ export class PostgresRuleStore implements RuleStore {
       return [];
     }
   }
-}
-
-function toKeyInfo(row: KeyRow): ApiKeyInfo {
-  return { id: row.id, tenant: row.tenant_id, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() };
-}
-
-/** host:port/database, without user or password. */
-export function describeUrl(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    return `postgresql ${url.hostname}:${url.port || 5432}${url.pathname}`;
-  } catch {
-    return 'postgresql (unparsable SLUICE_DATABASE_URL)';
-  }
-}
-
-function unavailable(location: string, error: unknown): SluiceError {
-  if (error instanceof SluiceError) return error;
-  return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} is unreachable: ${errorMessage(error)}`);
-}
-
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? '';
-  // Node socket errors, and PostgreSQL's class 08 (connection) and 57P (shutdown).
-  return /^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P') || /terminat|timeout|Connection/i.test(errorMessage(error));
 }

@@ -6,6 +6,7 @@ import type { Rule } from '../core/rule.js';
 import { EmbeddedRuleStore } from './embedded-store.js';
 import { type RulesLogger, stderrLogger } from './logger.js';
 import { PostgresRuleStore } from './pg-store.js';
+import { waitAtMost } from './pg-timed.js';
 import { RuleCache } from './rule-cache.js';
 import { SNAPSHOT_FILE } from './snapshot-file.js';
 import type { RuleStore, SeedRule } from './store.js';
@@ -18,6 +19,14 @@ export interface RuleStoreOptions {
   /** The config file's `rules:`, written to the store on its first start only. */
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
+  /** The config's `database:` timeouts (PostgreSQL only); defaults when absent. */
+  timeouts?: DatabaseTimeouts;
+}
+
+export interface DatabaseTimeouts {
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  maxClockSkewMs?: number;
 }
 
 export interface RulesRuntimeOptions extends RuleStoreOptions {
@@ -41,7 +50,7 @@ export function dataDirOf(options: Pick<RuleStoreOptions, 'dataDir'>): string {
 export function openRuleStore(options: RuleStoreOptions): RuleStore {
   const logger = options.logger ?? stderrLogger;
   const seedRules = options.seedRules ?? [];
-  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger });
+  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger, ...options.timeouts });
   return new EmbeddedRuleStore({ dataDir: dataDirOf(options), seedRules, logger });
 }
 
@@ -67,7 +76,8 @@ export async function startRules(options: RulesRuntimeOptions): Promise<RulesRun
     store,
     cache,
     async close() {
-      await cache.close();
+      // A full load in flight on a frozen database may take 10 × statementTimeoutMs to fail: shutdown does not wait for it.
+      await waitAtMost(cache.close(), options.timeouts?.statementTimeoutMs ?? 3000);
       await store.close();
     },
   };

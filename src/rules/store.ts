@@ -46,6 +46,12 @@ export interface SeedRule {
 
 export interface RuleFilter {
   tenant?: string;
+  /**
+   * Someone waits on the answer (the admin API): give up after the store's
+   * normal timeout. Without it an unfiltered listing is a full load (the rule
+   * cache's, maybe 100,000s of rows) and may take longer.
+   */
+  interactive?: boolean;
 }
 
 export interface RuleStore {
@@ -74,5 +80,10 @@ export interface RuleStore {
    * first attempt failed: a later success then sends `reload`).
    */
   watch(onChange: (change: StoreChange) => void): Promise<() => void>;
+  /**
+   * Resolves when the store answers a trivial query within `timeoutMs`, throws
+   * (a SluiceError) otherwise. For /readyz; stores that cannot be out of reach omit it.
+   */
+  ping?(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }

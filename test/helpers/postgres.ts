@@ -1,7 +1,7 @@
 // A private PostgreSQL server (its own initdb data dir, on a free loopback port), owned by one
 // test file. Tests kill and restart it during traffic; the data dir, and so the data, survives.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +25,10 @@ export interface PostgresServer {
   restart(): Promise<void>;
   /** Stops the server and removes its data dir. */
   stop(): Promise<void>;
+  /** SIGSTOP to the postmaster and every backend: connections stay open, nothing answers. */
+  freeze(): void;
+  /** SIGCONT to the same processes: the server resumes where it stopped. */
+  thaw(): void;
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
@@ -46,13 +50,32 @@ export async function startPostgres(): Promise<PostgresServer> {
     running = true;
     await waitForConnection(port, 'postgres');
   };
+  // Every process of this cluster: the postmaster (first line of its pid file) and its children.
+  const clusterPids = (): number[] => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout;
+    return [postmaster, ...children.split('\n').filter(Boolean).map(Number)];
+  };
+  let frozen = false;
+  // The postmaster first, so it forks no new backend while the others are being stopped.
+  const freeze = () => {
+    for (const pid of clusterPids()) process.kill(pid, 'SIGSTOP');
+    frozen = true;
+  };
+  const thaw = () => {
+    if (!frozen) return;
+    for (const pid of clusterPids().reverse()) process.kill(pid, 'SIGCONT');
+    frozen = false;
+  };
   const kill = async () => {
+    thaw();
     if (!running) return;
     await exec('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     running = false;
   };
   // A crashed test file must not leave a postgres behind (pg_ctl detaches it from us).
   const killOnExit = () => {
+    thaw();
     if (running) spawnSync(...command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']), { cwd: dir, stdio: 'ignore' });
   };
   const stop = async () => {
@@ -81,6 +104,8 @@ export async function startPostgres(): Promise<PostgresServer> {
       await start();
     },
     stop,
+    freeze,
+    thaw,
   };
 }
 
