@@ -14,6 +14,7 @@ import { ChainedTenantResolver } from './gateway/tenant-chain.js';
 import { type RulesRuntime, startRules } from './rules/runtime.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
+import { withDashboard } from './dashboard/wire.js';
 
 export interface StartOptions {
   /** Also serve the demo upstream (127.0.0.1:8090 unless a port is given). */
@@ -55,7 +56,8 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
 
   let runtime: RulesRuntime | undefined;
   let admin: AdminServer | undefined;
-  const engine = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
+  // Watched for the dashboard and /metrics; the gateway gets the same decisions.
+  const { engine, dashboard } = withDashboard(options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger)), config, logger);
   const configuredTenants = new StaticTenantResolver(config.tenants);
   let address: { address: string; port: number };
   let gateway: Gateway;
@@ -72,10 +74,10 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     });
     address = await gateway.listen(config.listen.host, config.listen.port);
     if (options.admin && runtime) {
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger });
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger });
     }
   } catch (error) {
-    await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
+    await Promise.allSettled([engine.close(), demo?.close(), runtime?.close(), dashboard.close()]);
     throw error;
   }
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
@@ -90,7 +92,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     gateway,
     close: () => {
       closing ??= (async () => {
-        await Promise.allSettled([gateway.close(options.shutdownGraceMs), admin?.close()]);
+        await Promise.allSettled([gateway.close(options.shutdownGraceMs), admin?.close(), dashboard.close()]);
         await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
         logger.info('sluice gateway stopped');
       })();
