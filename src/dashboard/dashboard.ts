@@ -65,7 +65,8 @@ export class Dashboard {
       const others = (await this.feed.read(this.now())).filter((snapshot) => snapshot.id !== this.id);
       return { ...mergeSnapshots([self, ...others], this.id), self: this.id, scope: 'cluster' };
     } catch (error) {
-      const note = `cluster view unavailable: Redis does not answer (${(error as Error).message}); showing this instance only`;
+      this.options.logger.debug({ err: error }, 'dashboard snapshots not read from Redis');
+      const note = 'cluster view unavailable: Redis does not answer; showing this instance only';
       return { ...mergeSnapshots([self], this.id), self: this.id, scope: 'local', scopeNote: note };
     }
   }
