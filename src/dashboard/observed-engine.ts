@@ -23,21 +23,25 @@ export class ObservedEngine implements Engine {
   readonly stats: DecisionStats;
   private readonly probe = { mode: () => this.health().mode, instances: () => this.instances() };
 
+  /** `now`: tests only; by default the wall clock is read off the decision's own timing. */
   constructor(
     readonly inner: Engine,
-    private readonly now: () => number = Date.now,
+    private readonly now?: () => number,
   ) {
-    this.stats = new DecisionStats(now());
+    this.stats = new DecisionStats(now ? now() : Date.now());
     setEngineProbe(this.probe);
   }
 
-  async decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision> {
+  // One `then` rather than an async function: one promise less per decision on the hot path.
+  decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision> {
     const started = performance.now();
     const shadow = rule.shadow === true;
-    const decision = await this.inner.decide(tenant, route, shadow ? enforced(rule) : rule, cost);
-    observeLatency(decision.source, (performance.now() - started) / 1000);
-    this.stats.record(tenant, route, decision, shadow, this.now());
-    return shadow ? applyShadow(rule, decision) : decision;
+    return this.inner.decide(tenant, route, shadow ? enforced(rule) : rule, cost).then((decision) => {
+      const ended = performance.now();
+      observeLatency(decision.source, (ended - started) / 1000);
+      this.stats.record(tenant, route, decision, shadow, this.now ? this.now() : performance.timeOrigin + ended);
+      return shadow ? applyShadow(rule, decision) : decision;
+    });
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

@@ -128,7 +128,12 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
 
   it('a rule the API refuses shows its message next to the field', async () => {
     const { page } = browser;
-    await page.getByRole('button', { name: 'Edit the rule for tenant editable on route create-order' }).click();
+    // From the search box, Tab reaches the first row's Edit button; Enter fills the form and focuses it.
+    await page.getByLabel('Search rules').focus();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Edit the rule for tenant editable on route create-order');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value), 'editable');
     await page.getByLabel('Capacity').fill('-1');
     await page.getByRole('button', { name: 'Save rule' }).click();
     await page.locator('#rule-capacity-error', { hasText: 'capacity: must be at least 1' }).waitFor({ timeout: 3000 });
