@@ -38,7 +38,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz and /readyz');
   const route = router(options);
 
+  let closing = false;
   const server = createServer((req, res) => {
+    // Once closing, a connection ends with its answer: a page polling on a keep-alive connection cannot hold close() open.
+    res.once('finish', () => {
+      if (closing) req.socket.end();
+    });
     handle(req, res).catch((error) => {
       if (!(error instanceof SluiceError) || error.status >= 500) {
         logger.error({ err: errorMessage(error), method: req.method, path: pathOf(req) }, 'admin request failed');
@@ -79,6 +84,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     url: `http://${host}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeIdleConnections();
       }),

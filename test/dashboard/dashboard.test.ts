@@ -155,6 +155,18 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await browser.shot('06-rule-edited');
   });
 
+  it('the rule search filters the table; a rule deleted in the page leaves the store', async () => {
+    const { page } = browser;
+    await page.getByLabel('Search rules').fill('shad');
+    assert.deepEqual(await page.locator('#rules tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.rule)), ['shadowy/create-order']);
+    await page.getByLabel('Search rules').fill('');
+    await page.getByRole('button', { name: 'Delete the rule for tenant meek on route create-order' }).click();
+    await page.locator('#rule-form-status', { hasText: 'Deleted the rule for tenant meek' }).waitFor({ timeout: 3000 });
+    await page.locator('#rules tr[data-rule="meek/create-order"]').waitFor({ state: 'detached', timeout: 3000 });
+    const stored = await call(`${a.adminUrl}/rules/meek/create-order`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(stored.status, 404);
+  });
+
   it('a key created in the page is shown once and works; revoked, it is refused', async () => {
     const { page } = browser;
     await page.getByLabel('Tenant of the new key').fill('keyed');

@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
+import { Agent, request } from 'undici';
 import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
 import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
@@ -16,6 +18,7 @@ import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
+import { startRedis } from '../helpers/redis-server.js';
 
 const TOKEN = 'ui-admin-token-0123456789';
 
@@ -98,5 +101,33 @@ describe('the /ui routes', () => {
     }
     const post = await fetch(`${admin.url}/ui/api/overview`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(post.status, 405);
+  });
+
+  it('closes within seconds while a page keeps polling on a keep-alive connection, a poll in flight', async () => {
+    // A frozen Redis makes each overview wait about a second: close() lands while one is answered.
+    const redis = await startRedis();
+    const deadRedis = new Dashboard({ engine, redis: { url: redis.url }, logger: pino({ level: 'silent' }) });
+    await sleep(200);
+    redis.pause();
+    const server = await startAdminServer({ listen: { port: 0 }, token: TOKEN, store, cache, engine, dashboard: deadRedis, logger: silentLogger });
+    const agent = new Agent({ keepAliveTimeout: 30_000, connections: 1 });
+    let polling = true;
+    let answered = 0;
+    const poll = (async () => {
+      while (polling) {
+        const res = await request(`${server.url}/ui/api/overview`, { headers: { authorization: `Bearer ${TOKEN}` }, dispatcher: agent }).catch(() => undefined);
+        if (res?.statusCode === 200) answered++;
+        await res?.body.dump();
+        await sleep(100);
+      }
+    })();
+    while (answered === 0) await sleep(50);
+    await sleep(300); // the next poll is in flight now
+    const closed = await Promise.race([server.close().then(() => true), sleep(8_000).then(() => false)]);
+    polling = false;
+    await poll;
+    await Promise.all([agent.close(), deadRedis.close()]);
+    await redis.stop();
+    assert.equal(closed, true, 'the admin listener closed although the client kept its connection busy');
   });
 });

@@ -21,8 +21,8 @@ export function setupRules(api, report) {
     status.textContent = '';
     try {
       await api.call('PUT', `/rules/${encodeURIComponent(tenant)}/${encodeURIComponent(route)}`, ruleFromForm());
-      status.textContent = `Saved the rule for tenant ${tenant} on route ${route}; every instance applies it within a second or two.`;
       await loadRules(api, report);
+      status.textContent = `Saved the rule for tenant ${tenant} on route ${route}; every instance applies it within a second or two.`;
     } catch (error) {
       showFieldError(error);
       report(error);
@@ -78,8 +78,8 @@ export function onDelete(api, report) {
     if (!window.confirm(`Delete the rule for tenant ${tenant} on route ${route}?`)) return;
     try {
       await api.call('DELETE', `/rules/${encodeURIComponent(tenant)}/${encodeURIComponent(route)}`);
-      document.getElementById('rule-form-status').textContent = `Deleted the rule for tenant ${tenant} on route ${route}.`;
       await loadRules(api, report);
+      document.getElementById('rule-form-status').textContent = `Deleted the rule for tenant ${tenant} on route ${route}.`;
     } catch (error) {
       report(error);
     }
