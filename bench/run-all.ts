@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAccuracyBench } from './accuracy.js';
+import { hasChromium, runDashboardBench } from './dashboard.js';
 import { runEngineBench } from './engine.js';
 import { runFaultsBench } from './faults.js';
 import { runGatewayBench } from './gateway.js';
@@ -20,7 +21,7 @@ await runMain(async () => {
   const began = performance.now();
   const step = (n: number, name: string) => (line: string) => {
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
-    console.log(`[${n}/5 ${name} ${seconds}s] ${line}`);
+    console.log(`[${n}/6 ${name} ${seconds}s] ${line}`);
   };
   const engine = await runEngineBench(options, step(1, 'engine'));
   await cleanupAll();
@@ -32,6 +33,8 @@ await runMain(async () => {
   await cleanupAll();
   const accuracy = await runAccuracyBench(options, step(5, 'accuracy'));
   await cleanupAll();
+  const dashboard = hasChromium() ? await runDashboardBench(options, step(6, 'dashboard')) : undefined;
+  await cleanupAll();
 
   const results: BenchResults = {
     quick: options.quick,
@@ -41,9 +44,11 @@ await runMain(async () => {
     hotkey,
     faults,
     accuracy,
+    ...(dashboard ? { dashboard } : {}),
     scale: scaleOnPaper(engine, gateway, hotkey),
     skipped: [
       ...gateway.skipped,
+      ...(dashboard ? [] : ['dashboard open beside closed: no /usr/bin/chromium (apt-get install chromium)']),
       ...(engine.ceiling.sluiceTokenBucket.error ? [`redis-benchmark ceiling: ${engine.ceiling.sluiceTokenBucket.error}`] : []),
     ],
   };

@@ -12,6 +12,7 @@ import { resolversFor } from './rules/resolvers.js';
 import { type RulesRuntime, startRules } from './rules/runtime.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
+import { withDashboard } from './dashboard/wire.js';
 
 export interface StartOptions {
   /** Also serve the demo upstream (127.0.0.1:8090 unless a port is given). */
@@ -53,7 +54,8 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
 
   let runtime: RulesRuntime | undefined;
   let admin: AdminServer | undefined;
-  const engine = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
+  // Watched for the dashboard and /metrics; the gateway gets the same decisions.
+  const { engine, dashboard } = withDashboard(options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger)), config, logger);
   let address: { address: string; port: number };
   let gateway: Gateway;
   try {
@@ -74,10 +76,10 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
       const front = gateway;
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const health = () => (front.draining ? { ready: false, draining: true } : {});
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
     }
   } catch (error) {
-    await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
+    await Promise.allSettled([engine.close(), demo?.close(), runtime?.close(), dashboard.close()]);
     throw error;
   }
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
@@ -94,7 +96,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
         await Promise.allSettled([gateway.close(options.shutdownGraceMs)]);
-        await Promise.allSettled([admin?.close()]);
+        await Promise.allSettled([admin?.close(), dashboard.close()]);
         await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
         logger.info('sluice gateway stopped');
       })();

@@ -1,5 +1,6 @@
 // REPORT.md from one run's results: every section the CI check looks for.
 import { type AccuracyResult, boundText } from '../accuracy.js';
+import type { DashboardRow } from '../dashboard.js';
 import type { EngineResult } from '../engine.js';
 import type { FaultsResult } from '../faults.js';
 import type { Figure, GatewayResult } from '../gateway.js';
@@ -17,11 +18,13 @@ export interface BenchResults {
   hotkey: HotKeyResult;
   faults: FaultsResult;
   accuracy: AccuracyResult;
+  /** Absent when no Chromium was there to open the page. */
+  dashboard?: DashboardRow[];
   scale: ScaleResult;
   skipped: string[];
 }
 
-export const SECTIONS = ['Machine', 'Engine', 'Engine-level peers', 'Gateway', 'Hot key', 'Faults', 'Accuracy', 'Scale on paper', 'Skipped'] as const;
+export const SECTIONS = ['Machine', 'Engine', 'Engine-level peers', 'Gateway', 'Dashboard', 'Hot key', 'Faults', 'Accuracy', 'Scale on paper', 'Skipped'] as const;
 
 const fig = (f: Figure, digits = 0) => `${round(f.median, digits)} (${round(f.min, digits)}–${round(f.max, digits)})`;
 const sources = (s: Record<string, number>) => Object.entries(s).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -58,6 +61,10 @@ export function renderReport(r: BenchResults): string {
   out.push(`Loopback HTTP, 10 tenants by \`X-Api-Key\`, GET /orders proxied to a tiny Node upstream in its own process. Saturation: autocannon, 64 connections. Paced: 2,500 req/s evenly spaced by a 1 ms timer loop on an undici pool, latency from each request's scheduled time. Targets run in turn, ${r.gateway.repeats} repeat(s); median (min–max). CPU µs/request: user+system time of the server process (/proc) over completed requests.`, '');
   out.push(markdownTable(['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'], r.gateway.rows.map((g) => [g.target, g.mode === 'paced' ? 'paced 2,500/s' : 'saturation', fig(g.requestsPerSec), fig(g.p50Ms, 2), fig(g.p99Ms, 2), fig(g.cpuUsPerRequest), g.non2xx, g.errors])), '');
   out.push(...r.gateway.notes.map((n) => `- ${n}`), '');
+
+  out.push('## Dashboard', '');
+  out.push('Sluice (Redis store, admin listener) under the gateway load, with the operator\'s page open and signed in in Chromium (polling every second) and with the tab on about:blank, runs alternating; medians. CPU µs/request is the gateway process\'s, which also serves the page.', '');
+  out.push(r.dashboard ? markdownTable(['page', 'load', 'req/s', 'p99 ms', 'CPU µs/req'], r.dashboard.map((d) => [d.page, d.load, d.requestsPerSec, d.p99Ms, d.cpuUsPerRequest])) : 'Not run: no Chromium (see Skipped).', '');
 
   out.push('## Hot key', '');
   out.push(`One key, ${r.hotkey.offeredPerSec.toLocaleString('en-US')} req/s offered over ${r.hotkey.instances} engines (createEngine, one process, automatic leasing off), limit 10,000/s with burst 1,000, ${r.hotkey.durationMs / 1000} s. Redis calls/request from the engines' store-call counters and from INFO commandstats.`, '');

@@ -11,6 +11,9 @@ import * as h from './handlers.js';
 import { HttpError, readJson, sendError, sendJson } from './http-util.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
+import type { Dashboard } from '../dashboard/dashboard.js';
+import { dashboardRegistry } from '../dashboard/metrics.js';
+import { serveUi } from '../dashboard/ui-routes.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
@@ -18,6 +21,8 @@ export interface AdminServerOptions extends h.AdminDeps {
   /** SLUICE_ADMIN_TOKEN; without it every endpoint but /healthz, /readyz and /metrics answers 403. */
   token: string | undefined;
   logger?: RulesLogger;
+  /** Serves the operator's page at /ui (static files open, its data behind the token). */
+  dashboard?: Dashboard;
 }
 
 export interface AdminServer {
@@ -33,7 +38,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz and /readyz');
   const route = router(options);
 
+  let closing = false;
   const server = createServer((req, res) => {
+    // Once closing, a connection ends with its answer: a page polling on a keep-alive connection cannot hold close() open.
+    res.once('finish', () => {
+      if (closing) req.socket.end();
+    });
     handle(req, res).catch((error) => {
       if (!(error instanceof SluiceError) || error.status >= 500) {
         logger.error({ err: errorMessage(error), method: req.method, path: pathOf(req) }, 'admin request failed');
@@ -46,11 +56,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://admin');
     const parts = splitPath(url.pathname);
+    if (parts[0] === 'ui') return serveUi(req, res, parts, { dashboard: options.dashboard, authorize });
     const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz' || parts[0] === 'metrics');
     if (!open) authorize(req);
     if (parts[0] === 'metrics' && parts.length === 1) {
       // Prometheus text format; counters carry no tenant ids or keys.
-      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(await resilienceRegistry.metrics());
+      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end((await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics()));
       return;
     }
     const reply = await route(req, parts, url.searchParams);
@@ -73,6 +84,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     url: `http://${host}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeIdleConnections();
       }),

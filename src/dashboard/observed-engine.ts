@@ -1,0 +1,75 @@
+// An engine that watches the decisions of another: counts per route and second,
+// the most refused tenants, degraded decisions and the decision latency, for the
+// dashboard and /metrics. The gateway sees the same decisions as without it.
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+import { applyShadow, type Engine, type EngineHealth } from '../limiter/engine.js';
+import type { BucketInfo } from '../stores/store.js';
+import { DecisionStats } from './decision-stats.js';
+import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
+
+/** Shadow rules are decided as enforced rules and shadowed here, so the refusal they would make is seen. */
+const enforcedTwins = new WeakMap<Rule, Rule>();
+function enforced(rule: Rule): Rule {
+  let twin = enforcedTwins.get(rule);
+  if (!twin) {
+    twin = { ...rule, shadow: false };
+    enforcedTwins.set(rule, twin);
+  }
+  return twin;
+}
+
+export class ObservedEngine implements Engine {
+  readonly stats: DecisionStats;
+  private readonly probe = { mode: () => this.health().mode, instances: () => this.instances() };
+
+  /** `now`: tests only; by default the wall clock is read off the decision's own timing. */
+  constructor(
+    readonly inner: Engine,
+    private readonly now?: () => number,
+  ) {
+    this.stats = new DecisionStats(now ? now() : Date.now());
+    setEngineProbe(this.probe);
+  }
+
+  // One `then` rather than an async function: one promise less per decision on the hot path.
+  decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision> {
+    const started = performance.now();
+    const shadow = rule.shadow === true;
+    return this.inner.decide(tenant, route, shadow ? enforced(rule) : rule, cost).then((decision) => {
+      const ended = performance.now();
+      observeLatency(decision.source, (ended - started) / 1000);
+      this.stats.record(tenant, route, decision, shadow, this.now ? this.now() : performance.timeOrigin + ended);
+      return shadow ? applyShadow(rule, decision) : decision;
+    });
+  }
+
+  peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
+    return this.inner.peek(tenant, route, rule);
+  }
+
+  reset(tenant: string, route: string, rule: Rule): Promise<void> {
+    return this.inner.reset(tenant, route, rule);
+  }
+
+  inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
+    return this.inner.inspect(tenant, route, rule);
+  }
+
+  health(): EngineHealth {
+    return this.inner.health();
+  }
+
+  /** The live instance count the fallback divides by: the resilient engine's, else what its health detail says, else 1. */
+  instances(): number {
+    const own = (this.inner as { instances?: unknown }).instances;
+    if (typeof own === 'number') return own;
+    const match = /instances=(\d+)/.exec(this.inner.health().detail ?? '');
+    return match ? Number(match[1]) : 1;
+  }
+
+  close(): Promise<void> {
+    if (currentProbe() === this.probe) setEngineProbe(undefined);
+    return this.inner.close();
+  }
+}

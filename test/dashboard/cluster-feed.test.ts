@@ -1,0 +1,60 @@
+// The cluster feed on a real redis-server: each instance's snapshot is seen by
+// the others, a stopped instance drops out, and a dead Redis makes the overview
+// say it shows this instance only (never an error page).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { DASHBOARD_KEY } from '../../src/dashboard/cluster-feed.js';
+import { Dashboard } from '../../src/dashboard/dashboard.js';
+import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
+import { StoreEngine } from '../../src/limiter/engine.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+
+const silent = pino({ level: 'silent' });
+const rule = { policy: 'token_bucket', capacity: 1, refillPerSecond: 0.001 } as const;
+
+describe('cluster feed', () => {
+  let redis: RedisServer;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+
+  it('merges every live instance, drops a stopped one, and falls back to this instance when Redis is gone', async () => {
+    const engines = [new ObservedEngine(new StoreEngine(new MemoryStore())), new ObservedEngine(new StoreEngine(new MemoryStore()))];
+    const [a, b] = engines.map((engine, i) => new Dashboard({ engine, redis: { url: redis.url }, logger: silent, instanceId: `inst-${i}` }));
+    await engines[0]!.decide('t1', 'r', rule);
+    await engines[0]!.decide('t1', 'r', rule);
+    await engines[1]!.decide('t2', 'r', rule);
+    await engines[1]!.decide('t2', 'r', rule);
+    await engines[1]!.decide('t2', 'r', rule);
+
+    let view = await a!.overview();
+    // B publishes each second: wait for the snapshot taken after its decisions.
+    for (let i = 0; i < 50 && view.top.length < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      view = await a!.overview();
+    }
+    assert.equal(view.scope, 'cluster');
+    assert.deepEqual(view.instances.map((i) => [i.id, i.self]), [['inst-0', true], ['inst-1', false]]);
+    assert.deepEqual(view.top.map((e) => [e.tenant, e.count]), [['t2', 2], ['t1', 1]]);
+    assert.equal(view.routes.r!.allowed.reduce((x, y) => x + y, 0), 2);
+
+    await b!.close();
+    assert.deepEqual((await a!.overview()).instances.map((i) => i.id), ['inst-0'], 'a stopped instance removes its snapshot');
+    const client = redis.client();
+    assert.deepEqual(await client.hkeys(DASHBOARD_KEY), ['inst-0']);
+    client.disconnect();
+
+    await redis.kill();
+    const alone = await a!.overview();
+    assert.equal(alone.scope, 'local');
+    assert.match(alone.scopeNote ?? '', /cluster view unavailable/);
+    assert.deepEqual(alone.instances.map((i) => i.id), ['inst-0']);
+    await a!.close();
+    await Promise.all(engines.map((e) => e.close()));
+  });
+});
