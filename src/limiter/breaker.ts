@@ -19,6 +19,8 @@ export interface BreakerOptions {
   rollingWindowMs: number;
   /** Time open before a probe is let through (default 500 ms). */
   resetTimeoutMs: number;
+  /** Redis silence on a call that counts as a failure (default 250 ms; never less than the deadline). */
+  silenceMs: number;
 }
 
 export const DEFAULT_BREAKER: BreakerOptions = {
@@ -27,6 +29,7 @@ export const DEFAULT_BREAKER: BreakerOptions = {
   volumeThreshold: 20,
   rollingWindowMs: 1000,
   resetTimeoutMs: 500,
+  silenceMs: 250,
 };
 
 type Thunk = () => Promise<unknown>;

@@ -80,14 +80,6 @@ export interface EngineStats {
 /** Debts charged to Redis at once after an outage. */
 const CHARGE_CONCURRENCY = 32;
 
-/**
- * A deadline miss counts as a breaker failure only when the reply has still not
- * come after this many deadlines: a slow but alive Redis (a busy machine) is not
- * a down one, while a killed or paused one still opens the breaker within about
- * 100 ms at the default deadline.
- */
-const FAILURE_AFTER_DEADLINES = 20;
-
 /** Where `guarded` leaves the Redis call it sent, for reconciling a reply that comes after the deadline. */
 interface Sent<T> {
   call?: Promise<T>;
@@ -255,8 +247,9 @@ export class ResilientEngine implements Engine {
       this.negative.add(plan.key, plan.fingerprint, cost, decision, this.now());
       return decision;
     } catch (error) {
-      const decision = this.degraded(plan, cost, error, sent.call !== undefined);
-      if (sent.call && isDeadlineError(error)) this.late.watch(plan.baseKey, plan.key, plan.rule, cost, decision, sent.call);
+      const late = sent.call !== undefined && isDeadlineError(error);
+      const decision = this.degraded(plan, cost, error, late);
+      if (late) this.late.watch(plan.baseKey, plan.key, plan.rule, cost, decision, sent.call!);
       return decision;
     }
   }
@@ -302,22 +295,23 @@ export class ResilientEngine implements Engine {
         };
         running.then(settle, settle);
       }
-      // What the breaker sees: a failure only when Redis stays silent for several deadlines.
-      return withDeadline(running, this.watch, channel, this.options.deadlineMs * FAILURE_AFTER_DEADLINES);
+      // What the breaker sees: a failure only when Redis stays silent for `silenceMs`; a slow
+      // but alive Redis (a busy machine) is not a down one, and its late reply is reconciled.
+      return withDeadline(running, this.watch, channel, Math.max(this.options.deadlineMs, this.options.breaker.silenceMs));
     });
     // What the request waits for: one deadline.
     return withDeadline(fired, this.watch, channel, this.options.deadlineMs);
   }
 
   /**
-   * `sent`: this request's own call reached Redis; its units are not counted as
-   * pending, since its late reply is reconciled with this decision (late-replies.ts).
+   * `late`: this request's own call is still running in Redis; its units are not
+   * counted as pending, since its reply is reconciled with this decision (late-replies.ts).
    */
-  private degraded(plan: Plan, cost: number, error: unknown, sent = false): Decision {
+  private degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
     this.noteFailure(error);
     const mode = plan.original.onStoreDown ?? 'fallback';
     if (mode !== 'fallback') return storeDownDecision(mode, plan.rule, this.options.breaker.resetTimeoutMs);
-    const pending = Math.max(0, (this.inFlight.get(plan.baseKey) ?? 0) - (sent ? cost : 0));
+    const pending = Math.max(0, (this.inFlight.get(plan.baseKey) ?? 0) - (late ? cost : 0));
     const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
     const breakerOpen = !this.breaker.closed;
     const decision = this.fallback.decide(plan.baseKey, this.fallbackRule(plan), cost, breakerOpen, pendingMs);

@@ -17,7 +17,7 @@ let engine: ResilientEngine;
 before(async () => {
   redis = await startRedis();
   client = redis.client();
-  // 20 ms deadline: a silent Redis fails the breaker only after 400 ms, so a 60 ms pause is only late.
+  // 20 ms deadline: a silent Redis fails the breaker only after 250 ms (breaker.silenceMs), so a 60 ms pause is only late.
   engine = resilientEngine({ redis: client, deadlineMs: 20, instances: 1 });
   await eventually(async () => (await engine.decide('warm', 'up', bucket(10, 1))).source === 'redis', 5000, 'Redis ready');
 });
