@@ -78,6 +78,19 @@ export class FallbackLimiter {
     return this.store.consumeSync(key, rule, cost, now);
   }
 
+  /**
+   * Redis answered the call of a request this limiter admitted with `rule`
+   * while the breaker was closed: Redis now counts it (its twin was admitted,
+   * or it is charged), so it no longer weighs on the local bucket.
+   */
+  settle(key: string, rule: Rule, cost: number): void {
+    const until = this.debtUntil.peek(key);
+    if (until === undefined || !isTimeBased(rule)) return;
+    const left = until - (cost * 1000) / rule.refillPerSecond;
+    if (left > this.now()) this.debtUntil.set(key, left);
+    else this.debtUntil.delete(key);
+  }
+
   peek(key: string, rule: Rule): Promise<Decision> {
     return this.store.peek(key, rule);
   }

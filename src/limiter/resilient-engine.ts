@@ -83,6 +83,8 @@ const CHARGE_CONCURRENCY = 32;
 /** Where `guarded` leaves the Redis call it sent, for reconciling a reply that comes after the deadline. */
 interface Sent<T> {
   call?: Promise<T>;
+  /** Stops counting the call's units as in flight (idempotent). */
+  release?: () => void;
 }
 
 export class ResilientEngine implements Engine {
@@ -247,10 +249,22 @@ export class ResilientEngine implements Engine {
       this.negative.add(plan.key, plan.fingerprint, cost, decision, this.now());
       return decision;
     } catch (error) {
+      // A call past its deadline gets its decision from the fallback now, and its late reply is
+      // reconciled with that decision: its units no longer weigh on other decisions as pending.
       const late = sent.call !== undefined && isDeadlineError(error);
-      const decision = this.degraded(plan, cost, error, late);
-      if (late) this.late.watch(plan.baseKey, plan.key, plan.rule, cost, decision, sent.call!);
+      if (late) sent.release?.();
+      const decision = this.degraded(plan, cost, error);
+      if (late) this.reconcileLater(plan, cost, decision, sent.call!);
       return decision;
+    }
+  }
+
+  /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
+  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>): void {
+    this.late.watch(plan.baseKey, plan.key, plan.rule, cost, local, call);
+    if (local.allowed && local.source === 'fallback') {
+      const rule = this.fallbackRule(plan);
+      call.then(() => this.fallback.settle(plan.baseKey, rule, cost), () => undefined);
     }
   }
 
@@ -282,36 +296,50 @@ export class ResilientEngine implements Engine {
    */
   private guarded<T>(plan: Plan, units: number, call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const channel = this.watch.channelOf(plan.key);
+    const silenceMs = this.failureSilenceMs();
+    // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
+    const probe = !this.breaker.closed;
     const fired = this.breaker.fire(() => {
       this.stats.storeCalls++;
       const running = call();
       if (sent) sent.call = running;
-      if (units > 0) {
+      if (units > 0 && !(probe && sent)) {
         this.inFlight.set(plan.baseKey, (this.inFlight.get(plan.baseKey) ?? 0) + units);
+        let settled = false;
         const settle = () => {
+          if (settled) return;
+          settled = true;
           const left = (this.inFlight.get(plan.baseKey) ?? units) - units;
           if (left > 0) this.inFlight.set(plan.baseKey, left);
           else this.inFlight.delete(plan.baseKey);
         };
         running.then(settle, settle);
+        if (sent) sent.release = settle;
       }
-      // What the breaker sees: a failure only when Redis stays silent for `silenceMs`; a slow
-      // but alive Redis (a busy machine) is not a down one, and its late reply is reconciled.
-      return withDeadline(running, this.watch, channel, Math.max(this.options.deadlineMs, this.options.breaker.silenceMs));
+      return withDeadline(running, this.watch, channel, silenceMs);
     });
     // What the request waits for: one deadline.
     return withDeadline(fired, this.watch, channel, this.options.deadlineMs);
   }
 
   /**
-   * `late`: this request's own call is still running in Redis; its units are not
-   * counted as pending, since its reply is reconciled with this decision (late-replies.ts).
+   * How long a call may stay unanswered before the breaker counts a failure. A
+   * slow but alive Redis (a busy machine) is not a down one: with the breaker
+   * closed and the connection not lost, `silenceMs`, and the late reply is reconciled.
+   * A lost connection (Redis killed) or a half-open probe fails at the deadline,
+   * so the breaker opens, or stays open, as fast as before.
    */
-  private degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
+  private failureSilenceMs(): number {
+    const { deadlineMs, client, breaker } = this.options;
+    const lost = client.status === 'reconnecting' || client.status === 'close' || client.status === 'end';
+    return !lost && this.breaker.closed ? Math.max(deadlineMs, breaker.silenceMs) : deadlineMs;
+  }
+
+  private degraded(plan: Plan, cost: number, error: unknown): Decision {
     this.noteFailure(error);
     const mode = plan.original.onStoreDown ?? 'fallback';
     if (mode !== 'fallback') return storeDownDecision(mode, plan.rule, this.options.breaker.resetTimeoutMs);
-    const pending = Math.max(0, (this.inFlight.get(plan.baseKey) ?? 0) - (late ? cost : 0));
+    const pending = this.inFlight.get(plan.baseKey) ?? 0;
     const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
     const breakerOpen = !this.breaker.closed;
     const decision = this.fallback.decide(plan.baseKey, this.fallbackRule(plan), cost, breakerOpen, pendingMs);
