@@ -83,8 +83,6 @@ const CHARGE_CONCURRENCY = 32;
 /** Where `guarded` leaves the Redis call it sent, for reconciling a reply that comes after the deadline. */
 interface Sent<T> {
   call?: Promise<T>;
-  /** Stops counting the call's units as in flight (idempotent). */
-  release?: () => void;
 }
 
 export class ResilientEngine implements Engine {
@@ -249,11 +247,8 @@ export class ResilientEngine implements Engine {
       this.negative.add(plan.key, plan.fingerprint, cost, decision, this.now());
       return decision;
     } catch (error) {
-      // A call past its deadline gets its decision from the fallback now, and its late reply is
-      // reconciled with that decision: its units no longer weigh on other decisions as pending.
       const late = sent.call !== undefined && isDeadlineError(error);
-      if (late) sent.release?.();
-      const decision = this.degraded(plan, cost, error);
+      const decision = this.degraded(plan, cost, error, late);
       if (late) this.reconcileLater(plan, cost, decision, sent.call!);
       return decision;
     }
@@ -305,16 +300,12 @@ export class ResilientEngine implements Engine {
       if (sent) sent.call = running;
       if (units > 0 && !(probe && sent)) {
         this.inFlight.set(plan.baseKey, (this.inFlight.get(plan.baseKey) ?? 0) + units);
-        let settled = false;
         const settle = () => {
-          if (settled) return;
-          settled = true;
           const left = (this.inFlight.get(plan.baseKey) ?? units) - units;
           if (left > 0) this.inFlight.set(plan.baseKey, left);
           else this.inFlight.delete(plan.baseKey);
         };
         running.then(settle, settle);
-        if (sent) sent.release = settle;
       }
       return withDeadline(running, this.watch, channel, silenceMs);
     });
@@ -335,11 +326,17 @@ export class ResilientEngine implements Engine {
     return !lost && this.breaker.closed ? Math.max(deadlineMs, breaker.silenceMs) : deadlineMs;
   }
 
-  private degraded(plan: Plan, cost: number, error: unknown): Decision {
+  /**
+   * `late`: this request's own call is still running in Redis; its units are not
+   * pending for this decision, since its reply is reconciled with it (late-replies.ts).
+   * Other calls in flight stay pending until Redis answers them, so a burst whose
+   * deadlines all fire at once is not admitted again locally.
+   */
+  private degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
     this.noteFailure(error);
     const mode = plan.original.onStoreDown ?? 'fallback';
     if (mode !== 'fallback') return storeDownDecision(mode, plan.rule, this.options.breaker.resetTimeoutMs);
-    const pending = this.inFlight.get(plan.baseKey) ?? 0;
+    const pending = Math.max(0, (this.inFlight.get(plan.baseKey) ?? 0) - (late ? cost : 0));
     const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
     const breakerOpen = !this.breaker.closed;
     const decision = this.fallback.decide(plan.baseKey, this.fallbackRule(plan), cost, breakerOpen, pendingMs);
