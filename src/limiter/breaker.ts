@@ -19,6 +19,8 @@ export interface BreakerOptions {
   rollingWindowMs: number;
   /** Time open before a probe is let through (default 500 ms). */
   resetTimeoutMs: number;
+  /** Redis silence on a call that counts as a failure (default 250 ms; never less than the deadline). */
+  silenceMs: number;
 }
 
 type Thunk = () => Promise<unknown>;
@@ -73,6 +75,11 @@ export class RedisBreaker {
   /** Closed: calls go to Redis. Open or half-open: the store is treated as down. */
   get closed(): boolean {
     return this.breaker.closed;
+  }
+
+  /** Open: calls fail at once. Half-open lets one probe through, which may pay a debt first. */
+  get opened(): boolean {
+    return this.breaker.opened;
   }
 
   shutdown(): void {

@@ -37,11 +37,22 @@ export class FallbackDebts {
     debt.units = Math.min(debt.units + units, capacityOf(rule));
   }
 
-  /** Hands over every debt and forgets them. */
-  drain(): Debt[] {
-    const all: Debt[] = [];
-    for (const key of this.debts.keys()) all.push(this.debts.peek(key)!);
-    this.debts.clear();
-    return all;
+  /** Hands over the debt of `key` and forgets it. */
+  take(key: string): Debt | undefined;
+  /** Hands over up to `count` debts and forgets them. */
+  take(count: number): Debt[];
+  take(which: string | number): Debt | undefined | Debt[] {
+    if (typeof which === 'string') {
+      const debt = this.debts.peek(which);
+      if (debt !== undefined) this.debts.delete(which);
+      return debt;
+    }
+    const some: Debt[] = [];
+    for (const key of this.debts.keys()) {
+      if (some.length === which) break;
+      some.push(this.debts.peek(key)!);
+    }
+    for (const debt of some) this.debts.delete(debt.key);
+    return some;
   }
 }

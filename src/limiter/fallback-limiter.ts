@@ -3,13 +3,13 @@
 //
 // A fresh full local bucket is only handed out once the breaker is open and the
 // key was never seen. Otherwise the bucket starts from the last state Redis
-// reported for the key, minus what may still be taken from it: calls in flight
-// to Redis (a timed-out call's twin may yet be admitted there) and, while the
-// breaker is closed, what this instance already admitted locally. So a false
-// timeout under load cannot admit a request twice. Keys Redis never reported
-// are refused while the breaker is closed.
+// reported for the key (full for a key it never reported), minus what may still
+// be taken from it: other calls in flight to Redis and, while the breaker is
+// closed, what this instance already admitted locally. A request's own call,
+// late, is not counted: its reply is reconciled with this decision
+// (late-replies.ts), which charges an over-admission or refunds a false refusal.
 import type { Decision } from '../core/decision.js';
-import { capacityOf, type Rule } from '../core/rule.js';
+import type { Rule } from '../core/rule.js';
 import { type Clock, systemClock } from '../stores/clock.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { BoundedLru } from './lru.js';
@@ -28,8 +28,6 @@ export interface FallbackLimiterOptions {
   maxKeys: number;
   /** Most last-known Redis states kept for seeding. */
   stateCacheSize: number;
-  /** How long a refused caller should wait when the key's state is unknown. */
-  unknownRetryMs: number;
   now?: Clock;
 }
 
@@ -42,7 +40,7 @@ export class FallbackLimiter {
   private readonly debtUntil: BoundedLru<string, number>;
   private readonly now: Clock;
 
-  constructor(private readonly options: FallbackLimiterOptions) {
+  constructor(options: FallbackLimiterOptions) {
     this.now = options.now ?? systemClock;
     this.store = new MemoryStore({ maxKeys: options.maxKeys, now: this.now, source: 'fallback' });
     this.lastStates = new BoundedLru(options.stateCacheSize);
@@ -63,8 +61,9 @@ export class FallbackLimiter {
   decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number): Decision {
     const now = this.now();
     if (!breakerOpen) {
-      // Redis still serves other calls: re-derive the bucket from its latest word every time.
-      if (!this.seed(key, rule, pendingMs, now, false)) return this.refuseUnknown(rule);
+      // Redis still serves other calls: re-derive the bucket from its latest word every time
+      // (a key it never reported starts full). The late reply is reconciled with what this decides.
+      this.seed(key, rule, pendingMs, now, true, true);
       const decision = this.store.consumeSync(key, rule, cost, now);
       if (decision.allowed && isTimeBased(rule)) {
         const perUnitMs = 1000 / rule.refillPerSecond;
@@ -73,10 +72,23 @@ export class FallbackLimiter {
       return decision;
     }
     if (this.started.get(key) === undefined) {
-      this.seed(key, rule, pendingMs, now, true); // unknown key: a fresh bucket of 1/N of the limit, less what is in flight
+      this.seed(key, rule, pendingMs, now, true, true); // unknown key: a fresh bucket of 1/N of the limit, less what is in flight
       this.started.set(key, true);
     }
     return this.store.consumeSync(key, rule, cost, now);
+  }
+
+  /**
+   * Redis answered the call of a request this limiter admitted with `rule`
+   * while the breaker was closed: Redis now counts it (its twin was admitted,
+   * or it is charged), so it no longer weighs on the local bucket.
+   */
+  settle(key: string, rule: Rule, cost: number): void {
+    const until = this.debtUntil.peek(key);
+    if (until === undefined || !isTimeBased(rule)) return;
+    const left = until - (cost * 1000) / rule.refillPerSecond;
+    if (left > this.now()) this.debtUntil.set(key, left);
+    else this.debtUntil.delete(key);
   }
 
   peek(key: string, rule: Rule): Promise<Decision> {
@@ -108,9 +120,10 @@ export class FallbackLimiter {
 
   /**
    * Seeds the local bucket from Redis's last word (or, with `fresh`, from a full
-   * bucket); false when there is nothing to seed from.
+   * bucket); false when there is nothing to seed from. `always`: seed a full
+   * bucket too (the store may still hold an older local state of the key).
    */
-  private seed(key: string, rule: Rule, pendingMs: number, now: number, fresh: boolean): boolean {
+  private seed(key: string, rule: Rule, pendingMs: number, now: number, fresh: boolean, always = false): boolean {
     if (!isTimeBased(rule)) return false;
     const known = this.lastStates.peek(key);
     const last = known?.policy === rule.policy ? known : undefined;
@@ -119,14 +132,9 @@ export class FallbackLimiter {
     const debtMs = Math.max(0, (this.debtUntil.peek(key) ?? now) - now);
     const redisMs = last === undefined ? 0 : Math.max(0, last.at + last.resetAfterMs - now);
     const resetAfterMs = redisMs + pendingMs + debtMs;
-    if (last === undefined && resetAfterMs === 0) return false; // a plain fresh bucket: the store starts it full
+    if (last === undefined && resetAfterMs === 0 && !always) return false; // a plain fresh bucket: the store starts it full
     const state = seedState(rule, now, resetAfterMs);
     this.store.seed(key, rule, state, Math.max(1, resetAfterMs), now);
     return true;
-  }
-
-  private refuseUnknown(rule: Rule): Decision {
-    const retryAfterMs = this.options.unknownRetryMs;
-    return { allowed: false, remaining: 0, limit: capacityOf(rule), resetAfterMs: retryAfterMs, retryAfterMs, delayMs: 0, source: 'fallback' };
   }
 }

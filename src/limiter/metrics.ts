@@ -40,3 +40,18 @@ export const fallbackChargedUnits = new Counter({
   help: 'Units the local fallback admitted while the breaker was open, charged to Redis once it closed',
   registers: [resilienceRegistry],
 });
+
+/**
+ * Redis replies that came after the deadline had the request decided locally,
+ * by what the reconciliation did: `agreed` (Redis decided the same),
+ * `refunded` (a false refusal: Redis admitted what the fallback refused, the
+ * units went back to the bucket), `charged` (an over-admission: Redis refused
+ * what the fallback admitted, charged to the bucket as a debt), `uncorrected`
+ * (the policy has no adjust, or the correction failed), `lost` (no reply).
+ */
+export const lateReplies = new Counter({
+  name: 'sluice_late_replies_total',
+  help: 'Redis replies that arrived after the deadline, by reconciliation outcome',
+  labelNames: ['outcome'] as const,
+  registers: [resilienceRegistry],
+});

@@ -22,6 +22,12 @@ const breakerSchema = z
     rollingWindowMs: int(100, 600_000).default(1000),
     /** Time the breaker stays open before one probe is let through, ms. */
     resetTimeoutMs: int(10, 600_000).default(500),
+    /**
+     * How long Redis must stay silent on a call before it counts as a failure, ms.
+     * A shorter silence (a busy machine) still sends the request to the fallback
+     * at the deadline, but Redis's late reply is reconciled and the breaker stays closed.
+     */
+    silenceMs: int(1, 600_000).default(250),
   })
   .strict();
 

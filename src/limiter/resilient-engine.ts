@@ -12,6 +12,7 @@ import type { Decision, DecisionSource } from '../core/decision.js';
 import { SluiceError } from '../core/errors.js';
 import { assertValidCost, capacityOf, type Rule } from '../core/rule.js';
 import { type Clock, systemClock } from '../stores/clock.js';
+import { canAdjust } from '../stores/redis/adjust.js';
 import { isLeasable } from '../stores/redis/lease.js';
 import type { RedisClient } from '../stores/redis/scripts.js';
 import { RedisStore } from '../stores/redis-store.js';
@@ -21,6 +22,7 @@ import { ConnectionWatch } from './connection-watch.js';
 import { isDeadlineError, withDeadline } from './deadline.js';
 import { applyShadow, type Engine, type EngineHealth } from './engine.js';
 import { type Debt, FallbackDebts } from './fallback-debts.js';
+import { type LateOutcome, LateReplies } from './late-replies.js';
 import { FallbackLimiter } from './fallback-limiter.js';
 import { HotKeyDetector } from './hot-keys.js';
 import { Leaser } from './leaser.js';
@@ -70,20 +72,28 @@ export interface EngineStats {
   breakerRejects: number;
   /** Units the fallback admitted while the breaker was open, charged to Redis after it closed. */
   chargedUnits: number;
+  /** Replies that came after the deadline, by what reconciling them with the local decision did (late-replies.ts). */
+  lateReplies: Record<LateOutcome, number>;
   bySource: Partial<Record<DecisionSource, number>>;
 }
 
 /** Debts charged to Redis at once after an outage. */
 const CHARGE_CONCURRENCY = 32;
 
+/** Where `guarded` leaves the Redis call it sent, for reconciling a reply that comes after the deadline. */
+interface Sent<T> {
+  call?: Promise<T>;
+}
+
 export class ResilientEngine implements Engine {
-  readonly stats: EngineStats = { decisions: 0, storeCalls: 0, deadlineTimeouts: 0, storeErrors: 0, breakerRejects: 0, chargedUnits: 0, bySource: {} };
+  readonly stats: EngineStats;
   readonly store: RedisStore;
   readonly membership: Membership;
   private readonly breaker: RedisBreaker;
   private readonly watch: ConnectionWatch;
   private readonly fallback: FallbackLimiter;
   private readonly debts: FallbackDebts;
+  private readonly late: LateReplies;
   private readonly negative: NegativeCache;
   private readonly hot: HotKeyDetector;
   private readonly leaser: Leaser;
@@ -100,10 +110,16 @@ export class ResilientEngine implements Engine {
       void this.chargeBack();
     });
     this.debts = new FallbackDebts(options.fallbackMaxKeys);
+    this.late = new LateReplies({
+      client: options.client,
+      timeoutMs: options.adminTimeoutMs,
+      logger: options.logger,
+      onReply: (key, rule, redis) => this.fallback.remember(key, rule, redis),
+    });
+    this.stats = { decisions: 0, storeCalls: 0, deadlineTimeouts: 0, storeErrors: 0, breakerRejects: 0, chargedUnits: 0, lateReplies: this.late.counts, bySource: {} };
     this.fallback = new FallbackLimiter({
       maxKeys: options.fallbackMaxKeys,
       stateCacheSize: options.stateCacheSize,
-      unknownRetryMs: options.breaker.resetTimeoutMs,
       now: this.now,
     });
     this.negative = new NegativeCache(options.negativeCacheSize);
@@ -223,14 +239,40 @@ export class ResilientEngine implements Engine {
     if (this.leaser.has(plan.key)) this.leaser.forget(plan.key); // cooled down: unspent units are dropped, never over-admitted
     const cached = this.negative.get(plan.key, plan.fingerprint, cost, this.now());
     if (cached) return cached;
+    if (!this.breaker.opened) this.payDebt(plan.key);
+    const sent: Sent<Decision> = {};
     try {
-      const decision = await this.guarded(plan, cost, () => this.store.consume(plan.key, plan.rule, cost));
+      const decision = await this.guarded(plan, cost, () => this.store.consume(plan.key, plan.rule, cost), sent);
       this.fallback.remember(plan.baseKey, plan.rule, decision);
       this.negative.add(plan.key, plan.fingerprint, cost, decision, this.now());
       return decision;
     } catch (error) {
-      return this.degraded(plan, cost, error);
+      const late = sent.call !== undefined && isDeadlineError(error);
+      const decision = this.degraded(plan, cost, error, late);
+      if (late) this.reconcileLater(plan, cost, decision, sent.call!);
+      return decision;
     }
+  }
+
+  /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
+  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>): void {
+    this.late.watch(plan.baseKey, plan.key, plan.rule, cost, local, call);
+    if (local.allowed && local.source === 'fallback') {
+      const rule = this.fallbackRule(plan);
+      call.then(() => this.fallback.settle(plan.baseKey, rule, cost), () => undefined);
+    }
+  }
+
+  /**
+   * Redis answers again and this instance still owes the key what its fallback
+   * admitted during the outage: the charge is sent before this request's own
+   * call, on the same connection, so Redis runs it first and the refilled
+   * bucket is never spent twice (a half-open probe included).
+   */
+  private payDebt(key: string): void {
+    const debt = this.debts.take(key);
+    if (debt === undefined) return;
+    void this.charge(debt).then((units) => this.noteCharged(units));
   }
 
   /** Units per lease for this request: the rule's own batch, the automatic one for a hot key, or 0 (no leasing). */
@@ -247,11 +289,16 @@ export class ResilientEngine implements Engine {
    * and the deadline. Its units count as in flight until Redis answers, even
    * after the deadline gave up on it: the fallback must not hand them out twice.
    */
-  private guarded<T>(plan: Plan, units: number, call: () => Promise<T>): Promise<T> {
-    return this.breaker.fire(() => {
+  private guarded<T>(plan: Plan, units: number, call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
+    const channel = this.watch.channelOf(plan.key);
+    const silenceMs = this.failureSilenceMs();
+    // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
+    const probe = !this.breaker.closed;
+    const fired = this.breaker.fire(() => {
       this.stats.storeCalls++;
       const running = call();
-      if (units > 0) {
+      if (sent) sent.call = running;
+      if (units > 0 && !(probe && sent)) {
         this.inFlight.set(plan.baseKey, (this.inFlight.get(plan.baseKey) ?? 0) + units);
         const settle = () => {
           const left = (this.inFlight.get(plan.baseKey) ?? units) - units;
@@ -260,16 +307,36 @@ export class ResilientEngine implements Engine {
         };
         running.then(settle, settle);
       }
-      return withDeadline(running, this.watch, this.watch.channelOf(plan.key), this.options.deadlineMs);
+      return withDeadline(running, this.watch, channel, silenceMs);
     });
+    // What the request waits for: one deadline.
+    return withDeadline(fired, this.watch, channel, this.options.deadlineMs);
   }
 
-  private degraded(plan: Plan, cost: number, error: unknown): Decision {
+  /**
+   * How long a call may stay unanswered before the breaker counts a failure. A
+   * slow but alive Redis (a busy machine) is not a down one: with the breaker
+   * closed and the connection not lost, `silenceMs`, and the late reply is reconciled.
+   * A lost connection (Redis killed) or a half-open probe fails at the deadline,
+   * so the breaker opens, or stays open, as fast as before.
+   */
+  private failureSilenceMs(): number {
+    const { deadlineMs, client, breaker } = this.options;
+    const lost = client.status === 'reconnecting' || client.status === 'close' || client.status === 'end';
+    return !lost && this.breaker.closed ? Math.max(deadlineMs, breaker.silenceMs) : deadlineMs;
+  }
+
+  /**
+   * `late`: this request's own call is still running in Redis; its units are not
+   * pending for this decision, since its reply is reconciled with it (late-replies.ts).
+   * Other calls in flight stay pending until Redis answers them, so a burst whose
+   * deadlines all fire at once is not admitted again locally.
+   */
+  private degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
     this.noteFailure(error);
     const mode = plan.original.onStoreDown ?? 'fallback';
     if (mode !== 'fallback') return storeDownDecision(mode, plan.rule, this.options.breaker.resetTimeoutMs);
-    // A fresh full bucket only once the breaker is open; before that, the last state Redis reported or a refusal.
-    const pending = this.inFlight.get(plan.baseKey) ?? 0;
+    const pending = Math.max(0, (this.inFlight.get(plan.baseKey) ?? 0) - (late ? cost : 0));
     const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
     const breakerOpen = !this.breaker.closed;
     const decision = this.fallback.decide(plan.baseKey, this.fallbackRule(plan), cost, breakerOpen, pendingMs);
@@ -284,20 +351,30 @@ export class ResilientEngine implements Engine {
    * breaker open again) is forgiven, never retried.
    */
   private async chargeBack(): Promise<void> {
-    const debts = this.debts.drain();
+    let keys = 0;
     let charged = 0;
-    for (let i = 0; i < debts.length; i += CHARGE_CONCURRENCY) {
-      const units = await Promise.all(debts.slice(i, i + CHARGE_CONCURRENCY).map((debt) => this.charge(debt)));
-      for (const n of units) charged += n;
+    // Debts stay in the map until their turn: a request on an owed key meanwhile pays it first (payDebt).
+    for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
+      keys += debts.length;
+      for (const n of await Promise.all(debts.map((debt) => this.charge(debt)))) charged += n;
     }
-    if (charged === 0) return;
-    this.stats.chargedUnits += charged;
-    fallbackChargedUnits.inc(charged);
-    this.options.logger.info({ keys: debts.length, units: charged }, 'charged the fallback admissions of the outage to Redis');
+    this.noteCharged(charged);
+    if (charged > 0) this.options.logger.info({ keys, units: charged }, 'charged the fallback admissions of the outage to Redis');
   }
 
-  /** Takes the debt from its bucket, or what is left of the bucket when it holds less; returns the units taken. */
-  private async charge({ key, rule, units }: Debt): Promise<number> {
+  private noteCharged(units: number): void {
+    this.stats.chargedUnits += units;
+    fallbackChargedUnits.inc(units);
+  }
+
+  /**
+   * Takes the debt from its bucket whatever is left in it (a debt past empty),
+   * or, for a policy without adjust, what is left when the bucket holds less;
+   * returns the units taken.
+   */
+  private async charge(debt: Debt): Promise<number> {
+    if (canAdjust(debt.rule)) return (await this.late.adjust(debt.key, debt.rule, debt.units)) ? debt.units : 0;
+    const { key, rule, units } = debt;
     try {
       const whole = await withTimeout(this.store.consume(key, rule, units), this.options.adminTimeoutMs);
       if (whole.allowed) return units;

@@ -13,18 +13,26 @@ export interface PolicyEntry {
   model: PolicyModel<any, any>;
   /** The Lua twin's file, read once by the script registry. */
   lua: URL;
+  /** The Lua twin of the model's `adjust`, for the policies that have one. */
+  adjustLua?: URL;
 }
 
+const TAT_ADJUST = new URL('./tat-adjust.lua', import.meta.url);
+
 export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
-  token_bucket: { model: tokenBucket, lua: new URL('./token-bucket/token-bucket.lua', import.meta.url) },
-  gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url) },
+  token_bucket: {
+    model: tokenBucket,
+    lua: new URL('./token-bucket/token-bucket.lua', import.meta.url),
+    adjustLua: new URL('./token-bucket/adjust.lua', import.meta.url),
+  },
+  gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url), adjustLua: TAT_ADJUST },
   fixed_window: { model: fixedWindow, lua: new URL('./fixed-window/fixed-window.lua', import.meta.url) },
   sliding_window_log: { model: slidingWindowLog, lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url) },
   sliding_window_counter: {
     model: slidingWindowCounter,
     lua: new URL('./sliding-window-counter/sliding-window-counter.lua', import.meta.url),
   },
-  leaky_bucket: { model: leakyBucket, lua: new URL('./leaky-bucket/leaky-bucket.lua', import.meta.url) },
+  leaky_bucket: { model: leakyBucket, lua: new URL('./leaky-bucket/leaky-bucket.lua', import.meta.url), adjustLua: TAT_ADJUST },
 };
 
 export function policyOf(rule: Rule): PolicyEntry {

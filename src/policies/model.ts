@@ -14,6 +14,11 @@ export interface StepResult<S> {
   ttlMs: number;
 }
 
+export interface AdjustResult<S> {
+  state: S;
+  ttlMs: number;
+}
+
 /**
  * One rate-limit policy as a pure function.
  *
@@ -36,6 +41,14 @@ export interface PolicyModel<P extends PolicyName, S> {
    * `resetAfterMs` after `now`, e.g. to rebuild locally what Redis last reported.
    */
   fromReset?(now: number, resetAfterMs: number, rule: RuleOf<P>): S;
+  /**
+   * Time-based policies only: takes `delta` units from the bucket whatever the
+   * limit (negative gives them back, never past a full bucket). A charge past
+   * empty is a debt the refill pays off before anything is admitted again. Used
+   * to reconcile a late Redis reply with what the local fallback decided, and
+   * to charge the fallback's outage admissions. Its Lua twin is `adjustLua`.
+   */
+  adjust?(state: S | undefined, now: number, rule: RuleOf<P>, delta: number): AdjustResult<S>;
   /** Rule parameters in the order the Lua twin reads them from ARGV[3..]. */
   luaArgs(rule: RuleOf<P>): (string | number)[];
 }

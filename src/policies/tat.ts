@@ -36,3 +36,12 @@ export function deserializeTat(text: string): TatState {
   const [anchor, units] = text.split(':').map(Number);
   return { anchor: anchor ?? 0, units: units ?? 0 };
 }
+
+/** The flow after taking `delta` units whatever the limit (negative gives back, down to an idle flow). */
+export function adjustTat(state: TatState | undefined, delta: number, nowUs: number, interval: number): { flow: TatState; ahead: number } {
+  const { flow } = tatAt(state, nowUs, interval);
+  const units = Math.max(0, flow.units + delta);
+  const ahead = flow.anchor - nowUs + units * interval;
+  if (!(ahead > IDLE_EPSILON)) return { flow: { anchor: nowUs, units: 0 }, ahead: 0 };
+  return { flow: { anchor: flow.anchor, units }, ahead };
+}

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { toMicros } from '../../src/policies/model.js';
+import { runAdjust } from '../../src/stores/redis/adjust.js';
 import { runScript } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { ruleArbitraries } from './arbitraries.js';
@@ -15,7 +16,15 @@ import { ruleArbitraries } from './arbitraries.js';
 interface Vector {
   name: string;
   rule: unknown;
-  steps: { at: number; cost: number; expect: Record<string, unknown> }[];
+  steps: Step[];
+}
+
+/** A decision of `cost` units, or with `adjust` an unconditional take (negative: give back) instead. */
+interface Step {
+  at: number;
+  cost: number;
+  adjust?: number;
+  expect: Record<string, unknown>;
 }
 
 const T0 = 1_700_000_000_000; // ms; vectors give times relative to it
@@ -33,13 +42,19 @@ after(async () => {
 });
 
 /** Runs one sequence through both runtimes; returns both decision lists and states. */
-async function runBoth(rule: Rule, steps: { at: number; cost: number }[]) {
+async function runBoth(rule: Rule, steps: Omit<Step, 'expect'>[]) {
   const { model } = POLICY_REGISTRY[rule.policy];
   const key = `rl:{twin}:k${keySeq++}`;
   let state: unknown;
   const results = [];
   for (const step of steps) {
     const now = T0 + step.at;
+    if (step.adjust !== undefined) {
+      state = model.adjust!(state, now, rule, step.adjust).state;
+      const luaState = await runAdjust(client, key, rule, step.adjust, toMicros(now));
+      assert.equal(luaState, model.serialize(state), `Lua adjust state differs from the model at ${step.at} ms`);
+      continue;
+    }
     const fromModel = model.step(state, now, rule, step.cost);
     if (fromModel.write) state = fromModel.state;
     const fromLua = await runScript(client, key, rule, step.cost, toMicros(now));
@@ -60,9 +75,10 @@ for (const policy of Object.keys(POLICY_REGISTRY) as PolicyName[]) {
       it(vector.name, async () => {
         const rule = parseRule(vector.rule);
         const results = await runBoth(rule, vector.steps);
+        const decided = vector.steps.filter((step) => step.adjust === undefined);
         results.forEach((result, i) => {
           const where = `step ${i} (at ${result.step.at} ms, cost ${result.step.cost})`;
-          for (const [field, expected] of Object.entries(vector.steps[i]!.expect)) {
+          for (const [field, expected] of Object.entries(decided[i]!.expect)) {
             assert.equal((result.model as unknown as Record<string, unknown>)[field], expected, `model ${field} at ${where}`);
           }
           assert.deepEqual(result.lua, result.model, `Lua decision differs from the model at ${where}`);
@@ -96,6 +112,36 @@ for (const policy of Object.keys(POLICY_REGISTRY) as PolicyName[]) {
         { numRuns: 60 },
       );
     });
+
+    if (POLICY_REGISTRY[policy].model.adjust) {
+      it('adjust agrees with its Lua twin on random sequences of decisions and adjusts', async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            ruleArbitraries[policy].chain((rule) =>
+              fc.tuple(
+                fc.constant(rule),
+                fc.array(
+                  fc.record({ dt: fc.integer({ min: 0, max: 3000 }), cost: fc.integer({ min: 0, max: Math.min(5, maxCost(rule)) }), adjust: fc.option(fc.integer({ min: -5, max: 12 }), { nil: undefined }) }),
+                  { minLength: 1, maxLength: 25 },
+                ),
+              ),
+            ),
+            async ([rule, raw]) => {
+              let at = 0;
+              const steps = raw.map((s) => {
+                at += s.dt;
+                return { at, cost: s.cost, adjust: s.adjust };
+              });
+              for (const result of await runBoth(rule, steps)) {
+                assert.deepEqual(result.lua, result.model);
+                assert.equal(result.luaState, result.modelState);
+              }
+            },
+          ),
+          { numRuns: 60 },
+        );
+      });
+    }
 
     it('a state past its TTL decides like no state at all (so an expired key changes nothing)', () => {
       const { model } = POLICY_REGISTRY[policy];

@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import { storageOf } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, burst, eventually, resilientEngine } from './helpers.js';
 
@@ -185,5 +186,53 @@ test('what the fallback admitted while the breaker was open is charged to Redis 
     redis.resume();
     await engine.close();
     client.disconnect();
+  }
+});
+
+test('after a pause, an owed key pays its debt before anything is admitted from the refilled bucket (probes included)', async () => {
+  const { redis, engines, close } = await pair();
+  try {
+    const rule = bucket(10, 0.01); // one token per 100 s: refill cannot blur the count
+    redis.pause();
+    for (const engine of engines) {
+      await eventually(async () => {
+        await burst(engine, 10, rule, 'trip');
+        return engine.health().mode === 'fallback';
+      }, 5000, 'breaker open');
+    }
+    // Both instances spend their half of the (never seen) bucket locally: 10 in all.
+    let outage = 0;
+    for (const engine of engines) outage += allowedCount(await burst(engine, 20, rule, 'owed'));
+    assert.equal(outage, 10);
+
+    redis.resume();
+    // The first decisions on the owed key after SIGCONT are the half-open probes themselves.
+    let afterResume = 0;
+    for (const engine of engines) {
+      await eventually(async () => {
+        const decision = await engine.decide('owed', 'orders', rule);
+        if (decision.source === 'redis' && decision.allowed) afterResume++;
+        return decision.source === 'redis';
+      }, 5000, 'redis decisions again');
+    }
+    for (const engine of engines) afterResume += allowedCount((await burst(engine, 10, rule, 'owed')).filter((d) => d.source === 'redis'));
+    // Each instance pays its own debt before its probe; the probe of the first one back can
+    // only precede the other's debt: at most one unit, and then the bucket owes it.
+    assert.ok(afterResume <= 1, `the bucket the outage spent admitted ${afterResume} more after SIGCONT`);
+    const over = outage + afterResume - 10;
+    const { redisKey, field } = storageOf('token_bucket', 'rl:{owed}:orders');
+    const client = redis.client();
+    try {
+      const [state, [seconds, micros]] = await Promise.all([client.hget(redisKey, field), client.time()]);
+      const [deficit, ts] = state!.split(':').map(Number);
+      const owedUs = ts! - (Number(seconds) * 1e6 + Number(micros));
+      assert.equal(deficit, 10e6, 'the bucket is empty');
+      if (over > 0) assert.ok(owedUs > (over - 0.5) * 100e6, `the bucket owes ${owedUs / 100e6} of the ${over} units admitted past its capacity`);
+    } finally {
+      client.disconnect();
+    }
+  } finally {
+    redis.resume();
+    await close();
   }
 });

@@ -5,7 +5,7 @@
 // tolerance (`capacity` intervals) ahead of now.
 // The TAT is kept as `anchor + units * T` (../tat.ts explains why).
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
-import { advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
+import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
 
 export type GcraState = TatState;
 
@@ -51,6 +51,12 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
         delayMs: 0,
       },
     };
+  },
+
+  adjust(state, now, rule, delta) {
+    const nowUs = toMicros(now);
+    const { flow, ahead } = adjustTat(state, delta, nowUs, 1_000_000 / rule.refillPerSecond);
+    return { state: flow, ttlMs: Math.max(1, ceilMs(ahead)) };
   },
 
   fromReset(now, resetAfterMs) {

@@ -8,7 +8,7 @@
 // level at `now` is (emptyAt - now) / interval requests.
 import type { LeakyBucketRule } from '../../core/rule.js';
 import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
-import { advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
+import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
 
 /** The queue is empty again at anchor + units * interval. */
 export type LeakyBucketState = TatState;
@@ -60,6 +60,11 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
         delayMs,
       },
     };
+  },
+
+  adjust(state, now, rule, delta) {
+    const { flow, ahead } = adjustTat(state, delta, toMicros(now), 1_000_000 / rule.ratePerSecond);
+    return { state: flow, ttlMs: Math.max(1, ceilMs(ahead)) };
   },
 
   serialize: serializeTat,

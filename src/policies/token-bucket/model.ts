@@ -63,6 +63,21 @@ export const tokenBucket: PolicyModel<'token_bucket', TokenBucketState> = {
     };
   },
 
+  adjust(state, now, rule, delta) {
+    const nowUs = toMicros(now);
+    const rate = rule.refillPerSecond;
+    const full = rule.capacity * SCALE;
+    // Everything missing, a debt included: a debt is kept as a full deficit whose refill starts at a later ts.
+    let total = 0;
+    if (state !== undefined) {
+      const missing = Math.min(full, state.deficit);
+      total = state.ts > nowUs ? missing + Math.floor((state.ts - nowUs) * rate + 0.5) : Math.max(0, missing - Math.floor((nowUs - state.ts) * rate + 0.5));
+    }
+    total = Math.max(0, total + delta * SCALE);
+    const next = total > full ? { deficit: full, ts: nowUs + Math.ceil((total - full) / rate) } : { deficit: total, ts: nowUs };
+    return { state: next, ttlMs: Math.max(1, ceilMs(next.ts - nowUs + next.deficit / rate)) };
+  },
+
   fromReset(now, resetAfterMs, rule) {
     const deficit = Math.floor(resetAfterMs * 1000 * rule.refillPerSecond + 0.5);
     return { deficit: Math.min(rule.capacity * SCALE, deficit), ts: toMicros(now) };

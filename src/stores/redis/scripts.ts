@@ -17,7 +17,7 @@ export type RedisClient = Redis | Cluster;
 const PRELUDE = new URL('../../policies/prelude.lua', import.meta.url);
 
 /** Whitespace at line starts is dropped so reformatting a file never changes the SHA. */
-function normalise(lua: string): string {
+export function normalise(lua: string): string {
   return lua.replace(/^\s+/gm, '').replace(/^--.*\n/gm, '');
 }
 
@@ -26,7 +26,7 @@ function normalise(lua: string): string {
  * kept only when the twin (or a kept block) uses it, since Redis builds every
  * local function anew on each call.
  */
-function preludeFor(body: string): string {
+export function preludeFor(body: string): string {
   const blocks = readFileSync(PRELUDE, 'utf8')
     .split(/\n(?=local )/)
     .filter((block) => block.startsWith('local '))
