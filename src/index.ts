@@ -1,6 +1,7 @@
 // The package root: the library API and the pieces a Node service needs to embed Sluice.
 export type { Decision, DecisionSource } from './core/decision.js';
 export { SluiceError, isSluiceError, type ErrorCode } from './core/errors.js';
+export { GATEWAY_ERRORS, SLUICE_ERRORS, type GatewayErrorName } from './core/error-codes.js';
 export { bucketKey, isValidId } from './core/ids.js';
 export { parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
 export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';

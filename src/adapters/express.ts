@@ -17,7 +17,7 @@ export function sluiceExpress<Request extends IncomingMessage = IncomingMessage>
       .then(async (outcome) => {
         if (outcome.kind === 'skip') return next();
         if (outcome.kind === 'unauthorized') {
-          res.writeHead(401, { 'Content-Type': 'application/json' });
+          res.writeHead(outcome.status, { 'Content-Type': 'application/json' });
           res.end(outcome.body);
           return;
         }

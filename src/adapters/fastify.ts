@@ -22,7 +22,7 @@ const plugin = async (fastify: FastifyInstance, options: SluiceFastifyOptions) =
       case 'skip':
         return;
       case 'unauthorized':
-        return reply.code(401).type('application/json').send(outcome.body);
+        return reply.code(outcome.status).type('application/json').send(outcome.body);
       case 'refused': {
         setHeaders(reply, outcome.headers);
         if (!reply.hasHeader('content-type')) reply.type('application/json');

@@ -1,6 +1,7 @@
 // What the in-process adapters share: which bucket a request falls in, one
 // engine decision, and the same headers and 429 body as the gateway.
 import type { Decision } from '../core/decision.js';
+import { GATEWAY_ERRORS, gatewayErrorBody } from '../core/error-codes.js';
 import { isValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { SluiceError } from '../core/errors.js';
@@ -30,7 +31,7 @@ export interface AdapterOptions<Request> {
 
 export type Outcome =
   | { kind: 'skip' }
-  | { kind: 'unauthorized'; body: string }
+  | { kind: 'unauthorized'; status: 401; body: string }
   | { kind: 'allowed'; headers: string[]; delayMs: number }
   | { kind: 'refused'; status: 429 | 503; headers: string[]; body: string };
 
@@ -54,16 +55,17 @@ export function createRequestLimiter<Request>(options: AdapterOptions<Request>):
       if (target === undefined) return { kind: 'skip' };
     } else {
       const tenant = headerOf(header);
-      if (!isValidId(tenant)) return { kind: 'unauthorized', body: '{"error":"missing_api_key"}' };
+      if (!isValidId(tenant)) return { kind: 'unauthorized', status: GATEWAY_ERRORS.missing_api_key.status, body: gatewayErrorBody('missing_api_key') };
       target = { tenant, route: fixedRoute, rule: fixedRule! };
     }
     const decision: Decision = await engine.decide(target.tenant, target.route, target.rule, target.cost);
     if (decision.source === 'closed') {
-      return { kind: 'refused', status: 503, headers: ['Retry-After', String(retryAfterSeconds(decision))], body: '{"error":"store_unavailable"}' };
+      const headers = ['Retry-After', String(retryAfterSeconds(decision))];
+      return { kind: 'refused', status: GATEWAY_ERRORS.store_unavailable.status, headers, body: gatewayErrorBody('store_unavailable') };
     }
     if (!decision.allowed) {
       const { headers, body } = rejection(decision, target.route, target.rule, headerOptions);
-      return { kind: 'refused', status: 429, headers, body };
+      return { kind: 'refused', status: GATEWAY_ERRORS.rate_limited.status, headers, body };
     }
     const headers: string[] = [];
     pushLimitHeaders(headers, decision, target.route, target.rule, headerOptions);

@@ -2,7 +2,7 @@
 // comparison is constant-time whatever the lengths, and the token is never logged.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from './http-util.js';
+import { SluiceError } from '../core/errors.js';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -11,11 +11,11 @@ export function bearerAuth(token: string | undefined): (req: IncomingMessage) =>
   const expected = token ? digest(token) : undefined;
   return (req) => {
     if (!expected) {
-      throw new HttpError(403, 'ERR_UNAUTHORIZED', 'the admin API is disabled: SLUICE_ADMIN_TOKEN is not set; set it to a long random secret and restart');
+      throw new SluiceError('ERR_ADMIN_DISABLED', 'the admin API is disabled: SLUICE_ADMIN_TOKEN is not set; set it to a long random secret and restart');
     }
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (!match) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'missing bearer token: send Authorization: Bearer <SLUICE_ADMIN_TOKEN>', 'authorization');
-    if (!timingSafeEqual(digest(match[1]!.trim()), expected)) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'wrong token', 'authorization');
+    if (!match) throw new SluiceError('ERR_UNAUTHORIZED', 'missing bearer token: send Authorization: Bearer <SLUICE_ADMIN_TOKEN>', 'authorization');
+    if (!timingSafeEqual(digest(match[1]!.trim()), expected)) throw new SluiceError('ERR_UNAUTHORIZED', 'wrong token', 'authorization');
   };
 }

@@ -1,18 +1,10 @@
 // Small HTTP helpers for the admin API: bounded JSON bodies and the one error shape,
-// `{ "error": { "code", "field", "message" } }`.
+// `{ "error": { "code", "field", "message" } }`, its code and status from the
+// catalogue (core/error-codes.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isSluiceError, SluiceError } from '../core/errors.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
-
-/** A request error with its own HTTP status (413, 405, 403...). */
-export class HttpError extends SluiceError {
-  readonly httpStatus: number;
-  constructor(httpStatus: number, code: SluiceError['code'], message: string, field?: string) {
-    super(code, message, field);
-    this.httpStatus = httpStatus;
-  }
-}
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -28,12 +20,8 @@ export function errorBody(error: SluiceError): { error: { code: string; field: s
 }
 
 export function sendError(res: ServerResponse, error: unknown): void {
-  if (isSluiceError(error)) {
-    const status = error instanceof HttpError ? error.httpStatus : error.status;
-    sendJson(res, status, errorBody(error));
-    return;
-  }
-  sendJson(res, 500, { error: { code: 'ERR_INTERNAL', field: undefined, message: 'internal error' } });
+  const known = isSluiceError(error) ? error : new SluiceError('ERR_INTERNAL', 'internal error');
+  sendJson(res, known.status, errorBody(known));
 }
 
 /** Reads at most MAX_BODY_BYTES and parses JSON; undefined for an empty body. */
@@ -56,8 +44,8 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-function tooLarge(): HttpError {
-  return new HttpError(413, 'ERR_BAD_REQUEST', `must be at most ${MAX_BODY_BYTES} bytes`, 'body');
+function tooLarge(): SluiceError {
+  return new SluiceError('ERR_BODY_TOO_LARGE', `must be at most ${MAX_BODY_BYTES} bytes`, 'body');
 }
 
 /** The request body as a plain JSON object. */

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 description of the admin API. Rule schemas come from the one
 // zod rule schema, so the document can never drift from what PUT accepts.
 import { z } from 'zod';
+import { SLUICE_ERRORS } from '../core/error-codes.js';
 import { ruleSchema } from '../core/rule.js';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
@@ -43,7 +44,7 @@ function schemas(): object {
     StoredRule: { type: 'object', required: ['tenant', 'route', 'rule', 'updatedAt'], properties: { tenant: { type: 'string' }, route: { type: 'string' }, rule: ref('Rule'), updatedAt: { type: 'string', format: 'date-time' } } },
     KeyInfo: { type: 'object', required: ['id', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time' } } },
     CreatedKey: { type: 'object', required: ['id', 'key', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, key: { type: 'string', description: 'the clear key: shown once, never stored' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } } },
-    Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } } } },
+    Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(SLUICE_ERRORS) }, field: { type: 'string' }, message: { type: 'string' } } } } },
   };
 }
 

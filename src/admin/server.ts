@@ -8,7 +8,7 @@ import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
 import { bearerAuth } from './auth.js';
 import * as h from './handlers.js';
-import { HttpError, readJson, sendError, sendJson } from './http-util.js';
+import { readJson, sendError, sendJson } from './http-util.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
@@ -95,7 +95,7 @@ function router(deps: h.AdminDeps): Route {
   return async (req, parts, query) => {
     const method = req.method ?? 'GET';
     const allow = (...methods: string[]): void => {
-      if (!methods.includes(method)) throw new HttpError(405, 'ERR_BAD_REQUEST', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
+      if (!methods.includes(method)) throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
     };
     const [head, a, b] = parts;
     const shape = `${head ?? ''}/${parts.length}`;

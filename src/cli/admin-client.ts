@@ -1,8 +1,9 @@
 // The admin API as the operator CLI calls it: `--admin URL` (default
 // http://127.0.0.1:8081) and the token from SLUICE_ADMIN_TOKEN. Errors come
-// back as the API's messages.
+// back as the API's messages, with the API's code.
+import { isCatalogued } from '../core/error-codes.js';
 import { SluiceError } from '../core/errors.js';
-import type { CliIo } from './cli-io.js';
+import { CliError, type CliIo } from './cli-io.js';
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8081';
 
@@ -23,14 +24,15 @@ export class AdminClient {
         signal: AbortSignal.timeout(10_000),
       });
     } catch (error) {
-      throw new SluiceError('ERR_STORE_UNAVAILABLE', `cannot reach the admin API at ${this.baseUrl}: ${(error as Error).cause ?? (error as Error).message} (set --admin URL)`);
+      throw new CliError('ERR_ADMIN_UNREACHABLE', `cannot reach the admin API at ${this.baseUrl}: ${(error as Error).cause ?? (error as Error).message} (set --admin URL)`);
     }
     const text = await res.text();
     const data = text ? (JSON.parse(text) as unknown) : undefined;
     if (!res.ok) {
-      const error = (data as { error?: { message?: string; field?: string } } | undefined)?.error;
+      const error = (data as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
       const where = error?.field ? `${error.field}: ` : '';
-      throw new Error(`${res.status} ${where}${error?.message ?? res.statusText}`);
+      const message = `${res.status} ${where}${error?.message ?? res.statusText}`;
+      throw isCatalogued(error?.code) ? new CliError(error.code, message) : new Error(message);
     }
     return data as T;
   }

@@ -1,5 +1,8 @@
 // What every operator command shares: its output streams and environment,
 // argument parsing, and the exit codes (0 done, 1 a failed call, 2 bad usage).
+// A failure is printed with its code from the catalogue (docs/errors.md).
+import { CLI_ERRORS, type CliErrorCode, type ErrorCode, isCatalogued } from '../core/error-codes.js';
+
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
@@ -37,11 +40,32 @@ export async function runCli(io: CliIo, usage: string, body: () => Promise<numbe
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`${error.message}\n\n${usage}`);
-      return 2;
+      return CLI_ERRORS.ERR_USAGE.exit;
     }
-    io.err(`error: ${(error as Error).message}\n`);
+    io.err(`error: ${describeFailure(error)}\n`);
     return 1;
   }
 }
 
-export class UsageError extends Error {}
+/** The message, and the error's code when a user can look it up: `wrong token (ERR_UNAUTHORIZED)`. */
+export function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  return isCatalogued(code) ? `${message} (${code})` : message;
+}
+
+/** A failure of the CLI itself, or of a call it made, with its catalogued code. */
+export class CliError extends Error {
+  constructor(
+    readonly code: CliErrorCode | ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super('ERR_USAGE', message);
+  }
+}

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The `sluice` command. Each subcommand lives in its own file and is loaded
 // only when asked for; add one by adding a line to COMMANDS.
+import { describeFailure } from './cli-io.js';
+
 export interface Command {
   /** One line for `sluice help`. */
   summary: string;
@@ -34,7 +36,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`sluice: ${describeFailure(error)}\n`);
     process.exitCode = 1;
   },
 );

@@ -1,8 +1,9 @@
 // `sluice migrate`: applies the PostgreSQL migrations (migrations/NNN_name.sql)
 // to SLUICE_DATABASE_URL. `sluice start` does the same on its first store call.
 import pg from 'pg';
-import { type CliIo, processIo, runCli, UsageError } from './cli-io.js';
+import { CliError, type CliIo, processIo, runCli, UsageError } from './cli-io.js';
 import { migrate } from '../rules/migrations.js';
+import { isConnectionError } from '../rules/pg-errors.js';
 import { describeUrl } from '../rules/pg-store.js';
 
 const USAGE = 'usage: SLUICE_DATABASE_URL=postgres://... sluice migrate\n';
@@ -21,7 +22,7 @@ export function run(argv: string[], io: CliIo = processIo): Promise<number> {
       for (const m of applied) io.out(`applied ${String(m.version).padStart(3, '0')}_${m.name}\n`);
       return 0;
     } catch (error) {
-      throw new Error(`${describeUrl(url)}: ${(error as Error).message}`);
+      throw new CliError(isConnectionError(error) ? 'ERR_STORE_UNAVAILABLE' : 'ERR_MIGRATION_FAILED', `${describeUrl(url)}: ${(error as Error).message}`);
     } finally {
       await client.end().catch(() => {});
     }

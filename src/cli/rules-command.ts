@@ -70,15 +70,15 @@ async function list(client: AdminClient, options: Map<string, string | true>, io
 export function readRulesFile(text: string, file: string): { tenant: string; route: string; rule: Rule }[] {
   const doc = parse(text) as unknown;
   const list = Array.isArray(doc) ? doc : (doc as { rules?: unknown } | null)?.rules;
-  if (!Array.isArray(list)) throw new SluiceError('ERR_CONFIG_INVALID', 'expected a `rules:` list (or a bare list) of { tenant, route, policy, ... }', file);
+  if (!Array.isArray(list)) throw new SluiceError('ERR_RULE_INVALID', 'expected a `rules:` list (or a bare list) of { tenant, route, policy, ... }', file);
   return list.map((entry, i) => {
     const field = `${file}: rules[${i}]`;
-    if (entry === null || typeof entry !== 'object') throw new SluiceError('ERR_CONFIG_INVALID', 'must be a map', field);
+    if (entry === null || typeof entry !== 'object') throw new SluiceError('ERR_RULE_INVALID', 'must be a map', field);
     const { tenant, route, ...rule } = entry as Record<string, unknown>;
     try {
       assertRuleTarget(tenant, route);
     } catch (error) {
-      throw new SluiceError('ERR_CONFIG_INVALID', (error as Error).message, field);
+      throw new SluiceError('ERR_ID_INVALID', (error as Error).message, field);
     }
     return { tenant, route: route as string, rule: parseRule(rule, field) };
   });

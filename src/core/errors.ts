@@ -1,28 +1,9 @@
-// The error catalogue: every error Sluice raises on purpose carries a stable code,
-// the field it is about (when there is one) and, for the admin API, an HTTP status.
+// The error every deliberate failure of Sluice raises: a stable code from the
+// catalogue (error-codes.ts, listed in docs/errors.md), the field it is about
+// (when there is one) and the HTTP status the admin API answers it with.
+import { type ErrorCode, SLUICE_ERRORS } from './error-codes.js';
 
-export type ErrorCode =
-  | 'ERR_RULE_INVALID'
-  | 'ERR_ID_INVALID'
-  | 'ERR_COST_INVALID'
-  | 'ERR_CONFIG_INVALID'
-  | 'ERR_STORE_UNAVAILABLE'
-  | 'ERR_SCRIPT'
-  | 'ERR_NOT_FOUND'
-  | 'ERR_UNAUTHORIZED'
-  | 'ERR_BAD_REQUEST';
-
-const STATUS: Record<ErrorCode, number> = {
-  ERR_RULE_INVALID: 400,
-  ERR_ID_INVALID: 400,
-  ERR_COST_INVALID: 400,
-  ERR_CONFIG_INVALID: 400,
-  ERR_STORE_UNAVAILABLE: 503,
-  ERR_SCRIPT: 500,
-  ERR_NOT_FOUND: 404,
-  ERR_UNAUTHORIZED: 401,
-  ERR_BAD_REQUEST: 400,
-};
+export type { ErrorCode } from './error-codes.js';
 
 export class SluiceError extends Error {
   readonly code: ErrorCode;
@@ -35,7 +16,7 @@ export class SluiceError extends Error {
     this.name = 'SluiceError';
     this.code = code;
     this.field = field;
-    this.status = STATUS[code];
+    this.status = SLUICE_ERRORS[code].status;
   }
 }
 

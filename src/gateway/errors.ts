@@ -1,38 +1,18 @@
-// The gateway's own answers (not the upstream's): small JSON bodies built once.
+// The gateway's own answers (not the upstream's): small JSON bodies built once,
+// named and given their status by the error catalogue (core/error-codes.ts).
 import type { ServerResponse } from 'node:http';
+import { GATEWAY_ERRORS, type GatewayErrorName, gatewayErrorBody } from '../core/error-codes.js';
 
-export type GatewayErrorName =
-  | 'missing_api_key'
-  | 'unknown_api_key'
-  | 'no_route'
-  | 'bad_request'
-  | 'body_too_large'
-  | 'upstream_unreachable'
-  | 'upstream_timeout'
-  | 'store_unavailable'
-  | 'queue_full'
-  | 'internal_error'
-  | 'request_timeout'
-  | 'upgrade_not_supported';
-
-const STATUS: Record<GatewayErrorName, number> = {
-  missing_api_key: 401,
-  unknown_api_key: 401,
-  no_route: 404,
-  bad_request: 400,
-  body_too_large: 413,
-  upstream_unreachable: 502,
-  upstream_timeout: 504,
-  store_unavailable: 503,
-  queue_full: 503,
-  internal_error: 500,
-  request_timeout: 408,
-  upgrade_not_supported: 501,
-};
+export type { GatewayErrorName } from '../core/error-codes.js';
 
 const BODIES = new Map<GatewayErrorName, Buffer>(
-  (Object.keys(STATUS) as GatewayErrorName[]).map((name) => [name, Buffer.from(`{"error":"${name}"}`)]),
+  (Object.keys(GATEWAY_ERRORS) as GatewayErrorName[]).map((name) => [name, Buffer.from(gatewayErrorBody(name))]),
 );
+
+/** The HTTP status the gateway answers `name` with. */
+export function gatewayStatus(name: GatewayErrorName): number {
+  return GATEWAY_ERRORS[name].status;
+}
 
 /**
  * Answers with a gateway error unless a response is already under way, in which
@@ -48,6 +28,6 @@ export function sendError(res: ServerResponse, name: GatewayErrorName, extraHead
   if (extraHeaders) headers.push(...extraHeaders);
   // After a refused body, closing beats reading (and discarding) the rest of it.
   if (close) headers.push('Connection', 'close');
-  res.writeHead(STATUS[name], headers);
+  res.writeHead(gatewayStatus(name), headers);
   res.end(body);
 }

@@ -9,7 +9,7 @@ import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
-import { sendError } from './errors.js';
+import { gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
 import { type ForwardTarget, forward, Upstreams } from './proxy.js';
@@ -129,7 +129,7 @@ export class Gateway {
       if (!decision.allowed) {
         const { headers, body } = rejection(decision, route, rule, this.headerOptions);
         headers.push('Content-Length', String(Buffer.byteLength(body)));
-        res.writeHead(429, headers);
+        res.writeHead(gatewayStatus('rate_limited'), headers);
         res.end(body);
         this.log.debug({ tenant, route, retryAfterMs: decision.retryAfterMs }, 'rate limited');
         return;
@@ -176,13 +176,8 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
     socket.destroy();
     return;
   }
-  const [status, reason, name] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'headers_too_large']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'request_timeout']
-        : [400, 'Bad Request', 'bad_request'];
-  rawAnswer(socket, status, reason, name);
+  const name = error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'bad_request';
+  rawAnswer(socket, name);
 }
 
 /** Node checks header and request deadlines only every `connectionsCheckingInterval` (30 s by default): tick often enough to cut close to the value. */

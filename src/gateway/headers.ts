@@ -3,6 +3,7 @@
 // fields of draft-ietf-httpapi-ratelimit-headers-11 and an RFC 9457 problem body.
 // Shared by the gateway and the in-process adapters.
 import type { Decision } from '../core/decision.js';
+import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import type { Rule } from '../core/rule.js';
 
 export interface HeaderOptions {
@@ -87,12 +88,13 @@ export function rejection(decision: Decision, route: string, rule: Rule, options
     const body = JSON.stringify({
       type: QUOTA_EXCEEDED_TYPE,
       title: 'Too Many Requests',
-      status: 429,
+      status: GATEWAY_ERRORS.rate_limited.status,
       detail: `The request quota for route ${route} is exhausted; retry after ${retryAfter} seconds.`,
       retryAfterMs: headerInt(decision.retryAfterMs),
     });
     return { headers, body };
   }
   headers.push('Content-Type', 'application/json');
-  return { headers, body: `{"error":"rate_limited","retryAfterMs":${headerInt(decision.retryAfterMs)}}` };
+  const name: GatewayErrorName = 'rate_limited';
+  return { headers, body: `{"error":"${name}","retryAfterMs":${headerInt(decision.retryAfterMs)}}` };
 }

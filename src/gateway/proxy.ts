@@ -137,8 +137,7 @@ function fail(res: ServerResponse, outcome: Exclude<ForwardOutcome, 'ok'>, extra
 function classify(error: unknown, gone: ClientGone): Exclude<ForwardOutcome, 'ok'> {
   if (gone.timedOut) return 'upstream_timeout';
   if (gone.aborted) return 'aborted';
-  if (error instanceof BodyTooLargeError) return 'body_too_large';
-  if (error instanceof BodyIdleError) return 'request_timeout';
+  if (error instanceof BodyTooLargeError || error instanceof BodyIdleError) return error.code;
   const code = (error as { code?: string } | null)?.code;
   switch (code) {
     case 'UND_ERR_HEADERS_TIMEOUT':

@@ -4,9 +4,11 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { BodyTooLargeError } from './body-limit.js';
+import type { GatewayErrorName } from './errors.js';
 
+/** Internal: the client is answered with the code it carries. */
 export class BodyIdleError extends Error {
-  readonly code = 'SLUICE_BODY_IDLE';
+  readonly code: GatewayErrorName = 'request_timeout';
   constructor(readonly idleMs: number) {
     super(`request body idle for ${idleMs} ms`);
   }

@@ -1,12 +1,14 @@
 // Requests node hands to 'connect' (CONNECT) instead of the request handler,
 // and WebSocket upgrades: the gateway proxies neither, and says so in a proper
 // response instead of dropping the socket.
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { gatewayErrorBody } from '../core/error-codes.js';
+import { type GatewayErrorName, gatewayStatus } from './errors.js';
 
 /** CONNECT host:port: 501 with a JSON body, then the socket is closed. */
 export function answerConnect(_req: IncomingMessage, socket: Socket): void {
-  rawAnswer(socket, 501, 'Not Implemented', 'method_not_supported');
+  rawAnswer(socket, 'method_not_supported');
 }
 
 /**
@@ -20,11 +22,12 @@ export function wantsWebSocket(req: IncomingMessage): boolean {
 }
 
 /** Writes a whole response on a socket node's HTTP layer no longer manages. */
-export function rawAnswer(socket: Socket, status: number, reason: string, name: string): void {
+export function rawAnswer(socket: Socket, name: GatewayErrorName): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const body = `{"error":"${name}"}`;
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+  const status = gatewayStatus(name);
+  const body = gatewayErrorBody(name);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
 }

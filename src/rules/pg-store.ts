@@ -4,15 +4,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { assertValidId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import type { Rule } from '../core/rule.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
-import { errorMessage, type RulesLogger, silentLogger } from './logger.js';
+import { type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
-import { PgListener } from './pg-listener.js';
-import { KEY_COLUMNS, type KeyRow, RULE_COLUMNS, type RuleRow, toKeyInfo } from './pg-rows.js';
 import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
+import { PgListener } from './pg-listener.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
-import { assertRuleTarget, fromColumns, toColumns } from './rule-columns.js';
+import { assertRuleTarget } from './rule-columns.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord } from './rule-rows.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
@@ -31,6 +31,8 @@ export interface PostgresStoreOptions {
 }
 
 export { describeUrl } from './pg-errors.js';
+
+const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
 
 export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
@@ -85,22 +87,17 @@ export class PostgresRuleStore implements RuleStore {
     });
   }
 
+  /** The config's rules (parsed when the config was loaded), on the first start only: afterwards the admin API owns them. */
   private async seed(client: pg.PoolClient): Promise<void> {
     const seeds = this.options.seedRules ?? [];
     await client.query('BEGIN');
     try {
       const claimed = await client.query("INSERT INTO sluice_meta (key, value) VALUES ('seeded', now()::text) ON CONFLICT DO NOTHING");
-      for (const seed of claimed.rowCount === 1 ? seeds : []) {
-        assertRuleTarget(seed.tenant, seed.route);
-        const c = toColumns(parseRule(seed.rule));
-        await client.query(
-          `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, route_id) DO NOTHING`,
-          [seed.tenant, seed.route, c.policy, c.capacity, c.refillPerSecond, c.params, c.shadow],
-        );
+      for (const values of claimed.rowCount === 1 ? seedValues(seeds) : []) {
+        await client.query(`INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, route_id) DO NOTHING`, values);
       }
       await client.query('COMMIT');
-      if (claimed.rowCount === 1 && seeds.length > 0) this.logger.info({ rules: seeds.length }, 'seeded the rule store from the config');
+      if (claimed.rowCount === 1) seededMessage(this.logger, seeds.length, this.location);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
@@ -157,27 +154,26 @@ export class PostgresRuleStore implements RuleStore {
       filter.tenant === undefined ? [] : [filter.tenant],
       filter.tenant === undefined && !filter.interactive ? this.fullLoadTimeoutMs : this.timeoutMs,
     );
-    return result.rows.flatMap((row) => this.toStored(row));
+    return result.rows.flatMap((row) => storedFromRow(row, this.logger, this.location));
   }
 
   async getRule(tenant: string, route: string): Promise<StoredRule | undefined> {
     assertRuleTarget(tenant, route);
     const result = await this.query<RuleRow>(`SELECT ${RULE_COLUMNS} FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2`, [tenant, route]);
-    return result.rows.flatMap((row) => this.toStored(row))[0];
+    return result.rows.flatMap((row) => storedFromRow(row, this.logger, this.location))[0];
   }
 
+  /** `rule` was parsed at the boundary (admin API, config): written as is. */
   async putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule> {
     assertRuleTarget(tenant, route);
-    const c = toColumns(parseRule(rule));
-    const result = await this.write<RuleRow>(
-      `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+    const result = await this.write<{ updated_at: Date }>(
+      `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
          refill_per_second = EXCLUDED.refill_per_second, params = EXCLUDED.params, shadow = EXCLUDED.shadow, updated_at = now()
-       RETURNING ${RULE_COLUMNS}`,
-      [tenant, route, c.policy, c.capacity, c.refillPerSecond, c.params, c.shadow],
+       RETURNING updated_at`,
+      ruleValues(tenant, route, rule),
     );
-    return this.toStored(result.rows[0]!)[0]!;
+    return storedFromWrite(tenant, route, rule, result.rows[0]!.updated_at);
   }
 
   async deleteRule(tenant: string, route: string): Promise<boolean> {
@@ -189,11 +185,8 @@ export class PostgresRuleStore implements RuleStore {
   async createKey(tenant: string): Promise<CreatedKey> {
     assertValidId(tenant, 'tenant');
     const key = newApiKey();
-    const result = await this.write<KeyRow>(`INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`, [
-      newKeyId(),
-      hashApiKey(key),
-      tenant,
-    ]);
+    const sql = `INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`;
+    const result = await this.write<KeyRow>(sql, [newKeyId(), hashApiKey(key), tenant]);
     const info = toKeyInfo(result.rows[0]!);
     return { id: info.id, key, tenant, createdAt: info.createdAt };
   }
@@ -209,7 +202,7 @@ export class PostgresRuleStore implements RuleStore {
     assertValidKeyId(id);
     const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE id = $1`, [id]);
     const row = result.rows[0];
-    return row ? { ...toKeyInfo(row), hash: row.hash } : undefined;
+    return row ? toKeyRecord(row) : undefined;
   }
 
   async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
@@ -223,7 +216,7 @@ export class PostgresRuleStore implements RuleStore {
 
   async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {
     const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`, [], this.fullLoadTimeoutMs);
-    return result.rows.map((row) => ({ ...toKeyInfo(row), hash: row.hash }));
+    return result.rows.map(toKeyRecord);
   }
 
   async watch(onChange: (change: StoreChange) => void): Promise<() => void> {
@@ -251,20 +244,5 @@ export class PostgresRuleStore implements RuleStore {
     this.watchers.clear();
     const closing = Promise.all([this.listener?.close(), this.pool.end().catch(() => {})]);
     await waitAtMost(closing, this.timeoutMs);
-  }
-
-  private toStored(row: RuleRow): StoredRule[] {
-    const field = `rate_limit_rule[${row.tenant_id}/${row.route_id}]`;
-    try {
-      const rule = fromColumns(
-        { policy: row.policy, capacity: row.capacity, refillPerSecond: row.refill_per_second, params: row.params, shadow: row.shadow },
-        field,
-      );
-      return [{ tenant: row.tenant_id, route: row.route_id, rule, updatedAt: row.updated_at.toISOString() }];
-    } catch (error) {
-      // A row edited by hand into something invalid is skipped, never served.
-      this.logger.error({ err: errorMessage(error), store: this.location }, 'skipping an invalid rule row');
-      return [];
-    }
   }
 }

@@ -21,7 +21,8 @@ export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<vo
   clearTimeout(timer);
 }
 
-export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** Rejects with StoreTimeoutError once `timeoutMs` have passed; `cancel` stops it. */
+function expiry(timeoutMs: number): { expired: Promise<never>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
   // Measured on the wall clock: a timer armed from a stale event-loop time can
   // fire early, and a write's guarantee needs "never before", not "about".
@@ -34,12 +35,17 @@ export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work:
     };
     timer = setTimeout(check, timeoutMs);
   });
+  return { expired, cancel: () => clearTimeout(timer) };
+}
+
+export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const { expired, cancel } = expiry(timeoutMs);
   const acquiring = pool.connect();
   let client: pg.PoolClient;
   try {
     client = await Promise.race([acquiring, expired]);
   } catch (error) {
-    clearTimeout(timer);
+    cancel();
     // A connection that arrives after we gave up goes straight back to the pool.
     acquiring.then((late) => late.release(), () => {});
     throw error;
@@ -60,7 +66,7 @@ export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work:
     client.release(error instanceof Error ? error : true);
     throw error;
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 

@@ -1,6 +1,6 @@
-// One rule ↔ the columns both stores keep (see migrations/001_rules_and_keys.sql):
-// token bucket and GCRA keep capacity/refill in their own columns, every other
-// parameter goes to `params`, and shadow has its own flag.
+// One rule ↔ the columns both stores keep (see migrations/001_rules_and_keys.sql
+// and embedded-schema.ts): token bucket and GCRA keep capacity/refill in their
+// own columns, every other parameter goes to `params`, and shadow has its own flag.
 import { assertValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { assertTenantId } from './anonymous-tenant.js';
@@ -27,13 +27,23 @@ export function toColumns(rule: Rule): RuleColumns {
   };
 }
 
-/** Rebuilds and re-validates a rule read from a store; throws SluiceError on a bad row. */
-export function fromColumns(columns: RuleColumns, field: string): Rule {
+/** The rule object the columns spell, unchecked (parseRule checks it when it comes from a read). */
+export function columnsToInput(columns: RuleColumns): Record<string, unknown> {
   const input: Record<string, unknown> = { policy: columns.policy, ...columns.params };
   if (columns.capacity !== null) input.capacity = columns.capacity;
   if (columns.refillPerSecond !== null) input.refillPerSecond = columns.refillPerSecond;
   if (columns.shadow) input.shadow = true;
-  return parseRule(input, field);
+  return input;
+}
+
+/** Rebuilds and re-validates a rule read from a store; throws SluiceError on a bad row. */
+export function fromColumns(columns: RuleColumns, field: string): Rule {
+  return parseRule(columnsToInput(columns), field);
+}
+
+/** A parsed rule as a store keeps it (e.g. `shadow: false` dropped): what a read of it would give. */
+export function asStored(rule: Rule): Rule {
+  return columnsToInput(toColumns(rule)) as Rule;
 }
 
 /** A tenant or route id of a rule: a valid id, or `*` for "any". */

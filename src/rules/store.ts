@@ -1,8 +1,10 @@
 // The rule store: where rules and API keys are kept (PostgreSQL or the embedded
 // SQLite file). The hot path never reads it: the rule cache loads it into memory
-// and listens to `watch` for changes. Every write validates first (ids with
-// assertValidId, rules with parseRule) and is one transaction: nothing is ever
-// partly written.
+// and listens to `watch` for changes. A rule is parsed once, where it enters
+// (the admin API, the CLI, the config file), and reaches a store as a Rule; a
+// store checks ids, writes each change in one transaction (nothing is ever
+// partly written) and parses every row it reads back (rule-rows.ts), since a
+// database can hold anything.
 import type { Rule } from '../core/rule.js';
 import type { StoredRule } from './types.js';
 
@@ -37,7 +39,7 @@ export type StoreChange =
   | { kind: 'reload' }
   | { kind: 'disconnected'; error: string };
 
-/** A rule from the config file, written to an empty store on its first start. */
+/** A rule from the config file (parsed when it was loaded), written to an empty store on its first start. */
 export interface SeedRule {
   tenant: string;
   route: string;
@@ -61,7 +63,7 @@ export interface RuleStore {
 
   listRules(filter?: RuleFilter): Promise<StoredRule[]>;
   getRule(tenant: string, route: string): Promise<StoredRule | undefined>;
-  /** Validates, then inserts or replaces the rule of tenant × route. */
+  /** Inserts or replaces the rule of tenant × route; `rule` is already parsed (parseRule). */
   putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule>;
   /** Whether a rule was there to delete. */
   deleteRule(tenant: string, route: string): Promise<boolean>;

@@ -20,11 +20,11 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(command: typeof rules, argv: string[], env: NodeJS.ProcessEnv = { SLUICE_ADMIN_TOKEN: TOKEN }) {
+async function cli(command: typeof rules, argv: string[], env: NodeJS.ProcessEnv = { SLUICE_ADMIN_TOKEN: TOKEN }, admin = f.admin.url) {
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIo = { out: (t) => void out.push(t), err: (t) => void err.push(t), env };
-  const code = await command([...argv, '--admin', f.admin.url], io);
+  const code = await command([...argv, '--admin', admin], io);
   return { code, out: out.join(''), err: err.join('') };
 }
 
@@ -44,12 +44,15 @@ describe('sluice rules', () => {
   it('reports API errors naming the field, and usage errors with code 2', async () => {
     const bad = await cli(rules, ['set', 'shop-a', 'orders', '--policy', 'token_bucket', '--capacity', '0', '--refill-per-second', '1']);
     assert.equal(bad.code, 1);
-    assert.match(bad.err, /400 body\.capacity: must be at least 1/);
+    assert.match(bad.err, /400 body\.capacity: must be at least 1 \(ERR_RULE_INVALID\)/);
     assert.equal((await cli(rules, ['get', 'shop-a'])).code, 2);
     assert.equal((await cli(rules, ['frobnicate'])).code, 2);
     const noToken = await cli(rules, ['list'], {});
     assert.equal(noToken.code, 1);
-    assert.match(noToken.err, /SLUICE_ADMIN_TOKEN is not set/);
+    assert.match(noToken.err, /SLUICE_ADMIN_TOKEN is not set.*\(ERR_UNAUTHORIZED\)/);
+    const noAdmin = await cli(rules, ['list'], { SLUICE_ADMIN_TOKEN: TOKEN }, 'http://127.0.0.1:1');
+    assert.equal(noAdmin.code, 1);
+    assert.match(noAdmin.err, /cannot reach the admin API at http:\/\/127\.0\.0\.1:1.*\(ERR_ADMIN_UNREACHABLE\)/);
     assert.deepEqual(await f.store.listRules(), []);
   });
 

@@ -15,7 +15,13 @@ after(async () => {
   await server?.stop();
 });
 
-storeContract('postgres', { open: async () => new PostgresRuleStore({ connectionString: await createDatabase(server) }) });
+storeContract('postgres', {
+  location: () => createDatabase(server),
+  open: (connectionString, options) => new PostgresRuleStore({ connectionString, ...options }),
+  sql: async (url, text) => {
+    await sql(url, text);
+  },
+});
 
 describe('postgres store', () => {
   const bucket = { policy: 'token_bucket' as const, capacity: 5, refillPerSecond: 1 };
@@ -36,7 +42,7 @@ describe('postgres store', () => {
     }
   });
 
-  it('announces rows edited with plain SQL, and skips an invalid row instead of serving it', async () => {
+  it('announces rows edited with plain SQL', async () => {
     const url = await createDatabase(server);
     const store = new PostgresRuleStore({ connectionString: url });
     try {
@@ -45,15 +51,12 @@ describe('postgres store', () => {
       await store.watch((change) => seen.push(change));
       await sql(url, "INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second) VALUES ('shop-a', 'psql', 'token_bucket', 3, 1)");
       await eventually(() => assert.ok(seen.some((c) => c.kind === 'rule' && c.route === 'psql')));
-      // Valid for the CHECKs, invalid for parseRule (unknown field in params).
-      await sql(url, `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, params) VALUES ('shop-a', 'odd', 'fixed_window', '{"limit": 5, "windowMs": 1000, "bogus": 1}')`);
-      assert.deepEqual((await store.listRules()).map((r) => r.route), ['psql']);
     } finally {
       await store.close();
     }
   });
 
-  it('seeds the config rules on the first start only, even with two instances starting together', async () => {
+  it('seeds the config rules once even with two instances starting together', async () => {
     const url = await createDatabase(server);
     const seedRules = [{ tenant: 'shop-a', route: 'orders', rule: bucket }];
     const a = new PostgresRuleStore({ connectionString: url, seedRules });

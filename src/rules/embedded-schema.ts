@@ -1,0 +1,101 @@
+// The embedded store's schema, as numbered migrations tracked in SQLite's
+// `user_version`, so a data dir made by an older Sluice is brought up to date
+// on start. It mirrors migrations/001 column for column and CHECK for CHECK
+// (test/rules/schema-parity.test.ts feeds the same rows to both); SQLite has no
+// regex, so the id patterns are written as GLOBs of the forbidden characters.
+import type Database from 'better-sqlite3';
+import type { RulesLogger } from './logger.js';
+
+/** The first schema (no id or policy CHECKs): what data dirs made before migrations hold. */
+const V1_TABLES = `
+CREATE TABLE IF NOT EXISTS rate_limit_rule (
+  tenant_id TEXT NOT NULL CHECK (length(tenant_id) BETWEEN 1 AND 64),
+  route_id TEXT NOT NULL CHECK (length(route_id) BETWEEN 1 AND 64),
+  policy TEXT NOT NULL,
+  capacity INTEGER NULL CHECK (capacity > 0),
+  refill_per_second REAL NULL CHECK (refill_per_second > 0),
+  params TEXT NOT NULL DEFAULT '{}',
+  shadow INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, route_id)
+);
+CREATE TABLE IF NOT EXISTS api_key (
+  id TEXT PRIMARY KEY,
+  key_hash BLOB NOT NULL UNIQUE CHECK (length(key_hash) = 32),
+  tenant_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS api_key_tenant_idx ON api_key (tenant_id);
+CREATE TABLE IF NOT EXISTS sluice_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+const ID_CHARS = "NOT GLOB '*[^A-Za-z0-9._~@+-]*'";
+const NOW = "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))";
+
+/** migrations/001's CHECKs: ids, policy names, column types, and capacity/refill exactly for the bucket policies. */
+const V2_TABLES = `
+CREATE TABLE rate_limit_rule_v2 (
+  id INTEGER PRIMARY KEY,
+  tenant_id TEXT NOT NULL CHECK (tenant_id = '*' OR (length(tenant_id) BETWEEN 1 AND 64 AND tenant_id ${ID_CHARS})),
+  route_id TEXT NOT NULL CHECK (route_id = '*' OR (length(route_id) BETWEEN 1 AND 64 AND route_id ${ID_CHARS})),
+  policy TEXT NOT NULL CHECK (policy IN ('token_bucket', 'gcra', 'fixed_window',
+                               'sliding_window_log', 'sliding_window_counter', 'leaky_bucket')),
+  capacity INTEGER NULL CHECK (capacity IS NULL OR (typeof(capacity) = 'integer' AND capacity BETWEEN 1 AND 2147483647)),
+  refill_per_second REAL NULL CHECK (refill_per_second IS NULL OR (typeof(refill_per_second) = 'real' AND refill_per_second > 0)),
+  params TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params) AND json_type(params) = 'object'),
+  shadow INTEGER NOT NULL DEFAULT 0 CHECK (shadow IN (0, 1)),
+  updated_at TEXT NOT NULL DEFAULT ${NOW},
+  UNIQUE (tenant_id, route_id),
+  CHECK ((policy IN ('token_bucket', 'gcra')) = (capacity IS NOT NULL AND refill_per_second IS NOT NULL)),
+  CHECK (policy IN ('token_bucket', 'gcra') OR (capacity IS NULL AND refill_per_second IS NULL))
+);
+CREATE TABLE api_key_v2 (
+  id TEXT PRIMARY KEY CHECK (length(id) BETWEEN 1 AND 64 AND id NOT GLOB '*[^A-Za-z0-9_-]*'),
+  key_hash BLOB NOT NULL UNIQUE CHECK (typeof(key_hash) = 'blob' AND length(key_hash) = 32),
+  tenant_id TEXT NOT NULL CHECK (length(tenant_id) BETWEEN 1 AND 64 AND tenant_id ${ID_CHARS}),
+  created_at TEXT NOT NULL DEFAULT ${NOW},
+  revoked_at TEXT NULL
+);
+`;
+
+const RULE_COPY = 'tenant_id, route_id, policy, capacity, refill_per_second, params, shadow, updated_at';
+const KEY_COPY = 'id, key_hash, tenant_id, created_at, revoked_at';
+
+/**
+ * Rebuilds both tables with the CHECKs (SQLite cannot add one to a table). A row
+ * that fails them, which only a hand edit can have made, is kept aside in
+ * `<table>_rejected` rather than lost, and logged.
+ */
+function addChecks(db: Database.Database, logger: RulesLogger): void {
+  db.exec(V2_TABLES);
+  for (const [table, columns, match] of [
+    ['rate_limit_rule', RULE_COPY, 'n.tenant_id = o.tenant_id AND n.route_id = o.route_id'],
+    ['api_key', KEY_COPY, 'n.id = o.id'],
+  ] as const) {
+    db.exec(`INSERT OR IGNORE INTO ${table}_v2 (${columns}) SELECT ${columns} FROM ${table}`);
+    db.exec(`CREATE TABLE ${table}_rejected AS SELECT * FROM ${table} o WHERE NOT EXISTS (SELECT 1 FROM ${table}_v2 n WHERE ${match})`);
+    const rejected = (db.prepare(`SELECT count(*) AS n FROM ${table}_rejected`).get() as { n: number }).n;
+    if (rejected === 0) db.exec(`DROP TABLE ${table}_rejected`);
+    else logger.warn({ rows: rejected, table: `${table}_rejected` }, `rows of ${table} that break the schema's checks were moved aside`);
+    db.exec(`DROP TABLE ${table}; ALTER TABLE ${table}_v2 RENAME TO ${table}`);
+  }
+  db.exec('CREATE INDEX api_key_tenant_idx ON api_key (tenant_id)');
+}
+
+const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
+  (db) => db.exec(V1_TABLES),
+  addChecks,
+];
+
+/** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */
+export function migrateEmbedded(db: Database.Database, logger: RulesLogger): number {
+  const from = db.pragma('user_version', { simple: true }) as number;
+  for (let version = from; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      MIGRATIONS[version]!(db, logger);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+  return Math.max(0, MIGRATIONS.length - from);
+}

@@ -1,0 +1,142 @@
+// The PostgreSQL schema (migrations/) and the embedded one (embedded-schema.ts)
+// are written twice, in two dialects: the same rows go to both, and both must
+// take or refuse each one alike, with the same columns. A CHECK added to one
+// side only fails here.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { POLICIES } from '../../src/core/rule.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { createDatabase } from '../helpers/postgres-db.js';
+
+type RuleCase = [name: string, ok: boolean, tenant: string, route: string, policy: string | null, capacity: unknown, refill: unknown, params: string, shadow?: boolean];
+
+const BUCKET_POLICIES = ['token_bucket', 'gcra'];
+const RULE_CASES: RuleCase[] = [
+  ...POLICIES.map((policy): RuleCase => {
+    const bucket = BUCKET_POLICIES.includes(policy);
+    return [`a ${policy} rule`, true, 'shop-a', policy.replaceAll('_', '-'), policy, bucket ? 10 : null, bucket ? 0.5 : null, bucket ? '{}' : '{"limit": 5}'];
+  }),
+  ['any tenant, any route', true, '*', '*', 'token_bucket', 1, 1, '{}', true],
+  ['every id character', true, 'a.b_c~d@e+f-9', 'R.o_u~t@e+-0', 'fixed_window', null, null, '{}'],
+  ['a 64-character id', true, 't'.repeat(64), 'r', 'fixed_window', null, null, '{}'],
+  ['a 65-character tenant', false, 't'.repeat(65), 'r', 'fixed_window', null, null, '{}'],
+  ['an empty route', false, 'shop-a', '', 'fixed_window', null, null, '{}'],
+  ['a space in a tenant', false, 'shop a', 'r', 'fixed_window', null, null, '{}'],
+  ['a colon in a route', false, 'shop-a', 'r:1', 'fixed_window', null, null, '{}'],
+  ['a brace in a tenant', false, '{shop}', 'r', 'fixed_window', null, null, '{}'],
+  ['a star inside a route', false, 'shop-a', 'r*', 'fixed_window', null, null, '{}'],
+  ['a non-ASCII tenant', false, 'shöp', 'r', 'fixed_window', null, null, '{}'],
+  ['an unknown policy', false, 'shop-a', 'r', 'token-bucket', 1, 1, '{}'],
+  ['no policy', false, 'shop-a', 'r', null, null, null, '{}'],
+  ['a zero capacity', false, 'shop-a', 'r', 'token_bucket', 0, 1, '{}'],
+  ['a fractional capacity', false, 'shop-a', 'r', 'token_bucket', 1.5, 1, '{}'],
+  ['a capacity past INT', false, 'shop-a', 'r', 'token_bucket', 3_000_000_000, 1, '{}'],
+  ['a negative refill', false, 'shop-a', 'r', 'gcra', 1, -1, '{}'],
+  ['a text refill', false, 'shop-a', 'r', 'gcra', 1, 'fast', '{}'],
+  ['a bucket without refill', false, 'shop-a', 'r', 'token_bucket', 1, null, '{}'],
+  ['a window with a capacity', false, 'shop-a', 'r', 'fixed_window', 5, null, '{}'],
+  ['a window with a refill', false, 'shop-a', 'r', 'sliding_window_log', null, 1, '{}'],
+  ['params as an array', false, 'shop-a', 'r', 'fixed_window', null, null, '[]'],
+  ['params as a string', false, 'shop-a', 'r', 'fixed_window', null, null, '"x"'],
+  ['params not JSON', false, 'shop-a', 'r', 'fixed_window', null, null, '{limit: 5'],
+];
+
+type KeyCase = [name: string, ok: boolean, id: string, hashBytes: number, tenant: string];
+const KEY_CASES: KeyCase[] = [
+  ['a key', true, 'key_AbC-09', 32, 'shop-a'],
+  ['a 31-byte hash', false, 'key_1', 31, 'shop-a'],
+  ['a dot in an id', false, 'key.1', 32, 'shop-a'],
+  ['a 65-character id', false, 'k'.repeat(65), 32, 'shop-a'],
+  ['any tenant', false, 'key_1', 32, '*'],
+  ['a colon in a tenant', false, 'key_1', 32, 'shop:a'],
+];
+
+const RULE_INSERT = 'INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)';
+const KEY_INSERT = 'INSERT INTO api_key (id, key_hash, tenant_id)';
+
+let server: PostgresServer;
+let pgClient: pg.Client;
+let sqlite: Database.Database;
+let dataDir: string;
+
+/** Whether the statement is taken; always rolled back, so every case starts from empty tables. */
+async function takesPg(text: string, values: unknown[]): Promise<boolean> {
+  await pgClient.query('BEGIN');
+  try {
+    await pgClient.query(text, values);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await pgClient.query('ROLLBACK');
+  }
+}
+
+function takesSqlite(text: string, values: unknown[]): boolean {
+  sqlite.exec('BEGIN');
+  try {
+    sqlite.prepare(text).run(...values);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    sqlite.exec('ROLLBACK');
+  }
+}
+
+before(async () => {
+  server = await startPostgres();
+  const url = await createDatabase(server);
+  const store = new PostgresRuleStore({ connectionString: url });
+  await store.listRules(); // migrates
+  await store.close();
+  pgClient = new pg.Client({ connectionString: url });
+  await pgClient.connect();
+  dataDir = mkdtempSync(join(tmpdir(), 'sluice-parity-'));
+  await new EmbeddedRuleStore({ dataDir }).close(); // migrates
+  sqlite = new Database(join(dataDir, 'rules.sqlite'));
+});
+after(async () => {
+  sqlite?.close();
+  await pgClient?.end();
+  await server?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the PostgreSQL and embedded schemas', () => {
+  it('have the same columns, in the same order', async () => {
+    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta']) {
+      const inPg = await pgClient.query<{ column_name: string }>(
+        'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
+        [table],
+      );
+      const inSqlite = sqlite.pragma(`table_info(${table})`) as { name: string }[];
+      assert.deepEqual(inSqlite.map((c) => c.name), inPg.rows.map((r) => r.column_name), table);
+    }
+  });
+
+  it('take or refuse the same rule rows', async () => {
+    for (const [name, ok, tenant, route, policy, capacity, refill, params, shadow = false] of RULE_CASES) {
+      const values = [tenant, route, policy, capacity, refill];
+      const inPg = await takesPg(`${RULE_INSERT} VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`, [...values, params, shadow]);
+      const inSqlite = takesSqlite(`${RULE_INSERT} VALUES (?, ?, ?, ?, ?, ?, ?)`, [...values, params, shadow ? 1 : 0]);
+      assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
+    }
+  });
+
+  it('take or refuse the same key rows', async () => {
+    for (const [name, ok, id, hashBytes, tenant] of KEY_CASES) {
+      const values = [id, Buffer.alloc(hashBytes, 7), tenant];
+      const inPg = await takesPg(`${KEY_INSERT} VALUES ($1, $2, $3)`, values);
+      const inSqlite = takesSqlite(`${KEY_INSERT} VALUES (?, ?, ?)`, values);
+      assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
+    }
+  });
+});
