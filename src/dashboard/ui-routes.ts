@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../core/errors.js';
-import { HttpError, sendJson } from '../admin/http-util.js';
+import { sendJson } from '../admin/http-util.js';
 import type { Dashboard } from './dashboard.js';
 
 export const CONTENT_SECURITY_POLICY =
@@ -50,10 +50,10 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, parts: 
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
   const method = req.method ?? 'GET';
   const rest = parts.slice(1).join('/');
-  if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'ERR_BAD_REQUEST', `method ${method} not allowed; use GET`, 'method');
+  if (method !== 'GET' && method !== 'HEAD') throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use GET`, 'method');
   if (rest === 'api/overview') {
     ctx.authorize(req);
-    if (!ctx.dashboard) throw new HttpError(503, 'ERR_STORE_UNAVAILABLE', 'the dashboard is not running on this instance', 'dashboard');
+    if (!ctx.dashboard) throw new SluiceError('ERR_NOT_FOUND', 'the dashboard is not running on this instance', 'dashboard');
     sendJson(res, 200, await ctx.dashboard.overview());
     return;
   }
