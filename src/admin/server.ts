@@ -2,7 +2,7 @@
 // /healthz, /readyz and /metrics are open (for load balancers, orchestrators
 // and Prometheus; none of them names a tenant or a key); every other endpoint
 // needs `Authorization: Bearer <SLUICE_ADMIN_TOKEN>`.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
@@ -34,26 +34,34 @@ type Route = (req: IncomingMessage, parts: string[], query: URLSearchParams) => 
 
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const logger = options.logger ?? stderrLogger;
-  const authorize = bearerAuth(options.token);
-  if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz and /readyz');
-  const route = router(options);
-
+  if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz, /readyz and /metrics');
+  const handle = requestHandler(options);
   let closing = false;
   const server = createServer((req, res) => {
     // Once closing, a connection ends with its answer: a page polling on a keep-alive connection cannot hold close() open.
     res.once('finish', () => {
       if (closing) req.socket.end();
     });
-    handle(req, res).catch((error) => {
-      if (!(error instanceof SluiceError) || error.status >= 500) {
-        logger.error({ err: errorMessage(error), method: req.method, path: pathOf(req) }, 'admin request failed');
-      }
-      if (!res.headersSent) sendError(res, error);
-      else res.destroy();
-    });
+    handle(req, res).catch((error) => answerFailure(req, res, error, logger));
   });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  const url = await listenOn(server, options.listen);
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+function requestHandler(options: AdminServerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const authorize = bearerAuth(options.token);
+  const route = router(options);
+  return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://admin');
     const parts = splitPath(url.pathname);
     if (parts[0] === 'ui') return serveUi(req, res, parts, { dashboard: options.dashboard, authorize });
@@ -70,25 +78,27 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       return;
     }
     sendJson(res, reply.status, reply.body);
-  }
+  };
+}
 
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+/** An error answer from the catalogue; only failures that are ours (5xx or unexpected) are logged. */
+function answerFailure(req: IncomingMessage, res: ServerResponse, error: unknown, logger: RulesLogger): void {
+  if (!(error instanceof SluiceError) || error.status >= 500) {
+    logger.error({ err: errorMessage(error), method: req.method, path: pathOf(req) }, 'admin request failed');
+  }
+  if (!res.headersSent) sendError(res, error);
+  else res.destroy();
+}
+
+/** Listens and gives the base URL (host defaults to 127.0.0.1, port 0 picks a free one). */
+async function listenOn(server: Server, listen: AdminServerOptions['listen']): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.listen.port, options.listen.host ?? '127.0.0.1', () => resolve());
+    server.listen(listen.port, listen.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${host}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing = true;
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
-  };
+  return `http://${host}:${address.port}`;
 }
 
 function router(deps: h.AdminDeps): Route {
