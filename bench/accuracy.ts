@@ -1,14 +1,18 @@
-// npx tsx bench/accuracy.ts [--quick]
+// npx tsx bench/accuracy.ts [--quick] [--busy-core]
 // Cluster-wide accuracy (issue 6). K "gateway processes" share one Redis: here
 // a gateway process is one engine (createEngine, its own Redis connection),
 // and the K engines run spread over a few worker processes (2 cores cannot
 // host 20 gateways). Token bucket, capacity 100, 100/s, offered 4× the limit,
 // evenly spread over the K instances or all on one; expected 100 + 100 × d.
 // Then the same with each worker's clock skewed ±50 ms, on a 6-node cluster
-// with 1,000 tenants, and for every policy against its model's own figure.
-import { type ChildProcess, fork } from 'node:child_process';
+// with 1,000 tenants, and for every policy. Each row's expected figure is its
+// policy's pure model run over the times the requests were actually sent, so a
+// loaded machine that sends late or unevenly moves the figure with the run.
+// --busy-core keeps one core busy with another process for the whole run.
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { parseRule, type PolicyName, type Rule } from '../src/core/rule.js';
-import { ACCURACY_DEADLINE_MS, type InstanceCounts, type InstanceJob, modelExpected, type WorkerJob } from './lib/accuracy-plan.js';
+import { ACCURACY_DEADLINE_MS, type InstanceCounts, type InstanceJob, modelExpected, modelExpectedAt, type WorkerJob } from './lib/accuracy-plan.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
@@ -40,11 +44,16 @@ export interface AccuracyRow {
   k: number;
   policy: PolicyName;
   sent: number;
+  /** First to last request actually sent, all instances together (the schedule says durationMs). */
+  spanMs: number;
   allowed: number;
+  /** The exact figure: the policy's model over the actual send times, per tenant, summed. */
   expected: number;
+  /** What the schedule alone would have given (the figure before send times were recorded), for comparison. */
+  scheduled: number;
   /** allowed ÷ expected */
   ratio: number;
-  expectedFrom: 'capacity + rate × d' | 'policy model';
+  expectedFrom: 'policy model at the actual send times';
   /** The target range of allowed ÷ expected: ±1 % without leasing, the leasing bound with it. */
   bound: { min: number; max: number };
   withinBound: boolean;
@@ -54,6 +63,10 @@ export interface AccuracyRow {
 export interface AccuracyResult {
   durationMs: number;
   workers: number;
+  /** Whether another process kept one core busy during the run (--busy-core). */
+  busyCore: boolean;
+  /** os.loadavg() (1, 5, 15 min) when the run started and when it ended. */
+  load: { start: number[]; end: number[] };
   rows: AccuracyRow[];
   note: string;
 }
@@ -146,40 +159,76 @@ async function runPhase(list: Variant[], normal: Worker[], skewed: Worker[], red
   const startAt = Date.now() + 1500;
   const allOnOne = Object.fromEntries(list.map((v) => [v.name, v.allOnOne]));
   const counts = (await Promise.all([...perWorker].map(([worker, instances]) => runJob(worker, { redis, startAt, durationMs, instances }, allOnOne)))).flat();
-  return list.map((variant) => {
-    const mine = counts.filter((c) => c.variant === variant.name);
-    const bySource: Record<string, number> = {};
-    for (const c of mine) for (const [source, n] of Object.entries(c.bySource)) bySource[source] = (bySource[source] ?? 0) + n;
-    // capacity + rate × d holds for one tenant at 400 req/s; 1,000 tenants at 1/s and 4 req/s are
-    // too coarse for it (a token comes due exactly at the end), so they use the model's figure.
-    const formula = variant.tenants === 1 && variant.policy === 'token_bucket' && variant.rule.policy === 'token_bucket';
-    const perTenant = formula && variant.rule.policy === 'token_bucket'
-      ? variant.rule.capacity + (variant.rule.refillPerSecond * durationMs) / 1000
-      : modelExpected(variant.rule, startAt, variant.ratePerTenant, durationMs);
-    const expected = perTenant * variant.tenants;
-    const allowed = mine.reduce((sum, c) => sum + c.allowed, 0);
-    const bound = boundOf(variant, expected);
-    return {
-      variant: variant.name,
-      group: variant.group,
-      k: variant.k,
-      policy: variant.policy,
-      sent: mine.reduce((sum, c) => sum + c.sent, 0),
-      allowed,
-      expected: round(expected, 1),
-      ratio: round(allowed / expected, 3),
-      expectedFrom: formula ? 'capacity + rate × d' : 'policy model',
-      bound,
-      // One unit of slack above: the schedule's last send and Redis's clock can straddle a refill.
-      withinBound: allowed >= bound.min * expected - 1 && allowed <= bound.max * expected + 1,
-      bySource,
-    };
-  });
+  return list.map((variant) => rowOf(variant, counts.filter((c) => c.variant === variant.name), startAt, durationMs));
 }
 
-export async function runAccuracyBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<AccuracyResult> {
+/** The figure the schedule alone gives: capacity + rate × d for one token bucket tenant, else the model over the schedule. */
+function scheduledExpected(variant: Variant, startAt: number, durationMs: number): number {
+  const rule = variant.rule;
+  if (variant.tenants === 1 && rule.policy === 'token_bucket') return rule.capacity + (rule.refillPerSecond * durationMs) / 1000;
+  return modelExpected(rule, startAt, variant.ratePerTenant, durationMs) * variant.tenants;
+}
+
+function rowOf(variant: Variant, mine: InstanceCounts[], startAt: number, durationMs: number): AccuracyRow {
+  const bySource: Record<string, number> = {};
+  for (const c of mine) for (const [source, n] of Object.entries(c.bySource)) bySource[source] = (bySource[source] ?? 0) + n;
+  // Each tenant is one bucket: its model runs over the times its requests actually left, every instance merged.
+  let expected = 0;
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (let t = 0; t < variant.tenants; t++) {
+    const times = mine.flatMap((c) => c.sentAt[t] ?? []);
+    expected += modelExpectedAt(variant.rule, times);
+    for (const at of times) {
+      if (at < first) first = at;
+      if (at > last) last = at;
+    }
+  }
+  const allowed = mine.reduce((sum, c) => sum + c.allowed, 0);
+  const bound = boundOf(variant, expected);
+  return {
+    variant: variant.name,
+    group: variant.group,
+    k: variant.k,
+    policy: variant.policy,
+    sent: mine.reduce((sum, c) => sum + c.sent, 0),
+    spanMs: last >= first ? round(last - first, 1) : 0,
+    allowed,
+    expected,
+    scheduled: round(scheduledExpected(variant, startAt, durationMs), 1),
+    ratio: round(allowed / expected, 3),
+    expectedFrom: 'policy model at the actual send times',
+    bound,
+    // One unit of slack each way: a send time and Redis's clock can straddle a refill or a window's end.
+    withinBound: allowed >= bound.min * expected - 1 && allowed <= bound.max * expected + 1,
+    bySource,
+  };
+}
+
+export interface AccuracyOptions {
+  /** Keep one core busy with another process while the bench runs (issue 11's condition). */
+  busyCore?: boolean;
+}
+
+/** Starts a process that spins one core until the returned function stops it. */
+function busyOneCore(): () => void {
+  const child = spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  onCleanup(stop);
+  return stop;
+}
+
+const loadNow = (): number[] => loadavg().map((n) => round(n, 2));
+
+export async function runAccuracyBench(options: BenchOptions, progress: (line: string) => void = console.log, extra: AccuracyOptions = {}): Promise<AccuracyResult> {
   const durationMs = pick(options, 2000, 10_000);
   const workerCount = pick(options, 2, 4);
+  const busyCore = extra.busyCore ?? false;
+  const load = { start: loadNow(), end: [] as number[] };
+  const stopBusy = busyCore ? busyOneCore() : () => undefined;
+  progress(`accuracy: load average ${load.start.join(', ')}${busyCore ? '; one core kept busy by another process' : ''}`);
   progress('accuracy: starting Redis, a 6-node cluster and the worker processes');
   const redis = await benchRedis();
   const clusterPromise = startRedisCluster().then((cluster) => {
@@ -195,11 +244,15 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
   const cluster = await clusterPromise;
   rows.push(...(await runPhase([clusterVariant()], normal, skewed, { cluster: cluster.seeds.map((s) => `${s.host}:${s.port}`) }, durationMs)));
   for (const worker of [...normal, ...skewed]) worker.child.kill('SIGTERM');
+  load.end = loadNow();
+  stopBusy();
   return {
     durationMs,
     workers: workerCount * 2,
+    busyCore,
+    load,
     rows,
-    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, for the time-based policies; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys.`,
+    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys. Expected: each tenant's bucket, the policy's pure model run over the times its requests were actually sent (every instance merged), so a loaded machine that sends late or unevenly moves the figure with the run; "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
   };
 }
 
@@ -211,8 +264,8 @@ export function boundText(row: AccuracyRow): string {
 export function printAccuracy(result: AccuracyResult): string {
   return [
     textTable(
-      ['variant', 'policy', 'K', 'sent', 'allowed', 'expected', 'allowed/expected', 'target', 'expected from', 'sources'],
-      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, r.allowed, r.expected, r.ratio, boundText(r), r.expectedFrom, Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
+      ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'scheduled', 'allowed/expected', 'target', 'sources'],
+      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, round(r.spanMs / 1000, 3), r.allowed, r.expected, r.scheduled, r.ratio, boundText(r), Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
     ),
     result.note,
   ].join('\n');
@@ -220,7 +273,8 @@ export function printAccuracy(result: AccuracyResult): string {
 
 if (isMain(import.meta.url)) {
   await runMain(async () => {
-    const result = await runAccuracyBench(parseOptions());
+    const argv = process.argv.slice(2);
+    const result = await runAccuracyBench(parseOptions(argv.filter((arg) => arg !== '--busy-core')), console.log, { busyCore: argv.includes('--busy-core') });
     console.log('\n' + printAccuracy(result));
   });
 }
