@@ -1,4 +1,4 @@
-// npx tsx bench/accuracy.ts [--quick] [--busy-core]
+// npx tsx bench/accuracy.ts [--quick] [--busy-core] [--redis-clock]
 // Cluster-wide accuracy (issue 6). K "gateway processes" share one Redis: here
 // a gateway process is one engine (createEngine, its own Redis connection),
 // and the K engines run spread over a few worker processes (2 cores cannot
@@ -8,8 +8,10 @@
 // with 1,000 tenants, and for every policy. Each row's expected figure is its
 // policy's pure model run over the times the requests were actually sent, so a
 // loaded machine that sends late or unevenly moves the figure with the run.
-// --busy-core keeps one core busy with another process for the whole run.
+// --busy-core keeps one core busy with another process for the whole run;
+// --redis-clock runs the models over the instants Redis ran each script instead.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
+import type { Redis } from 'ioredis';
 import { loadavg } from 'node:os';
 import { parseRule, type PolicyName, type Rule } from '../src/core/rule.js';
 import { ACCURACY_DEADLINE_MS, type InstanceCounts, type InstanceJob, modelExpected, modelExpectedAt, type WorkerJob } from './lib/accuracy-plan.js';
@@ -18,6 +20,7 @@ import { round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { accuracyRule, registeredPolicies } from './lib/rules.js';
 import { benchRedis } from './lib/servers.js';
+import { watchRedisTimes } from './lib/redis-times.js';
 import { textTable } from './lib/table.js';
 import { startRedisCluster } from '../test/helpers/redis-cluster.js';
 
@@ -47,13 +50,21 @@ export interface AccuracyRow {
   /** First to last request actually sent, all instances together (the schedule says durationMs). */
   spanMs: number;
   allowed: number;
-  /** The exact figure: the policy's model over the actual send times, per tenant, summed. */
+  /**
+   * The exact figure: per tenant, the policy's model over the instants Redis ran
+   * each request's script (MONITOR, `expectedFrom` 'Redis'), or over the instants
+   * the requests were sent ('sent': leasing, the cluster, or a request Redis never saw).
+   */
   expected: number;
+  expectedFrom: 'Redis' | 'sent';
+  /** The same model over the instants the requests were sent. */
+  expectedAtSent: number;
+  /** The same model over the instants the decisions came back. */
+  expectedAtDecided: number;
   /** What the schedule alone would have given (the figure before send times were recorded), for comparison. */
   scheduled: number;
   /** allowed ÷ expected */
   ratio: number;
-  expectedFrom: 'policy model at the actual send times';
   /** The target range of allowed ÷ expected: ±1 % without leasing, the leasing bound with it. */
   bound: { min: number; max: number };
   withinBound: boolean;
@@ -145,21 +156,25 @@ function runJob(worker: Worker, job: WorkerJob, allOnOne: Record<string, boolean
   });
 }
 
-async function runPhase(list: Variant[], normal: Worker[], skewed: Worker[], redis: WorkerJob['redis'], durationMs: number): Promise<AccuracyRow[]> {
+const tenantsOf = (variant: Variant): string[] => Array.from({ length: variant.tenants }, (_, t) => `acc-${variant.name.replace(/[^A-Za-z0-9]+/g, '-')}-${t}`);
+
+async function runPhase(list: Variant[], normal: Worker[], skewed: Worker[], redis: WorkerJob['redis'], durationMs: number, monitor?: Redis): Promise<AccuracyRow[]> {
   const perWorker = new Map<Worker, InstanceJob[]>();
   list.forEach((variant, v) => {
     const pool = variant.skewed ? skewed : normal;
     for (let index = 0; index < variant.k; index++) {
       const worker = pool[(index + v) % pool.length]!;
-      const tenants = Array.from({ length: variant.tenants }, (_, t) => `acc-${variant.name.replace(/[^A-Za-z0-9]+/g, '-')}-${t}`);
+      const tenants = tenantsOf(variant);
       const job: InstanceJob = { variant: variant.name, index, of: variant.k, instances: variant.k, tenants, route: 'create-order', rule: variant.rule, ratePerTenant: variant.ratePerTenant, sends: !variant.allOnOne || index === 0 };
       perWorker.set(worker, [...(perWorker.get(worker) ?? []), job]);
     }
   });
   const startAt = Date.now() + 1500;
   const allOnOne = Object.fromEntries(list.map((v) => [v.name, v.allOnOne]));
+  const watch = monitor === undefined ? undefined : await watchRedisTimes(monitor);
   const counts = (await Promise.all([...perWorker].map(([worker, instances]) => runJob(worker, { redis, startAt, durationMs, instances }, allOnOne)))).flat();
-  return list.map((variant) => rowOf(variant, counts.filter((c) => c.variant === variant.name), startAt, durationMs));
+  const redisTimes = await watch?.stop();
+  return list.map((variant) => rowOf(variant, counts.filter((c) => c.variant === variant.name), startAt, durationMs, redisTimes));
 }
 
 /** The figure the schedule alone gives: capacity + rate × d for one token bucket tenant, else the model over the schedule. */
@@ -169,21 +184,28 @@ function scheduledExpected(variant: Variant, startAt: number, durationMs: number
   return modelExpected(rule, startAt, variant.ratePerTenant, durationMs) * variant.tenants;
 }
 
-function rowOf(variant: Variant, mine: InstanceCounts[], startAt: number, durationMs: number): AccuracyRow {
+function rowOf(variant: Variant, mine: InstanceCounts[], startAt: number, durationMs: number, redisTimes?: Map<string, number[]>): AccuracyRow {
   const bySource: Record<string, number> = {};
   for (const c of mine) for (const [source, n] of Object.entries(c.bySource)) bySource[source] = (bySource[source] ?? 0) + n;
-  // Each tenant is one bucket: its model runs over the times its requests actually left, every instance merged.
-  let expected = 0;
+  // Each tenant is one bucket: its model runs over the instants of its requests, every instance merged.
+  const figures = { redis: 0, sent: 0, decided: 0 };
+  // Redis's own instants only when Redis saw every request once (no lease, no breaker-open decision).
+  let redisSawAll = redisTimes !== undefined && variant.rule.lease === undefined;
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
-  for (let t = 0; t < variant.tenants; t++) {
-    const times = mine.flatMap((c) => c.sentAt[t] ?? []);
-    expected += modelExpectedAt(variant.rule, times);
-    for (const at of times) {
-      if (at < first) first = at;
-      if (at > last) last = at;
+  tenantsOf(variant).forEach((tenant, t) => {
+    const sent = mine.flatMap((c) => c.sentAt[t] ?? []);
+    const atRedis = redisTimes?.get(tenant) ?? [];
+    if (atRedis.length !== sent.length) redisSawAll = false;
+    figures.redis += modelExpectedAt(variant.rule, atRedis);
+    figures.sent += modelExpectedAt(variant.rule, sent);
+    figures.decided += modelExpectedAt(variant.rule, mine.flatMap((c) => c.decidedAt[t] ?? []));
+    for (const at of sent) {
+      first = Math.min(first, at);
+      last = Math.max(last, at);
     }
-  }
+  });
+  const expected = redisSawAll ? figures.redis : figures.sent;
   const allowed = mine.reduce((sum, c) => sum + c.allowed, 0);
   const bound = boundOf(variant, expected);
   return {
@@ -195,11 +217,13 @@ function rowOf(variant: Variant, mine: InstanceCounts[], startAt: number, durati
     spanMs: last >= first ? round(last - first, 1) : 0,
     allowed,
     expected,
+    expectedFrom: redisSawAll ? 'Redis' : 'sent',
+    expectedAtSent: figures.sent,
+    expectedAtDecided: figures.decided,
     scheduled: round(scheduledExpected(variant, startAt, durationMs), 1),
     ratio: round(allowed / expected, 3),
-    expectedFrom: 'policy model at the actual send times',
     bound,
-    // One unit of slack each way: a send time and Redis's clock can straddle a refill or a window's end.
+    // One unit of slack each way: a request's instant and Redis's clock can straddle a refill or a window's end.
     withinBound: allowed >= bound.min * expected - 1 && allowed <= bound.max * expected + 1,
     bySource,
   };
@@ -208,6 +232,12 @@ function rowOf(variant: Variant, mine: InstanceCounts[], startAt: number, durati
 export interface AccuracyOptions {
   /** Keep one core busy with another process while the bench runs (issue 11's condition). */
   busyCore?: boolean;
+  /**
+   * Run each model over the instants Redis ran the scripts (a MONITOR connection)
+   * instead of the send times. MONITOR about doubles Redis's work per command, so
+   * it moves more decisions to the fallback: a diagnosis, not the default.
+   */
+  redisClock?: boolean;
 }
 
 /** Starts a process that spins one core until the returned function stops it. */
@@ -239,7 +269,9 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
   const normal = await Promise.all(Array.from({ length: workerCount }, () => startWorker(0)));
   const skewed = await Promise.all(Array.from({ length: workerCount }, (_, i) => startWorker(i % 2 === 0 ? -SKEW_MS : SKEW_MS)));
   progress(`accuracy: K = ${KS.join(', ')}, spread / one instance / skewed, every policy (${durationMs / 1000} s, all at once on distinct keys)`);
-  const rows = await runPhase(variants(), normal, skewed, { url: redis.url }, durationMs);
+  const monitor = extra.redisClock ? redis.client() : undefined;
+  const rows = await runPhase(variants(), normal, skewed, { url: redis.url }, durationMs, monitor);
+  monitor?.disconnect();
   progress('accuracy: 6-node cluster, 1,000 tenants');
   const cluster = await clusterPromise;
   rows.push(...(await runPhase([clusterVariant()], normal, skewed, { cluster: cluster.seeds.map((s) => `${s.host}:${s.port}`) }, durationMs)));
@@ -252,7 +284,7 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
     busyCore,
     load,
     rows,
-    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys. Expected: each tenant's bucket, the policy's pure model run over the times its requests were actually sent (every instance merged), so a loaded machine that sends late or unevenly moves the figure with the run; "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
+    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys. Expected: each tenant's bucket, the policy's pure model run over the instants its requests were actually sent (every instance merged; "from" sent), so a loaded machine that sends late or unevenly moves the figure with the run; with --redis-clock, over the instants Redis ran each request's script ("from" Redis; sent where Redis did not see every request once: leasing, the cluster, breaker-open decisions). "at sends" and "at replies" are the same model over the instants the requests left and their decisions came back (Redis decided each in between: the gap between the two is how far the machine's delays alone move the exact figure); "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
   };
 }
 
@@ -264,8 +296,8 @@ export function boundText(row: AccuracyRow): string {
 export function printAccuracy(result: AccuracyResult): string {
   return [
     textTable(
-      ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'scheduled', 'allowed/expected', 'target', 'sources'],
-      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, round(r.spanMs / 1000, 3), r.allowed, r.expected, r.scheduled, r.ratio, boundText(r), Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
+      ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'from', 'at sends', 'at replies', 'scheduled', 'allowed/expected', 'target', 'sources'],
+      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, round(r.spanMs / 1000, 3), r.allowed, r.expected, r.expectedFrom, r.expectedAtSent, r.expectedAtDecided, r.scheduled, r.ratio, boundText(r), Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
     ),
     result.note,
   ].join('\n');
@@ -274,7 +306,9 @@ export function printAccuracy(result: AccuracyResult): string {
 if (isMain(import.meta.url)) {
   await runMain(async () => {
     const argv = process.argv.slice(2);
-    const result = await runAccuracyBench(parseOptions(argv.filter((arg) => arg !== '--busy-core')), console.log, { busyCore: argv.includes('--busy-core') });
+    const own = ['--busy-core', '--redis-clock'];
+    const extra = { busyCore: argv.includes('--busy-core'), redisClock: argv.includes('--redis-clock') };
+    const result = await runAccuracyBench(parseOptions(argv.filter((arg) => !own.includes(arg))), console.log, extra);
     console.log('\n' + printAccuracy(result));
   });
 }

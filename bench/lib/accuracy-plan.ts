@@ -43,6 +43,8 @@ export interface InstanceCounts {
   sent: number;
   /** Per tenant (the job's order): the real epoch ms at which each request was actually sent. */
   sentAt: number[][];
+  /** The same, for when each decision came back (Redis decided in between, or the fallback at this time). */
+  decidedAt: number[][];
   allowed: number;
   bySource: Record<string, number>;
 }

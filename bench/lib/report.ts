@@ -76,8 +76,8 @@ export function renderReport(r: BenchResults): string {
 
   out.push('## Accuracy', '');
   out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');
-  const accuracyColumns = ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'scheduled', 'allowed / expected', 'target', 'sources'];
-  out.push(markdownTable(accuracyColumns, r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, round(a.spanMs / 1000, 3), a.allowed, a.expected, a.scheduled, a.ratio, boundText(a), sources(a.bySource)])), '');
+  const accuracyColumns = ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'at replies', 'scheduled', 'allowed / expected', 'target', 'sources'];
+  out.push(markdownTable(accuracyColumns, r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, round(a.spanMs / 1000, 3), a.allowed, a.expected, a.expectedAtDecided, a.scheduled, a.ratio, boundText(a), sources(a.bySource)])), '');
 
   out.push('## Scale on paper', '');
   out.push('The design\'s peak, computed from this run\'s figures. Assumptions:', '', ...r.scale.assumptions.map((a) => `- ${a}`), '');
