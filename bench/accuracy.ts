@@ -1,19 +1,27 @@
-// npx tsx bench/accuracy.ts [--quick]
+// npx tsx bench/accuracy.ts [--quick] [--busy-core] [--redis-clock]
 // Cluster-wide accuracy (issue 6). K "gateway processes" share one Redis: here
 // a gateway process is one engine (createEngine, its own Redis connection),
 // and the K engines run spread over a few worker processes (2 cores cannot
 // host 20 gateways). Token bucket, capacity 100, 100/s, offered 4× the limit,
 // evenly spread over the K instances or all on one; expected 100 + 100 × d.
 // Then the same with each worker's clock skewed ±50 ms, on a 6-node cluster
-// with 1,000 tenants, and for every policy against its model's own figure.
-import { type ChildProcess, fork } from 'node:child_process';
-import { parseRule, type PolicyName, type Rule } from '../src/core/rule.js';
-import { ACCURACY_DEADLINE_MS, type InstanceCounts, type InstanceJob, modelExpected, type WorkerJob } from './lib/accuracy-plan.js';
+// with 1,000 tenants, and for every policy. Each row's expected figure is its
+// policy's pure model run over the times the requests were actually sent, so a
+// loaded machine that sends late or unevenly moves the figure with the run.
+// --busy-core keeps one core busy with another process for the whole run;
+// --redis-clock runs the models over the instants Redis ran each script instead.
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import type { Redis } from 'ioredis';
+import { loadavg } from 'node:os';
+import { parseRule } from '../src/core/rule.js';
+import { ACCURACY_DEADLINE_MS, type InstanceCounts, type InstanceJob, type WorkerJob } from './lib/accuracy-plan.js';
+import { type AccuracyRow, rowOf, tenantsOf, type Variant } from './lib/accuracy-rows.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { accuracyRule, registeredPolicies } from './lib/rules.js';
 import { benchRedis } from './lib/servers.js';
+import { watchRedisTimes } from './lib/redis-times.js';
 import { textTable } from './lib/table.js';
 import { startRedisCluster } from '../test/helpers/redis-cluster.js';
 
@@ -22,38 +30,15 @@ const SKEW_MS = 50;
 /** Units per lease in the leasing variants. */
 export const LEASE_BATCH = 10;
 
-interface Variant {
-  name: string;
-  group: 'spread' | 'one instance' | 'skewed ±50 ms' | 'leasing' | 'cluster, 1,000 tenants' | 'policy';
-  k: number;
-  policy: PolicyName;
-  rule: Rule;
-  tenants: number;
-  ratePerTenant: number;
-  allOnOne: boolean;
-  skewed: boolean;
-}
-
-export interface AccuracyRow {
-  variant: string;
-  group: Variant['group'];
-  k: number;
-  policy: PolicyName;
-  sent: number;
-  allowed: number;
-  expected: number;
-  /** allowed ÷ expected */
-  ratio: number;
-  expectedFrom: 'capacity + rate × d' | 'policy model';
-  /** The target range of allowed ÷ expected: ±1 % without leasing, the leasing bound with it. */
-  bound: { min: number; max: number };
-  withinBound: boolean;
-  bySource: Record<string, number>;
-}
+export type { AccuracyRow } from './lib/accuracy-rows.js';
 
 export interface AccuracyResult {
   durationMs: number;
   workers: number;
+  /** Whether another process kept one core busy during the run (--busy-core). */
+  busyCore: boolean;
+  /** os.loadavg() (1, 5, 15 min) when the run started and when it ended. */
+  load: { start: number[]; end: number[] };
   rows: AccuracyRow[];
   note: string;
 }
@@ -91,18 +76,6 @@ const clusterVariant = (): Variant => ({
   skewed: false,
 });
 
-/**
- * Without leasing: ±1 %. With it (docs/resilience.md, Hot keys), every unit still comes out of
- * the Redis bucket, so from a fresh bucket the cluster never admits more than
- * the exact figure; it may admit less by what is leased and unspent at the end
- * (at most K × batch) and what waits in Redis for a whole batch (batch − 1).
- */
-function boundOf(variant: Variant, expected: number): { min: number; max: number } {
-  if (variant.rule.lease === undefined) return { min: 0.99, max: 1.01 };
-  const batch = variant.rule.lease.batch;
-  return { min: round(1 - (variant.k * batch + batch - 1) / expected, 3), max: 1 };
-}
-
 interface Worker {
   child: ChildProcess;
   skewMs: number;
@@ -132,54 +105,56 @@ function runJob(worker: Worker, job: WorkerJob, allOnOne: Record<string, boolean
   });
 }
 
-async function runPhase(list: Variant[], normal: Worker[], skewed: Worker[], redis: WorkerJob['redis'], durationMs: number): Promise<AccuracyRow[]> {
+async function runPhase(list: Variant[], normal: Worker[], skewed: Worker[], redis: WorkerJob['redis'], durationMs: number, monitor?: Redis): Promise<AccuracyRow[]> {
   const perWorker = new Map<Worker, InstanceJob[]>();
   list.forEach((variant, v) => {
     const pool = variant.skewed ? skewed : normal;
     for (let index = 0; index < variant.k; index++) {
       const worker = pool[(index + v) % pool.length]!;
-      const tenants = Array.from({ length: variant.tenants }, (_, t) => `acc-${variant.name.replace(/[^A-Za-z0-9]+/g, '-')}-${t}`);
+      const tenants = tenantsOf(variant);
       const job: InstanceJob = { variant: variant.name, index, of: variant.k, instances: variant.k, tenants, route: 'create-order', rule: variant.rule, ratePerTenant: variant.ratePerTenant, sends: !variant.allOnOne || index === 0 };
       perWorker.set(worker, [...(perWorker.get(worker) ?? []), job]);
     }
   });
   const startAt = Date.now() + 1500;
   const allOnOne = Object.fromEntries(list.map((v) => [v.name, v.allOnOne]));
+  const watch = monitor === undefined ? undefined : await watchRedisTimes(monitor);
   const counts = (await Promise.all([...perWorker].map(([worker, instances]) => runJob(worker, { redis, startAt, durationMs, instances }, allOnOne)))).flat();
-  return list.map((variant) => {
-    const mine = counts.filter((c) => c.variant === variant.name);
-    const bySource: Record<string, number> = {};
-    for (const c of mine) for (const [source, n] of Object.entries(c.bySource)) bySource[source] = (bySource[source] ?? 0) + n;
-    // capacity + rate × d holds for one tenant at 400 req/s; 1,000 tenants at 1/s and 4 req/s are
-    // too coarse for it (a token comes due exactly at the end), so they use the model's figure.
-    const formula = variant.tenants === 1 && variant.policy === 'token_bucket' && variant.rule.policy === 'token_bucket';
-    const perTenant = formula && variant.rule.policy === 'token_bucket'
-      ? variant.rule.capacity + (variant.rule.refillPerSecond * durationMs) / 1000
-      : modelExpected(variant.rule, startAt, variant.ratePerTenant, durationMs);
-    const expected = perTenant * variant.tenants;
-    const allowed = mine.reduce((sum, c) => sum + c.allowed, 0);
-    const bound = boundOf(variant, expected);
-    return {
-      variant: variant.name,
-      group: variant.group,
-      k: variant.k,
-      policy: variant.policy,
-      sent: mine.reduce((sum, c) => sum + c.sent, 0),
-      allowed,
-      expected: round(expected, 1),
-      ratio: round(allowed / expected, 3),
-      expectedFrom: formula ? 'capacity + rate × d' : 'policy model',
-      bound,
-      // One unit of slack above: the schedule's last send and Redis's clock can straddle a refill.
-      withinBound: allowed >= bound.min * expected - 1 && allowed <= bound.max * expected + 1,
-      bySource,
-    };
-  });
+  const redisTimes = await watch?.stop();
+  return list.map((variant) => rowOf(variant, counts.filter((c) => c.variant === variant.name), startAt, durationMs, redisTimes));
 }
 
-export async function runAccuracyBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<AccuracyResult> {
+
+export interface AccuracyOptions {
+  /** Keep one core busy with another process while the bench runs (issue 11's condition). */
+  busyCore?: boolean;
+  /**
+   * Run each model over the instants Redis ran the scripts (a MONITOR connection)
+   * instead of the send times. MONITOR about doubles Redis's work per command, so
+   * it moves more decisions to the fallback: a diagnosis, not the default.
+   */
+  redisClock?: boolean;
+}
+
+/** Starts a process that spins one core until the returned function stops it. */
+function busyOneCore(): () => void {
+  const child = spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  onCleanup(stop);
+  return stop;
+}
+
+const loadNow = (): number[] => loadavg().map((n) => round(n, 2));
+
+export async function runAccuracyBench(options: BenchOptions, progress: (line: string) => void = console.log, extra: AccuracyOptions = {}): Promise<AccuracyResult> {
   const durationMs = pick(options, 2000, 10_000);
   const workerCount = pick(options, 2, 4);
+  const busyCore = extra.busyCore ?? false;
+  const load = { start: loadNow(), end: [] as number[] };
+  const stopBusy = busyCore ? busyOneCore() : () => undefined;
+  progress(`accuracy: load average ${load.start.join(', ')}${busyCore ? '; one core kept busy by another process' : ''}`);
   progress('accuracy: starting Redis, a 6-node cluster and the worker processes');
   const redis = await benchRedis();
   const clusterPromise = startRedisCluster().then((cluster) => {
@@ -190,16 +165,22 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
   const normal = await Promise.all(Array.from({ length: workerCount }, () => startWorker(0)));
   const skewed = await Promise.all(Array.from({ length: workerCount }, (_, i) => startWorker(i % 2 === 0 ? -SKEW_MS : SKEW_MS)));
   progress(`accuracy: K = ${KS.join(', ')}, spread / one instance / skewed, every policy (${durationMs / 1000} s, all at once on distinct keys)`);
-  const rows = await runPhase(variants(), normal, skewed, { url: redis.url }, durationMs);
+  const monitor = extra.redisClock ? redis.client() : undefined;
+  const rows = await runPhase(variants(), normal, skewed, { url: redis.url }, durationMs, monitor);
+  monitor?.disconnect();
   progress('accuracy: 6-node cluster, 1,000 tenants');
   const cluster = await clusterPromise;
   rows.push(...(await runPhase([clusterVariant()], normal, skewed, { cluster: cluster.seeds.map((s) => `${s.host}:${s.port}`) }, durationMs)));
   for (const worker of [...normal, ...skewed]) worker.child.kill('SIGTERM');
+  load.end = loadNow();
+  stopBusy();
   return {
     durationMs,
     workers: workerCount * 2,
+    busyCore,
+    load,
     rows,
-    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, for the time-based policies; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys.`,
+    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys. Expected: each tenant's bucket, the policy's pure model run over the instants its requests were actually sent (every instance merged; "from" sent), so a loaded machine that sends late or unevenly moves the figure with the run; with --redis-clock, over the instants Redis ran each request's script ("from" Redis; sent where Redis did not see every request once: leasing, the cluster, breaker-open decisions). "at sends" and "at replies" are the same model over the instants the requests left and their decisions came back (Redis decided each in between: the gap between the two is how far the machine's delays alone move the exact figure); "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
   };
 }
 
@@ -211,8 +192,8 @@ export function boundText(row: AccuracyRow): string {
 export function printAccuracy(result: AccuracyResult): string {
   return [
     textTable(
-      ['variant', 'policy', 'K', 'sent', 'allowed', 'expected', 'allowed/expected', 'target', 'expected from', 'sources'],
-      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, r.allowed, r.expected, r.ratio, boundText(r), r.expectedFrom, Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
+      ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'from', 'at sends', 'at replies', 'scheduled', 'allowed/expected', 'target', 'sources'],
+      result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, round(r.spanMs / 1000, 3), r.allowed, r.expected, r.expectedFrom, r.expectedAtSent, r.expectedAtDecided, r.scheduled, r.ratio, boundText(r), Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
     ),
     result.note,
   ].join('\n');
@@ -220,7 +201,10 @@ export function printAccuracy(result: AccuracyResult): string {
 
 if (isMain(import.meta.url)) {
   await runMain(async () => {
-    const result = await runAccuracyBench(parseOptions());
+    const argv = process.argv.slice(2);
+    const own = ['--busy-core', '--redis-clock'];
+    const extra = { busyCore: argv.includes('--busy-core'), redisClock: argv.includes('--redis-clock') };
+    const result = await runAccuracyBench(parseOptions(argv.filter((arg) => !own.includes(arg))), console.log, extra);
     console.log('\n' + printAccuracy(result));
   });
 }

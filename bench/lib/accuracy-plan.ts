@@ -9,7 +9,7 @@ import { policyOf } from '../../src/policies/index.js';
  * Not the default 5 ms: 8 busy worker processes and Redis share 2 cores here, so Redis
  * itself is starved for tens of ms at a time, and every deadline miss sends a decision
  * to the local fallback. Its late reply is reconciled (an over-admission charged to the
- * bucket), but only for the time-based policies; the window policies have no adjust.
+ * bucket, a false refusal refunded) through each policy's adjust.
  * This bench measures the shared limit; the fault and hot-key benches measure the fallback path.
  */
 export const ACCURACY_DEADLINE_MS = 100;
@@ -41,6 +41,10 @@ export interface WorkerJob {
 export interface InstanceCounts {
   variant: string;
   sent: number;
+  /** Per tenant (the job's order): the real epoch ms at which each request was actually sent. */
+  sentAt: number[][];
+  /** The same, for when each decision came back (Redis decided in between, or the fallback at this time). */
+  decidedAt: number[][];
   allowed: number;
   bySource: Record<string, number>;
 }
@@ -53,6 +57,24 @@ export function sendTimes(job: Pick<InstanceJob, 'index' | 'of' | 'sends'>, rate
   if (!job.sends) return times;
   for (let n = allOnOne ? 0 : job.index; n < total; n += allOnOne ? 1 : job.of) times.push(n * interval);
   return times;
+}
+
+/**
+ * The ideal single-bucket admission of requests sent at `times` (epoch ms, any
+ * order): the policy's pure model stepped over them. Run over the times the
+ * requests were actually sent, it is the exact figure however late or unevenly
+ * a loaded machine sent them.
+ */
+export function modelExpectedAt(rule: Rule, times: number[]): number {
+  const { model } = policyOf(rule);
+  let state: unknown;
+  let allowed = 0;
+  for (const at of [...times].sort((a, b) => a - b)) {
+    const result = model.step(state, at, rule, 1);
+    if (result.write) state = result.state;
+    if (result.decision.allowed) allowed++;
+  }
+  return allowed;
 }
 
 /** The ideal single-bucket admission of the merged schedule, from the policy's pure model at exact times. */

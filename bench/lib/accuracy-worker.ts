@@ -17,6 +17,9 @@ if (skewMs !== 0) {
   Object.defineProperty(performance, 'now', { value: () => realPerfNow() + skewMs, configurable: true });
 }
 
+/** Real epoch ms, µs precision, never skewed: the main process merges the times of every worker. */
+const realEpochMs = (): number => Math.round((performance.timeOrigin + realPerfNow()) * 1000) / 1000;
+
 process.on('message', (message: { job: WorkerJob; allOnOne: Record<string, boolean> }) => {
   void run(message.job, message.allOnOne).then(
     (counts) => process.send?.({ counts }),
@@ -31,7 +34,7 @@ async function run(job: WorkerJob, allOnOne: Record<string, boolean>): Promise<I
   const engines: Engine[] = job.instances.map((instance) =>
     createEngine({ redis: 'url' in job.redis ? { url: job.redis.url } : { cluster: job.redis.cluster }, instances: instance.instances, deadlineMs: ACCURACY_DEADLINE_MS, logger }),
   );
-  const counts: InstanceCounts[] = job.instances.map((i) => ({ variant: i.variant, sent: 0, allowed: 0, bySource: {} }));
+  const counts: InstanceCounts[] = job.instances.map((i) => ({ variant: i.variant, sent: 0, sentAt: i.tenants.map(() => []), decidedAt: i.tenants.map(() => []), allowed: 0, bySource: {} }));
   // One merged, time-ordered list of sends: [time, instance, tenant].
   const sends: [number, number, number][] = [];
   job.instances.forEach((instance, i) => {
@@ -58,8 +61,10 @@ async function run(job: WorkerJob, allOnOne: Record<string, boolean>): Promise<I
       const instance = job.instances[i]!;
       const count = counts[i]!;
       count.sent++;
+      count.sentAt[tenant]!.push(realEpochMs());
       pending.push(
         engines[i]!.decide(instance.tenants[tenant]!, instance.route, instance.rule).then((decision) => {
+          count.decidedAt[tenant]!.push(realEpochMs());
           if (decision.allowed) count.allowed++;
           count.bySource[decision.source] = (count.bySource[decision.source] ?? 0) + 1;
         }),

@@ -75,8 +75,9 @@ export function renderReport(r: BenchResults): string {
   out.push(markdownTable(['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'from Redis', 'sources'], r.faults.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, `${round(b.redisShare * 100)} %`, sources(b.bySource)])), '');
 
   out.push('## Accuracy', '');
-  out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Token bucket expected = capacity + rate × d; other policies: their pure model run over the same evenly spaced schedule. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');
-  out.push(markdownTable(['variant', 'policy', 'K', 'sent', 'allowed', 'expected', 'allowed / expected', 'target', 'sources'], r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, a.allowed, a.expected, a.ratio, boundText(a), sources(a.bySource)])), '');
+  out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');
+  const accuracyColumns = ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'at replies', 'scheduled', 'allowed / expected', 'target', 'sources'];
+  out.push(markdownTable(accuracyColumns, r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, round(a.spanMs / 1000, 3), a.allowed, a.expected, a.expectedAtDecided, a.scheduled, a.ratio, boundText(a), sources(a.bySource)])), '');
 
   out.push('## Scale on paper', '');
   out.push('The design\'s peak, computed from this run\'s figures. Assumptions:', '', ...r.scale.assumptions.map((a) => `- ${a}`), '');

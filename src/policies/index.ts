@@ -13,7 +13,7 @@ export interface PolicyEntry {
   model: PolicyModel<any, any>;
   /** The Lua twin's file, read once by the script registry. */
   lua: URL;
-  /** The Lua twin of the model's `adjust`, for the policies that have one. */
+  /** The Lua twin of the model's `adjust`. */
   adjustLua?: URL;
 }
 
@@ -26,11 +26,20 @@ export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
     adjustLua: new URL('./token-bucket/adjust.lua', import.meta.url),
   },
   gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url), adjustLua: TAT_ADJUST },
-  fixed_window: { model: fixedWindow, lua: new URL('./fixed-window/fixed-window.lua', import.meta.url) },
-  sliding_window_log: { model: slidingWindowLog, lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url) },
+  fixed_window: {
+    model: fixedWindow,
+    lua: new URL('./fixed-window/fixed-window.lua', import.meta.url),
+    adjustLua: new URL('./fixed-window/adjust.lua', import.meta.url),
+  },
+  sliding_window_log: {
+    model: slidingWindowLog,
+    lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url),
+    adjustLua: new URL('./sliding-window-log/adjust.lua', import.meta.url),
+  },
   sliding_window_counter: {
     model: slidingWindowCounter,
     lua: new URL('./sliding-window-counter/sliding-window-counter.lua', import.meta.url),
+    adjustLua: new URL('./sliding-window-counter/adjust.lua', import.meta.url),
   },
   leaky_bucket: { model: leakyBucket, lua: new URL('./leaky-bucket/leaky-bucket.lua', import.meta.url), adjustLua: TAT_ADJUST },
 };

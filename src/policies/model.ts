@@ -42,9 +42,9 @@ export interface PolicyModel<P extends PolicyName, S> {
    */
   fromReset?(now: number, resetAfterMs: number, rule: RuleOf<P>): S;
   /**
-   * Time-based policies only: takes `delta` units from the bucket whatever the
-   * limit (negative gives them back, never past a full bucket). A charge past
-   * empty is a debt the refill pays off before anything is admitted again. Used
+   * Takes `delta` units from the bucket whatever the limit (negative gives them
+   * back, never past a full bucket or an empty window). A charge past empty is a
+   * debt the refill (or the window's end) pays off before anything is admitted again. Used
    * to reconcile a late Redis reply with what the local fallback decided, and
    * to charge the fallback's outage admissions. Its Lua twin is `adjustLua`.
    */

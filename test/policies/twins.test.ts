@@ -9,7 +9,7 @@ import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { toMicros } from '../../src/policies/model.js';
 import { runAdjust } from '../../src/stores/redis/adjust.js';
-import { runScript } from '../../src/stores/redis/scripts.js';
+import { runScript, storageOf } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { ruleArbitraries } from './arbitraries.js';
 
@@ -53,6 +53,8 @@ async function runBoth(rule: Rule, steps: Omit<Step, 'expect'>[]) {
       state = model.adjust!(state, now, rule, step.adjust).state;
       const luaState = await runAdjust(client, key, rule, step.adjust, toMicros(now));
       assert.equal(luaState, model.serialize(state), `Lua adjust state differs from the model at ${step.at} ms`);
+      // Every key an adjust leaves behind expires (-2: none left, -1 would be no TTL).
+      assert.notEqual(await client.pttl(storageOf(rule.policy, key).redisKey), -1, `key without a TTL after adjust at ${step.at} ms`);
       continue;
     }
     const fromModel = model.step(state, now, rule, step.cost);
@@ -166,6 +168,25 @@ for (const policy of Object.keys(POLICY_REGISTRY) as PolicyName[]) {
         { numRuns: 200 },
       );
     });
+
+    if (POLICY_REGISTRY[policy].model.adjust) {
+      it('an adjusted state past its TTL decides like no state at all', () => {
+        const { model } = POLICY_REGISTRY[policy];
+        fc.assert(
+          fc.property(arbitraryAndCosts(policy), fc.array(fc.integer({ min: -5, max: 12 }), { minLength: 1, maxLength: 5 }), ([rule, costs], deltas) => {
+            let state: unknown;
+            let ttl = 0;
+            for (const cost of costs) {
+              const r = model.step(state, T0, rule, cost);
+              if (r.write) state = r.state;
+            }
+            for (const delta of deltas) ({ state, ttlMs: ttl } = model.adjust!(state, T0, rule, delta));
+            assert.deepEqual(model.step(state, T0 + ttl, rule, 1).decision, model.step(undefined, T0 + ttl, rule, 1).decision);
+          }),
+          { numRuns: 200 },
+        );
+      });
+    }
   });
 }
 

@@ -21,7 +21,7 @@ local fits = count + want <= limit
 if (not fits) or cost == 0 then
   local retry = 0
   if not fits then retry = math.max(0, math.ceil((until_end) / 1000)) end
-  return { fits and 1 or 0, limit - count, math.max(0, math.ceil((until_end) / 1000)), retry, 0,
+  return { fits and 1 or 0, math.max(0, limit - count), math.max(0, math.ceil((until_end) / 1000)), retry, 0,
     (ARGV[1] == '0' and (string.format('%.0f', start) .. ':' .. string.format('%.0f', count)) or '') }
 end
 

@@ -31,7 +31,7 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
         ttlMs: ceilMs(untilEnd),
         decision: {
           allowed: fits,
-          remaining: rule.limit - count,
+          remaining: Math.max(0, rule.limit - count), // a charge past the limit (adjust) is never a negative header
           limit: rule.limit,
           resetAfterMs: ceilMs(untilEnd),
           retryAfterMs: fits ? 0 : ceilMs(untilEnd),
@@ -53,6 +53,16 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
         delayMs: 0,
       },
     };
+  },
+
+  // The count of the current window only: units charged past the limit stay
+  // counted until the window ends; a refund in a later window gives nothing back.
+  adjust(state, now, rule, delta) {
+    const nowUs = toMicros(now);
+    const windowUs = rule.windowMs * 1000;
+    const start = nowUs - (nowUs % windowUs);
+    const count = state !== undefined && state.start === start ? state.count : 0;
+    return { state: { start, count: Math.max(0, count + delta) }, ttlMs: Math.max(1, ceilMs(start + windowUs - nowUs)) };
   },
 
   serialize: (state) => `${state.start}:${state.count}`,

@@ -105,6 +105,16 @@ export const slidingWindowCounter: PolicyModel<'sliding_window_counter', Sliding
     };
   },
 
+  // The current window's count only: the previous one is history Redis's late
+  // reply no longer changes.
+  adjust(state, now, rule, delta) {
+    const nowUs = toMicros(now);
+    const windowUs = rule.windowMs * 1000;
+    const view = viewAt(state, nowUs, windowUs);
+    const next = { start: view.start, current: Math.max(0, view.current + delta), previous: view.previous };
+    return { state: next, ttlMs: Math.max(1, ceilMs(untilEmptyUs(next, nowUs, windowUs))) };
+  },
+
   serialize: (state) => `${state.start} ${state.current} ${state.previous}`,
   deserialize(text) {
     const [start, current, previous] = text.split(' ').map(Number);

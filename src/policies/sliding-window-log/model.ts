@@ -54,6 +54,21 @@ export const slidingWindowLog: PolicyModel<'sliding_window_log', SlidingLogState
     };
   },
 
+  // A charge adds `delta` entries at now; a refund removes the newest entries
+  // still in the window. The log keeps at most `limit` entries (the newest), so
+  // the schema's memory bound holds: entries past a full window change no
+  // decision, since the newest `limit` alone say whether a unit fits.
+  adjust(state, now, rule, delta) {
+    const nowUs = toMicros(now);
+    const windowUs = rule.windowMs * 1000;
+    let log = (state?.log ?? []).filter((t) => t > nowUs - windowUs);
+    if (delta > 0) log = log.concat(new Array(delta).fill(nowUs)).sort((a, b) => a - b);
+    else log = log.slice(0, Math.max(0, log.length + delta));
+    log = log.slice(Math.max(0, log.length - rule.limit));
+    const newest = log.at(-1);
+    return { state: { log }, ttlMs: newest === undefined ? 0 : Math.max(1, ceilMs(newest + windowUs - nowUs)) };
+  },
+
   serialize: (state) => state.log.join(','),
   deserialize: (text) => ({ log: text === '' ? [] : text.split(',').map(Number) }),
   luaArgs: (rule) => [rule.limit, rule.windowMs],
