@@ -40,3 +40,17 @@ export function shardKey(tenant: string, route: string, shard: number): string {
   assertValidId(route, 'route');
   return `rl:${tenant}:${route}:${shard}`;
 }
+
+/** Derived ids (bucket identities built from a request, not named by an operator) start with this. */
+export const DERIVED_PREFIX = '~';
+
+/**
+ * A derived id: `~`, a kind (`ip.`, `ip6.`, `h.` …) and a body. Tenant ids may
+ * not start with `~`, so a derived id can never name, or share a bucket with,
+ * a configured tenant. Throws when the result is not a valid id.
+ */
+export function derivedId(kind: string, body: string): string {
+  const id = DERIVED_PREFIX + kind + body;
+  assertValidId(id, 'derived id');
+  return id;
+}
