@@ -13,7 +13,9 @@ export type GatewayErrorName =
   | 'queue_full'
   | 'internal_error'
   | 'request_timeout'
-  | 'upgrade_not_supported';
+  | 'upgrade_not_supported'
+  | 'missing_limit_header'
+  | 'cost_exceeds_capacity';
 
 const STATUS: Record<GatewayErrorName, number> = {
   missing_api_key: 401,
@@ -28,6 +30,8 @@ const STATUS: Record<GatewayErrorName, number> = {
   internal_error: 500,
   request_timeout: 408,
   upgrade_not_supported: 501,
+  missing_limit_header: 400,
+  cost_exceeds_capacity: 503,
 };
 
 const BODIES = new Map<GatewayErrorName, Buffer>(
