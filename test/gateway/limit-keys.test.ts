@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { type ResolvedRule, type RuleResolver } from '../../src/rules/types.js';
+import type { ResolvedRule, RuleResolver } from '../../src/rules/types.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream, tally } from './support.js';
 
