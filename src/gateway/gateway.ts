@@ -8,6 +8,7 @@ import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Decision } from '../core/decision.js';
 import type { Engine } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
+import { countersFor, type LimitCounters } from '../limits/metrics.js';
 import { type LimitProblem, RouteLimits } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
@@ -47,6 +48,7 @@ export class Gateway {
   private readonly rules: RuleResolver;
   private readonly tenants: TenantResolver;
   private readonly log: Logger;
+  private readonly counters: ReadonlyMap<string, LimitCounters>;
 
   constructor(options: GatewayOptions) {
     const { config } = options;
@@ -59,6 +61,7 @@ export class Gateway {
     this.maxBodyBytes = config.limits.maxBodyBytes;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, this.maxBodyBytes), maxBytes: this.maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.shaping = new ShapingQueue(config.limits.maxQueued);
+    this.counters = countersFor(config.routes);
     const clientIp = new ClientIpResolver(config.clientIp);
     this.routes = new RouteTable(config.routes, (route: RouteConfig) => ({
       pool: this.upstreams.pool(route.upstream),
@@ -154,11 +157,14 @@ export class Gateway {
   private decided(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, route: string, limit: RequestLimit, target: ForwardTarget, decision: Decision): void {
     try {
       if (res.destroyed) return; // the client left while we decided
+      const counters = this.counters.get(limit.limitId);
       if (decision.source === 'closed') {
+        counters?.count('unavailable');
         sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
         return;
       }
       if (!decision.allowed) {
+        counters?.count('limited');
         const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
         headers.push('Content-Length', String(Buffer.byteLength(body)));
         res.writeHead(429, headers);
@@ -167,6 +173,7 @@ export class Gateway {
         this.log.debug({ tenant, route, limit: limit.limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
         return;
       }
+      counters?.count('allowed');
       const limitHeaders: string[] = [];
       pushLimitHeaders(limitHeaders, decision, limit.limitId, limit.rule, this.headerOptions);
       if (decision.delayMs > 0) {

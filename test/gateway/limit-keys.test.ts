@@ -2,7 +2,9 @@
 // gateway over real HTTP, on the memory store and on a real redis-server.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import type { RunningSluice } from '../../src/app.js';
+import { resilienceRegistry } from '../../src/limiter/metrics.js';
 import type { ResolvedRule, RuleResolver } from '../../src/rules/types.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream, tally } from './support.js';
@@ -117,9 +119,26 @@ for (const kind of ['memory', 'redis'] as const) {
       // the same /64: the same bucket
       assert.deepEqual(await statuses(1, `${url}/login`, from('2001:db8:0:1::ffff')), [429]);
       assert.deepEqual(await statuses(1, `${url}/login`, from('::ffff:203.0.113.7')), [429]);
+      // metrics name the limit, never the address
+      const metrics = await resilienceRegistry.getSingleMetricAsString('sluice_limit_decisions_total');
+      assert.match(metrics, /sluice_limit_decisions_total\{limit="login-per-ip",outcome="limited"\} [1-9]/);
+      assert.match(metrics, /sluice_limit_decisions_total\{limit="login-per-ip",outcome="allowed"\} [1-9]/);
+      assert.ok(!/203\.0\.113|2001|~ip/.test(metrics), metrics);
       if (redis) {
         assert.deepEqual(await bucketsIn(redis), { 'rl:{~ip.203.0.113.7}': ['login-per-ip'], 'rl:{~ip6.20010db800000001}': ['login-per-ip'] });
       }
+    });
+
+    it('logs a refusal with the limit id, never the address or the header value', async () => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+      const url = await start('127.0.0.1/32', { logger });
+      await statuses(4, `${url}/login`, { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      await statuses(3, `${url}/me`, { headers: { ...KEYED, 'x-user-id': 'carol' } });
+      const refusals = lines.filter((line) => line.includes('rate limited')).map((line) => JSON.parse(line));
+      assert.deepEqual(refusals.map((entry) => [entry.route, entry.limit, entry.tenant]), [['login', 'login-per-ip', undefined], ['me', 'per-user', 'shop-a']]);
+      const all = lines.join('');
+      assert.ok(!all.includes('203.0.113.9') && !all.includes('carol') && !all.includes('~ip') && !all.includes('~h.'), all);
     });
 
     it('keys by a hashed request header, and answers 400 when it is missing', async () => {
