@@ -20,6 +20,9 @@ export interface ParsedIp {
  */
 export function parseIp(text: string | undefined): ParsedIp | undefined {
   if (text === undefined) return undefined;
+  // What sockets give most of the time, first: `1.2.3.4` and `::ffff:1.2.3.4`.
+  if (isIPv4(text)) return { address: text, family: 'ipv4' };
+  if (text.startsWith('::ffff:') && isIPv4(text.slice(7))) return { address: text.slice(7), family: 'ipv4' };
   let value = text.trim();
   if (value.startsWith('[')) {
     const close = value.indexOf(']');
