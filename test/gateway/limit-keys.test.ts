@@ -100,8 +100,12 @@ for (const kind of ['memory', 'redis'] as const) {
       assert.equal(replies[3]?.headers['retry-after'], '100');
       assert.equal(replies[0]?.headers['ratelimit-policy'], '"login-per-ip";q=3;w=300');
       assert.match(String(replies[3]?.headers.ratelimit), /^"login-per-ip";r=0;t=100$/);
-      // a keyed route still answers 401 without a key
+      // a keyed route still answers 401 without a key, and a keyless request for no route is still a 401 before a 404
       assert.equal((await call(`${url}/orders`)).status, 401);
+      assert.equal((await call(`${url}/nowhere`)).status, 401);
+      assert.equal((await call(`${url}/nowhere`, { headers: KEYED })).status, 404);
+      // an anonymous route ignores a key, even an unknown one
+      assert.equal((await call(`${url}/login`, { method: 'POST', headers: { 'x-api-key': 'not-a-key-at-all' } })).status, 429);
     });
 
     it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
