@@ -12,6 +12,7 @@ import { type ConfigFile, configFileSchema } from './schema.js';
 import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
+import { checkRouteLimits, checkSeededCosts, type LimitCheckContext } from '../limits/check-limits.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8081';
@@ -89,6 +90,9 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
     routeIds.add(route.id);
   });
 
+  const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
+  const routeLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
+
   const seen = new Set<string>();
   const rules: SeedRule[] = file.rules.map((entry, index) => {
     const { tenant, route, ...rest } = entry;
@@ -98,6 +102,9 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
     seen.add(pair);
     return deepFreeze({ tenant, route, rule: checkedRule(rest, `rules[${index}]`) });
   });
+
+  const defaultRule = file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule');
+  checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
 
   const hashes = new Set<string>();
   const keys = file.tenants.keys.map((entry, index) => {
@@ -117,9 +124,9 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
     source,
     listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
     admin: { listen: listenAddress(file.admin?.listen ?? DEFAULT_ADMIN_LISTEN), token: file.admin?.token },
-    routes: file.routes.map((route) => ({ ...route, methods: route.methods })),
+    routes: file.routes.map((route, index) => ({ ...route, methods: route.methods, limits: routeLimits[index] ?? [] })),
     tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys },
-    defaultRule: file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule'),
+    defaultRule,
     rules,
     store: {
       type,
@@ -134,6 +141,7 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
       ...(file.instances !== undefined ? { instances: file.instances } : {}),
       ...(file.region !== undefined ? { region: file.region } : {}),
     },
+    clientIp: file.clientIp,
     headers: file.headers,
     limits: file.limits,
     database: {

@@ -1,6 +1,7 @@
 // The loaded configuration: typed, defaults filled, keys hashed, frozen.
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
+import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -17,6 +18,12 @@ export interface RouteConfig {
   readonly upstream: string;
   /** Budget for the upstream's response headers, and for each idle gap in its body. */
   readonly timeoutMs: number;
+  /** No API key needed: the route's limits are keyed by ip, header or route. */
+  readonly anonymous: boolean;
+  /** Units one request takes from each of the route's limits. */
+  readonly cost: number;
+  /** Exactly one today; absent in the file = one limit per tenant, named after the route. */
+  readonly limits: readonly LimitConfig[];
 }
 
 export interface TenantKey {
@@ -66,6 +73,7 @@ export interface SluiceConfig {
    * `store.deadlineMs`, `instances` and `region`.
    */
   readonly resilience: ResilienceConfig;
+  readonly clientIp: ClientIpConfig;
   readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
   readonly limits: {
     readonly maxHeaderBytes: number;

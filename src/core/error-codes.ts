@@ -60,6 +60,16 @@ export const GATEWAY_ERRORS = {
     meaning: 'Redis is unreachable and the rule says `onStoreDown: closed`',
     action: 'retry after Retry-After; operators: bring Redis back, or choose `onStoreDown: fallback`',
   },
+  missing_limit_header: {
+    status: 400,
+    meaning: "a route limited per request header (`key: {header: …}`) got a request without that header",
+    action: 'send the header (usually set by the auth proxy in front of Sluice)',
+  },
+  cost_exceeds_capacity: {
+    status: 503,
+    meaning: "the route's cost per request is above the capacity of the rule the rule store now holds for it",
+    action: "operators: raise the rule's capacity or lower the route's `cost`",
+  },
   queue_full: {
     status: 503,
     meaning: 'too many requests are already held for shaping (`limits.maxQueued`)',

@@ -27,11 +27,17 @@ export function isValidId(id: unknown): id is string {
   return typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_LENGTH && ID_PATTERN.test(id);
 }
 
-/** `rl:{tenant}:route`: the tenant is the hash tag, so one tenant's buckets share a cluster slot. */
+/**
+ * `rl:{tenant}:route`: the tenant is the hash tag, so one tenant's buckets share
+ * a cluster slot (the Redis store keeps them as fields of the hash `rl:{tenant}`).
+ * A derived name (`~…`, one per client address under a tenant) gets a key of
+ * its own in the same slot, `rl:{tenant}~ip.…`: as a field it would keep the
+ * tenant's hash alive and growing for as long as the tenant is busy.
+ */
 export function bucketKey(tenant: string, route: string): string {
   assertValidId(tenant, 'tenant');
   assertValidId(route, 'route');
-  return `rl:{${tenant}}:${route}`;
+  return route.startsWith(DERIVED_PREFIX) ? `rl:{${tenant}}${route}` : `rl:{${tenant}}:${route}`;
 }
 
 /** Sub-bucket `i` of a sharded limit. No hash tag, so shards spread over cluster nodes. */
@@ -39,4 +45,18 @@ export function shardKey(tenant: string, route: string, shard: number): string {
   assertValidId(tenant, 'tenant');
   assertValidId(route, 'route');
   return `rl:${tenant}:${route}:${shard}`;
+}
+
+/** Derived ids (bucket identities built from a request, not named by an operator) start with this. */
+export const DERIVED_PREFIX = '~';
+
+/**
+ * A derived id: `~`, a kind (`ip.`, `ip6.`, `h.` …) and a body. Tenant ids may
+ * not start with `~`, so a derived id can never name, or share a bucket with,
+ * a configured tenant. Throws when the result is not a valid id.
+ */
+export function derivedId(kind: string, body: string): string {
+  const id = DERIVED_PREFIX + kind + body;
+  assertValidId(id, 'derived id');
+  return id;
 }

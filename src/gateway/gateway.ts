@@ -1,13 +1,16 @@
-// The gateway, one request at a time: key → tenant, route, rule, one engine
-// decision, then forward, hold (shaping) or refuse. The front is node's http
+// The gateway, one request at a time: route, key → tenant (unless the route is
+// anonymous), the request's limits (src/limits/), one engine decision, then forward, hold (shaping) or refuse. The front is node's http
 // server; nothing a client sends can throw out of here.
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Decision } from '../core/decision.js';
-import type { Rule } from '../core/rule.js';
 import type { Engine } from '../limiter/engine.js';
+import { ClientIpResolver } from '../limits/client-ip.js';
+import { countersFor, type LimitCounters } from '../limits/metrics.js';
+import { type LimitProblem, RouteLimits } from '../limits/request-limits.js';
+import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from './headers.js';
@@ -17,6 +20,11 @@ import type { BodyLimits } from './request-body.js';
 import { RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
 import { answerConnect, rawAnswer, wantsWebSocket } from './unsupported.js';
+
+/** A route's upstream and its limits, attached once per route. */
+interface LimitedTarget extends ForwardTarget {
+  limits: RouteLimits;
+}
 
 export interface GatewayOptions {
   config: SluiceConfig;
@@ -28,7 +36,7 @@ export interface GatewayOptions {
 
 export class Gateway {
   readonly server: Server;
-  private readonly routes: RouteTable<ForwardTarget>;
+  private readonly routes: RouteTable<LimitedTarget>;
   private readonly upstreams = new Upstreams();
   private readonly shaping: ShapingQueue;
   private readonly keyHeader: string;
@@ -40,6 +48,7 @@ export class Gateway {
   private readonly rules: RuleResolver;
   private readonly tenants: TenantResolver;
   private readonly log: Logger;
+  private readonly counters: ReadonlyMap<string, LimitCounters>;
 
   constructor(options: GatewayOptions) {
     const { config } = options;
@@ -52,7 +61,13 @@ export class Gateway {
     this.maxBodyBytes = config.limits.maxBodyBytes;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, this.maxBodyBytes), maxBytes: this.maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.shaping = new ShapingQueue(config.limits.maxQueued);
-    this.routes = new RouteTable(config.routes, (route: RouteConfig) => ({ pool: this.upstreams.pool(route.upstream), timeoutMs: route.timeoutMs }));
+    this.counters = countersFor(config.routes);
+    const clientIp = new ClientIpResolver(config.clientIp);
+    this.routes = new RouteTable(config.routes, (route: RouteConfig) => ({
+      pool: this.upstreams.pool(route.upstream),
+      timeoutMs: route.timeoutMs,
+      limits: new RouteLimits(route, this.rules, clientIp, config.clientIp.ipv6Prefix),
+    }));
     this.server = createServer(listenerOptions(config.limits), (req, res) => this.handle(req, res));
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
@@ -87,17 +102,21 @@ export class Gateway {
         sendError(res, 'upgrade_not_supported', undefined, true);
         return;
       }
-      const apiKey = req.headers[this.keyHeader];
-      if (typeof apiKey !== 'string' || apiKey === '') {
-        sendError(res, 'missing_api_key');
-        return;
-      }
-      const tenant = this.tenants.tenantFor(apiKey);
-      if (tenant === undefined) {
-        sendError(res, 'unknown_api_key');
-        return;
-      }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/');
+      // An anonymous route needs no key; elsewhere a missing key is a 401 even before a 404, as always.
+      let tenant: string | undefined;
+      if (match === undefined || !match.route.anonymous) {
+        const apiKey = req.headers[this.keyHeader];
+        if (typeof apiKey !== 'string' || apiKey === '') {
+          sendError(res, 'missing_api_key');
+          return;
+        }
+        tenant = this.tenants.tenantFor(apiKey);
+        if (tenant === undefined) {
+          sendError(res, 'unknown_api_key');
+          return;
+        }
+      }
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
@@ -109,9 +128,15 @@ export class Gateway {
       }
 
       const route = match.route.id;
-      const { rule } = this.rules.resolve(tenant, route);
-      this.engine.decide(tenant, route, rule).then(
-        (decision) => this.decided(req, res, tenant, route, rule, match.target, decision),
+      const limits = match.target.limits.resolve(tenant, req);
+      if (typeof limits === 'string') {
+        this.unlimitable(res, tenant, route, limits);
+        return;
+      }
+      // One limit per route until several are decided together (the config refuses more).
+      const limit = limits[0]!;
+      this.engine.decide(limit.tag, limit.name, limit.rule, limit.cost).then(
+        (decision) => this.decided(req, res, tenant, route, limit, match.target, decision),
         (error: unknown) => this.failed(res, tenant, route, error),
       );
     } catch (error) {
@@ -119,27 +144,42 @@ export class Gateway {
     }
   }
 
-  private decided(req: IncomingMessage, res: ServerResponse, tenant: string, route: string, rule: Rule, target: ForwardTarget, decision: Decision): void {
+  /** A request whose limits cannot be formed: answered, never forwarded unlimited. */
+  private unlimitable(res: ServerResponse, tenant: string | undefined, route: string, problem: LimitProblem): void {
+    if (problem === 'no_client_address') {
+      res.destroy(); // the connection is already gone
+      return;
+    }
+    if (problem === 'cost_exceeds_capacity') this.log.warn({ tenant, route }, "the route's cost exceeds the capacity of the tenant's rule: no request can pass");
+    sendError(res, problem);
+  }
+
+  private decided(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, route: string, limit: RequestLimit, target: ForwardTarget, decision: Decision): void {
     try {
       if (res.destroyed) return; // the client left while we decided
+      const counters = this.counters.get(limit.limitId);
       if (decision.source === 'closed') {
+        counters?.count('unavailable');
         sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
         return;
       }
       if (!decision.allowed) {
-        const { headers, body } = rejection(decision, route, rule, this.headerOptions);
+        counters?.count('limited');
+        const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
         headers.push('Content-Length', String(Buffer.byteLength(body)));
         res.writeHead(gatewayStatus('rate_limited'), headers);
         res.end(body);
-        this.log.debug({ tenant, route, retryAfterMs: decision.retryAfterMs }, 'rate limited');
+        // The limit's id, never the bucket: that may hold a client's address.
+        this.log.debug({ tenant, route, limit: limit.limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
         return;
       }
+      counters?.count('allowed');
       const limitHeaders: string[] = [];
-      pushLimitHeaders(limitHeaders, decision, route, rule, this.headerOptions);
+      pushLimitHeaders(limitHeaders, decision, limit.limitId, limit.rule, this.headerOptions);
       if (decision.delayMs > 0) {
         const held = this.shaping.hold(res, decision.delayMs, () => this.forward(req, res, tenant, route, target, limitHeaders));
         if (!held) {
-          this.log.warn({ tenant, route, held: this.shaping.size }, 'shaping queue full');
+          this.log.warn({ tenant, route, limit: limit.limitId, held: this.shaping.size }, 'shaping queue full');
           sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(decision.delayMs / 1000)))]);
         }
         return;
@@ -150,7 +190,7 @@ export class Gateway {
     }
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, tenant: string, route: string, target: ForwardTarget, limitHeaders: string[]): void {
+  private forward(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, route: string, target: ForwardTarget, limitHeaders: string[]): void {
     forward(req, res, target, limitHeaders, this.bodyLimits).then(
       (outcome) => {
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');

@@ -61,15 +61,15 @@ export function windowSeconds(rule: Rule): number {
  * Appends the limit headers to a flat `[name, value, name, value…]` list (what
  * `res.writeHead` takes). A refused decision reports 0 remaining.
  */
-export function pushLimitHeaders(out: string[], decision: Decision, route: string, rule: Rule, options: HeaderOptions): void {
+export function pushLimitHeaders(out: string[], decision: Decision, limitId: string, rule: Rule, options: HeaderOptions): void {
   const remaining = decision.allowed ? headerInt(decision.remaining) : 0;
   const limit = headerInt(decision.limit);
   const reset = ceilSeconds(decision.resetAfterMs);
   out.push('X-RateLimit-Limit', String(limit), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(reset));
   if (options.ietf) {
-    // Route ids are restricted to characters that need no escaping in an sf-string.
-    out.push('RateLimit-Policy', `"${route}";q=${limit};w=${windowSeconds(rule)}`);
-    out.push('RateLimit', `"${route}";r=${remaining};t=${decision.allowed ? reset : retryAfterSeconds(decision)}`);
+    // The policy is named by the limit's id (ids need no escaping in an sf-string).
+    out.push('RateLimit-Policy', `"${limitId}";q=${limit};w=${windowSeconds(rule)}`);
+    out.push('RateLimit', `"${limitId}";r=${remaining};t=${decision.allowed ? reset : retryAfterSeconds(decision)}`);
   }
 }
 
@@ -79,17 +79,17 @@ export interface Rejection {
 }
 
 /** The 429: headers (limit headers, Retry-After, content type) and body. */
-export function rejection(decision: Decision, route: string, rule: Rule, options: HeaderOptions): Rejection {
+export function rejection(decision: Decision, limitId: string, rule: Rule, options: HeaderOptions): Rejection {
   const retryAfter = retryAfterSeconds(decision);
   const headers: string[] = ['Retry-After', String(retryAfter)];
-  pushLimitHeaders(headers, decision, route, rule, options);
+  pushLimitHeaders(headers, decision, limitId, rule, options);
   if (options.problemJson) {
     headers.push('Content-Type', 'application/problem+json');
     const body = JSON.stringify({
       type: QUOTA_EXCEEDED_TYPE,
       title: 'Too Many Requests',
       status: GATEWAY_ERRORS.rate_limited.status,
-      detail: `The request quota for route ${route} is exhausted; retry after ${retryAfter} seconds.`,
+      detail: `The request quota of limit ${limitId} is exhausted; retry after ${retryAfter} seconds.`,
       retryAfterMs: headerInt(decision.retryAfterMs),
     });
     return { headers, body };

@@ -210,7 +210,7 @@ for (const kind of ['memory', 'redis'] as const) {
       assert.equal(problem.type, QUOTA_EXCEEDED_TYPE);
       assert.equal(problem.title, 'Too Many Requests');
       assert.equal(problem.status, 429);
-      assert.match(problem.detail, /route orders.*1000 seconds/);
+      assert.match(problem.detail, /limit orders.*1000 seconds/);
     });
   });
 }

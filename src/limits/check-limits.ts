@@ -1,0 +1,88 @@
+// Turns a route's `limits:` (or its absence: today's single limit per tenant)
+// into LimitConfigs, refusing what the gateway cannot enforce safely, each
+// error naming its field.
+import { formatPath } from '../config/config-error.js';
+import { MAX_ID_LENGTH } from '../core/ids.js';
+import { capacityOf, type Rule } from '../core/rule.js';
+import type { LimitEntry } from './config-schema.js';
+import { maxIpIdLength } from './ip-address.js';
+import { type KeySource, type LimitConfig, usesTenant } from './types.js';
+
+type Path = (string | number)[];
+
+export interface RouteLimitInput {
+  id: string;
+  anonymous: boolean;
+  cost: number;
+  limits?: LimitEntry[] | undefined;
+}
+
+export interface LimitCheckContext {
+  fail: (path: Path, message: string) => never;
+  checkedRule: (input: unknown, field: string) => Rule;
+  ipv6Prefix: number;
+  /** The ids of all routes, for uniqueness (a limit id is a bucket name). */
+  routeIds: ReadonlySet<string>;
+  /** Limit ids seen so far, across routes; filled as routes are checked. */
+  limitIds: Set<string>;
+}
+
+export const SEVERAL_LIMITS_MESSAGE =
+  'several limits per route: not supported yet (the limits of one request must be decided together, so that a refused request drains no other bucket); give this route one limit';
+
+export function checkRouteLimits(route: RouteLimitInput, index: number, ctx: LimitCheckContext): LimitConfig[] {
+  const at = (...rest: Path): Path => ['routes', index, ...rest];
+  if (route.limits === undefined) {
+    if (route.anonymous) ctx.fail(at('limits'), 'is required on an anonymous route: limits keyed by ip, header or route (there is no tenant to key by)');
+    return [{ id: route.id, key: { kind: 'tenant' }, rule: undefined }];
+  }
+  if (route.limits.length === 0) ctx.fail(at('limits'), 'must list at least one limit');
+  if (route.limits.length > 1) ctx.fail(at('limits', 1), SEVERAL_LIMITS_MESSAGE);
+  return route.limits.map((entry, j) => checkLimit(route, entry, at('limits', j), ctx));
+}
+
+function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: LimitCheckContext): LimitConfig {
+  const key = keySourceOf(entry.key);
+  const where = [...at, 'key'];
+  if (route.anonymous && usesTenant(key)) ctx.fail(where, `${key.kind} cannot key a limit of an anonymous route (it has no tenant): use ip, header or route`);
+  if (ctx.limitIds.has(entry.id) || (ctx.routeIds.has(entry.id) && entry.id !== route.id)) ctx.fail([...at, 'id'], `duplicate limit id ${entry.id} (a limit id names one bucket; it may equal its own route's id only)`);
+  ctx.limitIds.add(entry.id);
+  if (key.kind === 'tenant+ip') {
+    const max = MAX_ID_LENGTH - 1 - maxIpIdLength(ctx.ipv6Prefix);
+    if (entry.id.length > max) ctx.fail([...at, 'id'], `must be at most ${max} characters with key tenant+ip (the bucket name also holds the address)`);
+  }
+  let rule: Rule | undefined;
+  if (entry.rule !== undefined) rule = ctx.checkedRule(entry.rule, formatPath([...at, 'rule']));
+  else if (!usesTenant(key)) ctx.fail([...at, 'rule'], `is required: a limit keyed by ${key.kind} has no tenant to look a rule up by`);
+  if (rule !== undefined && route.cost > capacityOf(rule)) {
+    ctx.fail(['routes', at[1] as number, 'cost'], `must be at most ${capacityOf(rule)}, the capacity of limit ${entry.id}: a request costing more could never pass`);
+  }
+  return { id: entry.id, key, rule };
+}
+
+function keySourceOf(key: LimitEntry['key']): KeySource {
+  if (typeof key === 'object') return { kind: 'header', header: key.header.toLowerCase() };
+  return { kind: key };
+}
+
+/**
+ * A tenant-keyed limit without its own rule takes the rule store's: the rules
+ * the config file seeds (and the default rule) must hold the route's cost too.
+ * Rules written later through the admin API are checked per request instead.
+ */
+export function checkSeededCosts(
+  routes: readonly { id: string; cost: number; limits: readonly LimitConfig[] }[],
+  seeded: readonly { tenant: string; route: string; rule: Rule }[],
+  defaultRule: Rule,
+  fail: (path: Path, message: string) => never,
+): void {
+  routes.forEach((route, index) => {
+    if (route.cost === 1 || !route.limits.some((limit) => limit.rule === undefined)) return;
+    for (const entry of [...seeded, { tenant: '*', route: '*', rule: defaultRule }]) {
+      if ((entry.route === route.id || entry.route === '*') && capacityOf(entry.rule) < route.cost) {
+        const whose = entry.route === '*' && entry.tenant === '*' ? 'the default rule' : `the rule of tenant ${entry.tenant} × route ${entry.route}`;
+        fail(['routes', index, 'cost'], `must be at most ${capacityOf(entry.rule)}, the capacity of ${whose}: a request costing more could never pass`);
+      }
+    }
+  });
+}

@@ -1,0 +1,46 @@
+// The config file's shape for limits: a route's `limits:`, `anonymous:` and
+// `cost:`, and the top-level `clientIp:`. Checks across routes are in
+// check-limits.ts; rules are checked by parseRule like every other rule.
+import { z } from 'zod';
+import { isValidId } from '../core/ids.js';
+import { MAX_COUNT } from '../core/rule.js';
+import { parseCidr } from './client-ip.js';
+
+const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+
+const keySourceSchema = z.union(
+  [z.enum(['tenant', 'ip', 'route', 'tenant+ip']), z.object({ header: z.string().regex(HEADER_NAME, 'must be a header name') }).strict()],
+  'must be tenant, ip, route, tenant+ip or { header: Name }',
+);
+
+export const limitSchema = z
+  .object({
+    id: z
+      .string()
+      .refine(isValidId, 'must be an id: 1-64 letters, digits or . _ ~ @ + -')
+      .refine((id) => !id.includes('~'), 'must not contain ~ (reserved for the ids Sluice derives from requests)'),
+    key: keySourceSchema.default('tenant'),
+    rule: z.unknown().optional(),
+  })
+  .strict();
+
+/** Fields a route gains for limits (spread into the route schema). */
+export const routeLimitFields = {
+  /** No API key needed; every limit must then be keyed by ip, header or route. */
+  anonymous: z.boolean().default(false),
+  /** Units one request of this route takes from each of its limits. */
+  cost: z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_COUNT, `must be at most ${MAX_COUNT}`).default(1),
+  limits: z.array(limitSchema).optional(),
+};
+
+export const clientIpSchema = z
+  .object({
+    trustedProxies: z.array(z.string().refine((cidr) => parseCidr(cidr) !== undefined, 'must be an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or ::1/128')).default([]),
+    header: z.enum(['x-forwarded-for', 'forwarded'], 'must be x-forwarded-for or forwarded').default('x-forwarded-for'),
+    ipv6Prefix: z.number().int('must be an integer').min(1, 'must be at least 1').max(128, 'must be at most 128').default(64),
+  })
+  .strict();
+
+export const CLIENT_IP_DEFAULTS = { trustedProxies: [], header: 'x-forwarded-for' as const, ipv6Prefix: 64 };
+
+export type LimitEntry = z.infer<typeof limitSchema>;

@@ -1,0 +1,48 @@
+// The limits model: a route lists its limits; each names where its bucket's
+// identity comes from (the key source) and, unless the rule store provides it,
+// its rule. A request then yields one RequestLimit per limit (request-limits.ts).
+import type { Rule } from '../core/rule.js';
+
+export type KeySource =
+  /** The API key's tenant (the default): bucket `rl:{tenant}:<limit id>`. */
+  | { readonly kind: 'tenant' }
+  /** The client IP (client-ip.ts): bucket `rl:{~ip.<address>}:<limit id>`. */
+  | { readonly kind: 'ip' }
+  /** A request header set by a proxy in front, hashed: `rl:{~h.<sha-256>}:<limit id>`. */
+  | { readonly kind: 'header'; readonly header: string }
+  /** The route alone, a ceiling over every client: `rl:{~route}:<limit id>`. */
+  | { readonly kind: 'route' }
+  /** Tenant and client IP: `rl:{tenant}:~ip.<address>.<limit id>` (the tenant's slot). */
+  | { readonly kind: 'tenant+ip' };
+
+export type KeySourceName = KeySource['kind'];
+
+export interface LimitConfig {
+  /** Names the limit in headers, metrics and logs, and its bucket. */
+  readonly id: string;
+  readonly key: KeySource;
+  /** Fixed rule; undefined = the rule store's tenant × route rule (tenant-keyed limits only). */
+  readonly rule: Rule | undefined;
+}
+
+export interface ClientIpConfig {
+  /** CIDRs of the proxies whose forwarding header is believed; empty = the socket address always. */
+  readonly trustedProxies: readonly string[];
+  /** Which header the trusted proxies append to. */
+  readonly header: 'x-forwarded-for' | 'forwarded';
+  /** IPv6 clients share a bucket per prefix of this length. */
+  readonly ipv6Prefix: number;
+}
+
+/** One limit as it applies to one request. */
+export interface RequestLimit {
+  readonly limitId: string;
+  /** The bucket's hash tag (a tenant or a derived `~…` id): `rl:{tag}:name`. */
+  readonly tag: string;
+  readonly name: string;
+  readonly rule: Rule;
+  readonly cost: number;
+}
+
+export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip';
+export const usesIp = (key: KeySource): boolean => key.kind === 'ip' || key.kind === 'tenant+ip';
