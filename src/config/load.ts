@@ -73,68 +73,28 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
   return Object.freeze(build(parsed.data, source, fail)) as SluiceConfig;
 }
 
-function build(file: ConfigFile, source: string, fail: (path: ConfigPath, message: string) => never): SluiceConfig {
-  const checkedRule = (input: unknown, field: string): Rule => {
-    try {
-      return parseRule(input, field);
-    } catch (error) {
-      if (!isSluiceError(error)) throw error;
-      const message = error.field ? error.message.slice(error.field.length + 2) : error.message;
-      return fail(parsePath(error.field ?? field), message);
-    }
-  };
+type Fail = (path: ConfigPath, message: string) => never;
+type CheckedRule = (input: unknown, field: string) => Rule;
 
-  const routeIds = new Set<string>();
-  file.routes.forEach((route, index) => {
-    if (routeIds.has(route.id)) fail(['routes', index, 'id'], `duplicate route id ${route.id}`);
-    routeIds.add(route.id);
-  });
-
+function build(file: ConfigFile, source: string, fail: Fail): SluiceConfig {
+  const checkedRule = ruleChecker(fail);
+  const routeIds = uniqueRouteIds(file, fail);
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
   const routeLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
-
-  const seen = new Set<string>();
-  const rules: SeedRule[] = file.rules.map((entry, index) => {
-    const { tenant, route, ...rest } = entry;
-    if (route !== '*' && !routeIds.has(route)) fail(['rules', index, 'route'], `no route has id ${route}`);
-    const pair = `${tenant}\u0000${route}`;
-    if (seen.has(pair)) fail(['rules', index], `a rule for tenant ${tenant} and route ${route} is already given`);
-    seen.add(pair);
-    return deepFreeze({ tenant, route, rule: checkedRule(rest, `rules[${index}]`) });
-  });
-
+  const rules = seedRules(file, routeIds, checkedRule, fail);
   const defaultRule = file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule');
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
-
-  const hashes = new Set<string>();
-  const keys = file.tenants.keys.map((entry, index) => {
-    const keyHash = hashApiKeyHex(entry.key);
-    if (hashes.has(keyHash)) fail(['tenants', 'keys', index, 'key'], 'duplicate key');
-    hashes.add(keyHash);
-    return { keyHash, tenant: entry.tenant };
-  });
-
-  const store = file.store;
-  const type = store.type ?? (store.url || store.cluster ? 'redis' : 'memory');
-  if (type === 'redis' && !store.url && !store.cluster) fail(['store', 'type'], 'redis needs store.url or store.cluster (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER)');
-  if (store.url && store.cluster) fail(['store', 'cluster'], 'give store.url or store.cluster, not both');
   if (file.limits.headerTimeoutMs > file.limits.requestTimeoutMs) fail(['limits', 'headerTimeoutMs'], 'must be at most limits.requestTimeoutMs');
-
+  const store = storeOf(file, fail);
   return deepFreeze({
     source,
     listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
     admin: { listen: listenAddress(file.admin?.listen ?? DEFAULT_ADMIN_LISTEN), token: file.admin?.token },
     routes: file.routes.map((route, index) => ({ ...route, methods: route.methods, limits: routeLimits[index] ?? [] })),
-    tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys },
+    tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys: keyHashes(file, fail) },
     defaultRule,
     rules,
-    store: {
-      type,
-      url: store.url,
-      cluster: store.cluster?.map(listenAddress),
-      deadlineMs: store.deadlineMs,
-      maxKeys: store.maxKeys,
-    },
+    store,
     resilience: {
       ...file.resilience,
       deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
@@ -144,18 +104,66 @@ function build(file: ConfigFile, source: string, fail: (path: ConfigPath, messag
     clientIp: file.clientIp,
     headers: file.headers,
     limits: file.limits,
-    database: {
-      url: file.database?.url,
-      statementTimeoutMs: file.database?.statementTimeoutMs ?? 3_000,
-      connectTimeoutMs: file.database?.connectTimeoutMs ?? 3_000,
-      maxClockSkewMs: file.database?.maxClockSkewMs ?? 500,
-      healthTimeoutMs: file.database?.healthTimeoutMs ?? 2_000,
-    },
+    database: { ...file.database, url: file.database.url },
     instances: file.instances,
     region: file.region,
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
   });
+}
+
+/** Rules go through the same parser as the admin API; its error is re-reported at the rule's line. */
+function ruleChecker(fail: Fail): CheckedRule {
+  return (input, field) => {
+    try {
+      return parseRule(input, field);
+    } catch (error) {
+      if (!isSluiceError(error)) throw error;
+      const message = error.field ? error.message.slice(error.field.length + 2) : error.message;
+      return fail(parsePath(error.field ?? field), message);
+    }
+  };
+}
+
+function uniqueRouteIds(file: ConfigFile, fail: Fail): Set<string> {
+  const routeIds = new Set<string>();
+  file.routes.forEach((route, index) => {
+    if (routeIds.has(route.id)) fail(['routes', index, 'id'], `duplicate route id ${route.id}`);
+    routeIds.add(route.id);
+  });
+  return routeIds;
+}
+
+/** Seed rules name an existing route (or `*`), at most one per tenant and route. */
+function seedRules(file: ConfigFile, routeIds: Set<string>, checkedRule: CheckedRule, fail: Fail): SeedRule[] {
+  const seen = new Set<string>();
+  return file.rules.map((entry, index) => {
+    const { tenant, route, ...rest } = entry;
+    if (route !== '*' && !routeIds.has(route)) fail(['rules', index, 'route'], `no route has id ${route}`);
+    const pair = `${tenant}\u0000${route}`;
+    if (seen.has(pair)) fail(['rules', index], `a rule for tenant ${tenant} and route ${route} is already given`);
+    seen.add(pair);
+    return deepFreeze({ tenant, route, rule: checkedRule(rest, `rules[${index}]`) });
+  });
+}
+
+/** Configured keys are kept only as SHA-256 hashes; a key listed twice is an error. */
+function keyHashes(file: ConfigFile, fail: Fail): { keyHash: string; tenant: string }[] {
+  const hashes = new Set<string>();
+  return file.tenants.keys.map((entry, index) => {
+    const keyHash = hashApiKeyHex(entry.key);
+    if (hashes.has(keyHash)) fail(['tenants', 'keys', index, 'key'], 'duplicate key');
+    hashes.add(keyHash);
+    return { keyHash, tenant: entry.tenant };
+  });
+}
+
+function storeOf(file: ConfigFile, fail: Fail): SluiceConfig['store'] {
+  const store = file.store;
+  const type = store.type ?? (store.url || store.cluster ? 'redis' : 'memory');
+  if (type === 'redis' && !store.url && !store.cluster) fail(['store', 'type'], 'redis needs store.url or store.cluster (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER)');
+  if (store.url && store.cluster) fail(['store', 'cluster'], 'give store.url or store.cluster, not both');
+  return { type, url: store.url, cluster: store.cluster?.map(listenAddress), deadlineMs: store.deadlineMs, maxKeys: store.maxKeys };
 }
 
 export function listenAddress(text: string): ListenAddress {

@@ -141,7 +141,7 @@ export const configFileSchema = z
         healthTimeoutMs: positiveInt(60_000).default(2_000),
       })
       .strict()
-      .optional(),
+      .prefault({}),
     instances: positiveInt(10_000).optional(),
     region: idSchema.optional(),
     dataDir: z.string().min(1).optional(),
