@@ -3,7 +3,7 @@
 // PostgreSQL rule store, the resilience layer and the admin API plug in.
 import { type Logger, pino } from 'pino';
 import type { SluiceConfig } from './config/types.js';
-import { type DemoUpstream, startDemoUpstream } from './demo/upstream.js';
+import { startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
 import { buildEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
@@ -49,39 +49,17 @@ export interface RunningSluice {
 
 export async function startSluice(config: SluiceConfig, options: StartOptions = {}): Promise<RunningSluice> {
   const logger = options.logger ?? pino({ level: config.log.level, name: 'sluice' });
-  let demo: DemoUpstream | undefined;
-  if (options.demoUpstream) demo = await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream);
-
-  let runtime: RulesRuntime | undefined;
-  let admin: AdminServer | undefined;
+  const demo = options.demoUpstream ? await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream) : undefined;
   // Watched for the dashboard and /metrics; the gateway gets the same decisions.
   const { engine, dashboard } = withDashboard(options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger)), config, logger);
-  let address: { address: string; port: number };
-  let gateway: Gateway;
+  let fronts: Fronts;
   try {
-    if (options.ruleStore) {
-      const { url: databaseUrl, ...timeouts } = config.database;
-      runtime = await startRules({ databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
-    }
-    const resolvers = resolversFor(config, runtime?.cache);
-    gateway = new Gateway({
-      config,
-      engine,
-      rules: options.rules ?? resolvers.rules,
-      tenants: options.tenants ?? resolvers.tenants,
-      logger,
-    });
-    address = await gateway.listen(config.listen.host, config.listen.port);
-    if (options.admin && runtime) {
-      const front = gateway;
-      // A draining gateway is not ready: load balancers stop sending before its sockets close.
-      const health = () => (front.draining ? { ready: false, draining: true } : {});
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
-    }
+    fronts = await startFronts(config, options, { engine, dashboard }, logger);
   } catch (error) {
-    await Promise.allSettled([engine.close(), demo?.close(), runtime?.close(), dashboard.close()]);
+    await Promise.allSettled([engine.close(), demo?.close(), dashboard.close()]);
     throw error;
   }
+  const { address, gateway, admin, runtime } = fronts;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, store: config.store.type, routes: config.routes.length }, 'sluice gateway listening');
 
@@ -103,6 +81,38 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
       return closing;
     },
   };
+}
+
+interface Fronts {
+  runtime: RulesRuntime | undefined;
+  gateway: Gateway;
+  address: { address: string; port: number };
+  admin: AdminServer | undefined;
+}
+
+/** The rule store's runtime, the gateway and the admin API, in that order; what started is closed again on failure. */
+async function startFronts(config: SluiceConfig, options: StartOptions, deciding: ReturnType<typeof withDashboard>, logger: Logger): Promise<Fronts> {
+  const { engine, dashboard } = deciding;
+  let runtime: RulesRuntime | undefined;
+  try {
+    if (options.ruleStore) {
+      const { url: databaseUrl, ...timeouts } = config.database;
+      runtime = await startRules({ databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
+    }
+    const resolvers = resolversFor(config, runtime?.cache);
+    const gateway = new Gateway({ config, engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger });
+    const address = await gateway.listen(config.listen.host, config.listen.port);
+    let admin: AdminServer | undefined;
+    if (options.admin && runtime) {
+      // A draining gateway is not ready: load balancers stop sending before its sockets close.
+      const health = () => (gateway.draining ? { ready: false, draining: true } : {});
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
+    }
+    return { runtime, gateway, address, admin };
+  } catch (error) {
+    await runtime?.close();
+    throw error;
+  }
 }
 
 /**
