@@ -52,7 +52,12 @@ test('negative cache part: a store refusal is answered locally until its retry t
   let calls = 0;
   let source: Decision['source'] = 'redis';
   const refusal = (): Decision => ({ allowed: false, remaining: 0, limit: 5, resetAfterMs: 1000, retryAfterMs: 1000, delayMs: 0, source });
-  const step = new NegativeStep(new NegativeCache(10), { decide: async () => (calls++, refusal()) }, () => now);
+  const step = new NegativeStep(new NegativeCache(10), {
+    decide: async () => {
+      calls++;
+      return refusal();
+    },
+  }, () => now);
   const plan = planFor('shop', 'orders', bucket(5, 5), 1);
   assert.equal((await step.decide(plan, 1)).source, 'redis');
   assert.equal((await step.decide(plan, 1)).source, 'cache');
