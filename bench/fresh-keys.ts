@@ -9,7 +9,6 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { startSluice } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
-import type { ResilientEngine } from '../src/limiter/resilient-engine.js';
 import { resilienceRegistry } from '../src/limiter/metrics.js';
 import { freePort } from '../test/helpers/ports.js';
 import { benchRedis } from './lib/servers.js';
@@ -30,11 +29,11 @@ try {
     child.once('message', resolve);
     child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load exited with ${code}`))));
   });
-  const engine = app.engine as ResilientEngine;
+  const engine = app.engine;
   const metrics = (await resilienceRegistry.getMetricsAsJSON())
     .filter((m) => ['sluice_store_failures_total', 'sluice_breaker_transitions_total', 'sluice_late_replies_total'].includes(m.name))
     .map((m) => ({ name: m.name, values: m.values.map((v) => `${JSON.stringify(v.labels)}=${v.value}`) }));
-  console.log(JSON.stringify({ requests, clients, ...result, stats: engine.stats, metrics }, null, 2));
+  console.log(JSON.stringify({ requests, clients, ...result, stats: engine.counters(), metrics }, null, 2));
 } finally {
   await app.close();
   await redis.release();

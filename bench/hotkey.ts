@@ -53,7 +53,7 @@ const MODES: { mode: HotKeyRow['mode']; rule: Rule }[] = [
   { mode: 'sharding (10 shards)', rule: parseRule({ policy: 'token_bucket', capacity: CAPACITY, refillPerSecond: LIMIT, shards: 10 }) },
 ];
 
-type Counted = Engine & { stats?: { storeCalls: number; deadlineTimeouts: number; breakerRejects: number } };
+type Counted = Engine;
 
 export async function runHotKeyBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<HotKeyResult> {
   const durationMs = pick(options, 1000, 5000);
@@ -71,7 +71,7 @@ export async function runHotKeyBench(options: BenchOptions, progress: (line: str
       const tenant = `hot-${mode.split(' ')[0]}`;
       await Promise.all(engines.map((e) => e.peek('warm-up', 'warm-up', rule)));
       await resetStats(admin);
-      const callsBefore = engines.reduce((sum, e) => sum + (e.stats?.storeCalls ?? 0), 0);
+      const callsBefore = engines.reduce((sum, e) => sum + (e.counters().storeCalls), 0);
       let allowed = 0;
       const bySource: Record<string, number> = {};
       const started = performance.now();
@@ -81,7 +81,7 @@ export async function runHotKeyBench(options: BenchOptions, progress: (line: str
         bySource[decision.source] = (bySource[decision.source] ?? 0) + 1;
       });
       achievedPerSec.push(round((offered / (performance.now() - started)) * 1000));
-      const calls = engines.reduce((sum, e) => sum + (e.stats?.storeCalls ?? 0), 0) - callsBefore;
+      const calls = engines.reduce((sum, e) => sum + (e.counters().storeCalls), 0) - callsBefore;
       const scripts = await scriptCalls(admin);
       const expected = CAPACITY + (LIMIT * durationMs) / 1000;
       rows.push({
@@ -93,8 +93,8 @@ export async function runHotKeyBench(options: BenchOptions, progress: (line: str
         redisCallsPerRequest: round(calls / offered, 4),
         redisScriptCallsPerRequest: round(scripts.calls / offered, 4),
         bySource,
-        deadlineTimeouts: engines.reduce((sum, e) => sum + (e.stats?.deadlineTimeouts ?? 0), 0),
-        breakerRejects: engines.reduce((sum, e) => sum + (e.stats?.breakerRejects ?? 0), 0),
+        deadlineTimeouts: engines.reduce((sum, e) => sum + (e.counters().deadlineTimeouts), 0),
+        breakerRejects: engines.reduce((sum, e) => sum + (e.counters().breakerRejects), 0),
       });
       await Promise.all(engines.map((e) => e.close()));
     }

@@ -3,7 +3,7 @@
 // dashboard and /metrics. The gateway sees the same decisions as without it.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { applyShadow, type Engine, type EngineHealth } from '../limiter/engine.js';
+import { applyShadow, type Engine, type EngineCounters, type EngineHealth } from '../limiter/engine.js';
 import type { BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
 import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
@@ -58,6 +58,10 @@ export class ObservedEngine implements Engine {
 
   health(): EngineHealth {
     return this.inner.health();
+  }
+
+  counters(): EngineCounters {
+    return this.inner.counters();
   }
 
   /** The live instance count the fallback divides by: the resilient engine's, else what its health detail says, else 1. */

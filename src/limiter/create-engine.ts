@@ -1,6 +1,6 @@
 // Builds the engine the gateway decides with:
 //   createEngine({})                                  → StoreEngine over a MemoryStore (one instance, no Redis)
-//   createEngine({ redis: { url: 'redis://…' } })     → ResilientEngine (deadline, breaker, fallback, leasing…)
+//   createEngine({ redis: { url: 'redis://…' } })     → ResilientEngine over a RedisStore and the decision chain (chain.ts)
 //   createEngine({ redis: existingIoredisClient })    → the same, over a client the caller keeps and closes
 // Every other option is in resilienceConfigSchema, with its default.
 import { randomUUID } from 'node:crypto';
@@ -8,12 +8,16 @@ import { hostname } from 'node:os';
 import { Cluster, Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { zodToSluiceError } from '../core/rule.js';
-import type { Clock } from '../stores/clock.js';
+import { Membership } from '../cluster/membership.js';
+import { RegionRebalancer } from '../cluster/region-rebalancer.js';
+import { type Clock, systemClock } from '../stores/clock.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import type { RedisClient } from '../stores/redis/scripts.js';
+import { RedisStore } from '../stores/redis-store.js';
+import { buildChain } from './chain.js';
 import { type Engine, StoreEngine } from './engine.js';
-import { RegionRebalancer } from './region-rebalancer.js';
+import { InstanceCount } from './instances.js';
 import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from './resilience-config.js';
 import { ResilientEngine } from './resilient-engine.js';
 
@@ -36,55 +40,73 @@ export type CreateEngineOptions = ResilienceConfigInput & EngineWiring;
 /** The library's entry: validates the options (an error names the option, e.g. `memberTtlMs`), then builds. */
 export function createEngine(options: CreateEngineOptions = {}): Engine {
   const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
-  const parsed = resilienceConfigSchema.safeParse(rest);
+  return buildEngine(validated(rest), { redis, logger, instanceId, maxKeys, now });
+}
+
+/** The same over Redis, typed as the resilient engine (its membership, for tests and tools). */
+export function createResilientEngine(options: CreateEngineOptions & { redis: RedisTarget | RedisClient }): ResilientEngine {
+  const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
+  return buildResilientEngine(validated(rest), { redis, logger, instanceId, maxKeys, now });
+}
+
+function validated(input: ResilienceConfigInput): ResilienceConfig {
+  const parsed = resilienceConfigSchema.safeParse(input);
   if (!parsed.success) throw zodToSluiceError(parsed.error, '', 'ERR_CONFIG_INVALID');
-  return buildEngine(parsed.data, { redis, logger, instanceId, maxKeys, now });
+  return parsed.data;
 }
 
 /** Builds the engine from options already validated (by createEngine, or with the config file). */
 export function buildEngine(config: ResilienceConfig, wiring: EngineWiring): Engine {
-  const { redis, logger: givenLogger, instanceId, maxKeys, now } = wiring;
+  const { redis, maxKeys, now } = wiring;
   if (redis === undefined) return new StoreEngine(new MemoryStore({ ...(maxKeys ? { maxKeys } : {}), ...(now ? { now } : {}) }));
+  return buildResilientEngine(config, { ...wiring, redis });
+}
 
-  const logger = givenLogger ?? pino({ name: 'sluice' });
-  const ownsClient = !isClient(redis);
+/** The engine over Redis: the store, membership, the decision chain and the optional rebalancer. */
+export function buildResilientEngine(config: ResilienceConfig, wiring: EngineWiring & { redis: RedisTarget | RedisClient }): ResilientEngine {
+  const { redis, instanceId } = wiring;
+  const logger = wiring.logger ?? pino({ name: 'sluice' });
+  const now = wiring.now ?? systemClock;
+  const ownsStore = !isClient(redis);
   const client = isClient(redis) ? redis : connectRedis(redis);
-  if (ownsClient) client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
-
-  let rebalancer: RegionRebalancer | undefined;
-  if (config.rebalance && config.region !== undefined) {
-    const { peers, intervalMs, minShare, maxShare, maxStep } = config.rebalance;
-    const peerClients = Object.fromEntries(Object.entries(peers).map(([name, target]) => [name, connectRedis(target)]));
-    for (const peer of Object.values(peerClients)) peer.on('error', () => undefined);
-    rebalancer = new RegionRebalancer({
-      regions: { ...peerClients, [config.region]: client },
-      bounds: { minShare, maxShare, maxStep },
-      intervalMs,
-      logger,
-      ownedClients: Object.values(peerClients),
-    });
-  }
-
-  return new ResilientEngine({
+  if (ownsStore) client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
+  const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now });
+  const membership = new Membership({
     client,
-    ownsClient,
-    deadlineMs: config.deadlineMs,
-    connectGraceMs: config.connectGraceMs,
-    breaker: config.breaker,
-    instances: config.instances,
     instanceId: instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     heartbeatMs: config.heartbeatMs,
-    memberTtlMs: config.memberTtlMs,
+    ttlMs: config.memberTtlMs,
+    region: config.region,
+    logger,
+  });
+  const instances = new InstanceCount(config.instances, membership);
+  const chain = buildChain({ ...config, store, instances, logger, now });
+  const rebalancer = rebalancerFor(config, client, logger);
+  return new ResilientEngine({
+    store,
+    ownsStore,
+    chain,
+    membership,
+    instances,
     region: config.region,
     defaultRegionShare: config.defaultRegionShare,
-    hotKey: config.hotKey,
-    negativeCacheSize: config.negativeCacheSize,
-    stateCacheSize: config.stateCacheSize,
-    fallbackMaxKeys: config.fallbackMaxKeys,
     adminTimeoutMs: config.adminTimeoutMs,
-    logger,
     ...(rebalancer ? { rebalancer } : {}),
-    ...(now ? { now } : {}),
+  });
+}
+
+/** The region-share rebalancer when the config asks for one: this region's client and one per peer region. */
+function rebalancerFor(config: ResilienceConfig, client: RedisClient, logger: Logger): RegionRebalancer | undefined {
+  if (!config.rebalance || config.region === undefined) return undefined;
+  const { peers, intervalMs, minShare, maxShare, maxStep } = config.rebalance;
+  const peerClients = Object.fromEntries(Object.entries(peers).map(([name, target]) => [name, connectRedis(target)]));
+  for (const peer of Object.values(peerClients)) peer.on('error', () => undefined);
+  return new RegionRebalancer({
+    regions: { ...peerClients, [config.region]: client },
+    bounds: { minShare, maxShare, maxStep },
+    intervalMs,
+    logger,
+    ownedClients: Object.values(peerClients),
   });
 }
 

@@ -1,11 +1,11 @@
 // The per-call deadline. A call fails when its connection has delivered nothing
-// for `deadlineMs` since the call started (see ConnectionWatch). The verdict is
+// for `deadlineMs` since the call started (the store's connection watch). The verdict is
 // deferred after the timer fires by two setImmediate hops: the first lets the
 // poll phase read what sits in the socket buffer, the second lets the watch
 // stamp the end of processing it. A late timer never beats a reply that has
 // arrived, and time spent processing replies is never counted as silence.
-import { systemClock } from '../stores/clock.js';
-import type { ConnectionWatch } from './connection-watch.js';
+import type { Clock } from '../stores/clock.js';
+import type { StoreConnection } from '../stores/store.js';
 
 export class DeadlineError extends Error {
   readonly code = 'ETIMEDOUT';
@@ -23,8 +23,8 @@ export function isDeadlineError(error: unknown): error is DeadlineError {
  * Resolves as `call` does, or rejects with DeadlineError once the channel has
  * been silent for `deadlineMs`. A late reply is dropped, never unhandled.
  */
-export function withDeadline<T>(call: Promise<T>, watch: ConnectionWatch, channel: string, deadlineMs: number): Promise<T> {
-  const started = systemClock();
+export function withDeadline<T>(call: Promise<T>, watch: StoreConnection, channel: string, deadlineMs: number, now: Clock): Promise<T> {
+  const started = now();
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
@@ -32,13 +32,13 @@ export function withDeadline<T>(call: Promise<T>, watch: ConnectionWatch, channe
       if (settled) return;
       const silentSince = Math.max(started, watch.lastDataAt(channel));
       const due = silentSince + deadlineMs;
-      const now = systemClock();
-      if (now >= due) {
+      const at = now();
+      if (at >= due) {
         settled = true;
         reject(new DeadlineError(deadlineMs));
       } else {
         // Bytes arrived meanwhile: Redis is alive, our reply is queued behind others.
-        arm(due - now);
+        arm(due - at);
       }
     };
     const arm = (ms: number) => {

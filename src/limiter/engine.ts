@@ -5,6 +5,9 @@ import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import { assertValidCost, type Rule } from '../core/rule.js';
 import type { BucketInfo, Store } from '../stores/store.js';
+import { ChainStats, type EngineCounters } from './stats.js';
+
+export type { EngineCounters } from './stats.js';
 
 export type EngineMode = 'memory' | 'redis' | 'fallback';
 
@@ -23,6 +26,8 @@ export interface Engine {
   reset(tenant: string, route: string, rule: Rule): Promise<void>;
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
   health(): EngineHealth;
+  /** What the engine counted (decisions, store calls, failures…): for tests, benchmarks and the dashboard. */
+  counters(): EngineCounters;
   close(): Promise<void>;
 }
 
@@ -34,11 +39,16 @@ export function applyShadow(rule: Rule, decision: Decision): Decision {
 
 /** The plain engine: one store, no fallback. The memory-store gateway runs on it. */
 export class StoreEngine implements Engine {
+  private readonly stats = new ChainStats();
+
   constructor(private readonly store: Store) {}
 
   async decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
     assertValidCost(rule, cost);
-    return applyShadow(rule, await this.store.consume(bucketKey(tenant, route), rule, cost));
+    this.stats.storeCalls++;
+    const decision = await this.store.consume(bucketKey(tenant, route), rule, cost);
+    this.stats.noteDecision(decision);
+    return applyShadow(rule, decision);
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
@@ -55,6 +65,10 @@ export class StoreEngine implements Engine {
 
   health(): EngineHealth {
     return { mode: this.store.kind === 'memory' ? 'memory' : 'redis', storeReachable: true };
+  }
+
+  counters(): EngineCounters {
+    return this.stats.snapshot(1);
   }
 
   close(): Promise<void> {

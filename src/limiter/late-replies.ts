@@ -11,32 +11,33 @@
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { canAdjust, runAdjust } from '../stores/redis/adjust.js';
-import type { RedisClient } from '../stores/redis/scripts.js';
+import { withTimeout } from '../core/timeout.js';
+import type { SharedStore } from '../stores/store.js';
+import type { FallbackLimiter } from './fallback-limiter.js';
 import { lateReplies } from './metrics.js';
-import { withTimeout } from './timeout.js';
+import type { LateOutcome } from './stats.js';
 
-export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'lost';
+export type { LateOutcome } from './stats.js';
 
 export interface LateRepliesOptions {
-  client: RedisClient;
+  store: SharedStore;
   /** Deadline of one correction (not on any request's path). */
   timeoutMs: number;
   logger: Logger;
-  /** Called with every late Redis decision (e.g. to remember the bucket's state). */
-  onReply: (key: string, rule: Rule, redis: Decision) => void;
+  /** Remembers the bucket's state from every late Redis decision. */
+  fallback: Pick<FallbackLimiter, 'remember'>;
+  /** Where the outcomes are counted. */
+  counts: Record<LateOutcome, number>;
 }
 
 export class LateReplies {
-  readonly counts: Record<LateOutcome, number> = { agreed: 0, refunded: 0, charged: 0, uncorrected: 0, lost: 0 };
-
   constructor(private readonly options: LateRepliesOptions) {}
 
   /** Watches the late reply of a call whose request got `local` from the fallback. */
   watch(baseKey: string, key: string, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>): void {
     reply.then(
       (redis) => {
-        this.options.onReply(baseKey, rule, redis);
+        this.options.fallback.remember(baseKey, rule, redis);
         void this.reconcile(key, rule, cost, local.allowed, redis.allowed);
       },
       () => this.count('lost'),
@@ -45,9 +46,9 @@ export class LateReplies {
 
   /** Takes `delta` units from the bucket whatever the limit; false when the policy or Redis cannot. */
   async adjust(key: string, rule: Rule, delta: number): Promise<boolean> {
-    if (!canAdjust(rule)) return false;
+    if (!this.options.store.canAdjust(rule)) return false;
     try {
-      await withTimeout(runAdjust(this.options.client, key, rule, delta), this.options.timeoutMs);
+      await withTimeout(this.options.store.adjust(key, rule, delta), this.options.timeoutMs);
       return true;
     } catch (error) {
       this.options.logger.debug({ err: error, key }, 'could not adjust a bucket');
@@ -63,7 +64,7 @@ export class LateReplies {
   }
 
   private count(outcome: LateOutcome): void {
-    this.counts[outcome]++;
+    this.options.counts[outcome]++;
     lateReplies.inc({ outcome });
   }
 }

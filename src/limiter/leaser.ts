@@ -1,5 +1,7 @@
-// Batch leasing for hot keys (one key too busy for one Redis slot): one script call takes a whole
-// `batch` of units, this instance spends them locally (source `cache`).
+// The leasing part of the decision chain, first in it. A rule with `lease`, or
+// a hot key (one key too busy for one Redis slot, hot-keys.ts), leases: one
+// store call takes a whole `batch` of units, this instance spends them locally
+// (source `cache`). Other keys go on down the chain.
 // Concurrent requests on a key share one lease call in flight. A refused lease
 // holds this instance's requests until the batch is free, stretched by a random
 // factor up to the number of instances: they would all wake at that instant
@@ -13,12 +15,16 @@
 import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
 import type { Clock } from '../stores/clock.js';
-import { type LeaseReply, runLease } from '../stores/redis/lease.js';
-import type { RedisClient } from '../stores/redis/scripts.js';
+import type { LeaseReply } from '../stores/store.js';
+import type { DecisionStep } from './chain.js';
+import type { FallbackStep } from './fallback-step.js';
+import { HotKeyDetector } from './hot-keys.js';
+import type { InstanceCount } from './instances.js';
 import { BoundedLru } from './lru.js';
 import { leaseCalls } from './metrics.js';
 import type { NegativeCache } from './negative-cache.js';
 import type { Plan } from './plan.js';
+import type { ChainStats } from './stats.js';
 
 interface Pool {
   fingerprint: string;
@@ -33,58 +39,36 @@ interface Pool {
 
 type Outcome = { kind: 'granted' } | { kind: 'refused'; decision: Decision } | { kind: 'down'; error: unknown };
 
-export interface LeaserDeps {
-  client: RedisClient;
-  /** Runs a Redis call under the deadline and breaker. */
-  guarded<T>(plan: Plan, units: number, call: () => Promise<T>): Promise<T>;
+export interface LeasingOptions {
+  /** Where leases go (through the breaker and deadline), and the decision when they cannot. */
+  below: Pick<FallbackStep, 'lease' | 'degraded'>;
+  /** The rest of the chain, for keys that do not lease. */
+  next: DecisionStep;
+  /** Whether a rule's policy can lease at all. */
+  canLease(rule: Plan['rule']): boolean;
   negative: NegativeCache;
-  /** Called with every lease reply (the fallback remembers when the bucket is full again). */
-  onReply(plan: Plan, reply: LeaseReply): void;
-  /** The decision when Redis cannot be asked. */
-  degraded(plan: Plan, cost: number, error: unknown): Decision;
-  leaseTtlMs: number;
+  hotKey: { autoLeaseRatePerSec: number; batch: number; leaseTtlMs: number };
   maxKeys: number;
   now: Clock;
   /** Live gateway instances, the ones racing for a batch. */
-  instances(): number;
+  instances: InstanceCount;
+  stats: ChainStats;
 }
 
-export class Leaser {
+export class LeasingStep implements DecisionStep {
   private readonly pools: BoundedLru<string, Pool>;
-  calls = 0;
+  private readonly hot: HotKeyDetector;
 
-  constructor(private readonly deps: LeaserDeps) {
-    this.pools = new BoundedLru(deps.maxKeys);
+  constructor(private readonly options: LeasingOptions) {
+    this.pools = new BoundedLru(options.maxKeys);
+    this.hot = new HotKeyDetector(options.hotKey.autoLeaseRatePerSec, options.maxKeys);
   }
 
-  async decide(plan: Plan, cost: number, batch: number): Promise<Decision> {
-    const pool = this.poolFor(plan);
-    for (;;) {
-      if (pool.units >= cost) {
-        pool.units -= cost;
-        return {
-          allowed: true,
-          remaining: pool.redisRemaining + pool.units,
-          limit: capacityOf(plan.rule),
-          resetAfterMs: pool.resetAfterMs,
-          retryAfterMs: 0,
-          delayMs: 0,
-          source: 'cache',
-        };
-      }
-      let initiator = false;
-      if (pool.pending === undefined) {
-        const refused = this.deps.negative.get(plan.key, plan.fingerprint, cost - pool.units, this.deps.now());
-        if (refused) return refused;
-        initiator = true;
-        pool.pending = this.refill(plan, pool, cost - pool.units, Math.max(batch, cost - pool.units));
-      }
-      const outcome = await pool.pending;
-      if (pool.units >= cost) continue;
-      if (outcome.kind === 'refused') return initiator ? outcome.decision : { ...outcome.decision, source: 'cache' };
-      if (outcome.kind === 'down') return this.deps.degraded(plan, cost, outcome.error);
-      // Granted, but other requests spent it first: lease again.
-    }
+  decide(plan: Plan, cost: number): Promise<Decision> {
+    const batch = this.batchOf(plan);
+    if (batch > 0) return this.spend(plan, cost, batch);
+    if (this.has(plan.key)) this.forget(plan.key); // cooled down: unspent units are dropped, never over-admitted
+    return this.options.next.decide(plan, cost);
   }
 
   /** Drops a key's unspent units (reset, or a key that cooled down). */
@@ -96,12 +80,55 @@ export class Leaser {
     return this.pools.peek(key) !== undefined;
   }
 
+  /** Units per lease for this request: the rule's own batch, the automatic one for a hot key, or 0 (no leasing). */
+  private batchOf(plan: Plan): number {
+    if (!this.options.canLease(plan.rule)) return 0;
+    if (plan.original.lease) return plan.original.lease.batch;
+    if (!this.hot.observe(plan.baseKey, this.options.now())) return 0;
+    // Never lease more than this instance's share of the bucket, so one instance cannot hog a small limit.
+    return Math.min(this.options.hotKey.batch, Math.max(1, Math.floor(capacityOf(plan.rule) / this.options.instances.value)));
+  }
+
+  private async spend(plan: Plan, cost: number, batch: number): Promise<Decision> {
+    const pool = this.poolFor(plan);
+    for (;;) {
+      if (pool.units >= cost) {
+        pool.units -= cost;
+        return this.fromPool(plan, pool);
+      }
+      let initiator = false;
+      if (pool.pending === undefined) {
+        const refused = this.options.negative.get(plan.key, plan.fingerprint, cost - pool.units, this.options.now());
+        if (refused) return refused;
+        initiator = true;
+        pool.pending = this.refill(plan, pool, cost - pool.units, Math.max(batch, cost - pool.units));
+      }
+      const outcome = await pool.pending;
+      if (pool.units >= cost) continue;
+      if (outcome.kind === 'refused') return initiator ? outcome.decision : { ...outcome.decision, source: 'cache' };
+      if (outcome.kind === 'down') return this.options.below.degraded(plan, cost, outcome.error);
+      // Granted, but other requests spent it first: lease again.
+    }
+  }
+
+  private fromPool(plan: Plan, pool: Pool): Decision {
+    return {
+      allowed: true,
+      remaining: pool.redisRemaining + pool.units,
+      limit: capacityOf(plan.rule),
+      resetAfterMs: pool.resetAfterMs,
+      retryAfterMs: 0,
+      delayMs: 0,
+      source: 'cache',
+    };
+  }
+
   private poolFor(plan: Plan): Pool {
-    const now = this.deps.now();
+    const now = this.options.now();
     let pool = this.pools.get(plan.key);
     if (pool !== undefined && pool.pending === undefined && (pool.fingerprint !== plan.fingerprint || pool.expiresAt <= now)) pool = undefined;
     if (pool === undefined) {
-      pool = { fingerprint: plan.fingerprint, units: 0, expiresAt: now + this.deps.leaseTtlMs, redisRemaining: 0, resetAfterMs: 0, pending: undefined };
+      pool = { fingerprint: plan.fingerprint, units: 0, expiresAt: now + this.options.hotKey.leaseTtlMs, redisRemaining: 0, resetAfterMs: 0, pending: undefined };
       this.pools.set(plan.key, pool);
     }
     return pool;
@@ -109,35 +136,36 @@ export class Leaser {
 
   private async refill(plan: Plan, pool: Pool, need: number, want: number): Promise<Outcome> {
     try {
-      this.calls++;
-      const reply = await this.deps.guarded(plan, want, () => runLease(this.deps.client, plan.key, plan.rule, need, want));
-      this.deps.onReply(plan, reply);
-      const now = this.deps.now();
-      if (reply.granted === 0) {
-        leaseCalls.inc({ outcome: 'refused' });
-        const spread = 1 + Math.random() * (Math.max(1, this.deps.instances()) - 1);
-        const decision: Decision = {
-          allowed: false,
-          remaining: reply.remaining,
-          limit: capacityOf(plan.rule),
-          resetAfterMs: reply.resetAfterMs,
-          retryAfterMs: Math.ceil(reply.retryAfterMs * spread),
-          delayMs: 0,
-          source: 'redis',
-        };
-        this.deps.negative.add(plan.key, plan.fingerprint, need, decision, now);
-        return { kind: 'refused', decision };
-      }
+      this.options.stats.leaseCalls++;
+      const reply = await this.options.below.lease(plan, need, want);
+      if (reply.granted === 0) return { kind: 'refused', decision: this.refused(plan, need, reply) };
       leaseCalls.inc({ outcome: 'granted' });
       pool.units += reply.granted;
       pool.redisRemaining = reply.remaining;
       pool.resetAfterMs = reply.resetAfterMs;
-      pool.expiresAt = now + this.deps.leaseTtlMs;
+      pool.expiresAt = this.options.now() + this.options.hotKey.leaseTtlMs;
       return { kind: 'granted' };
     } catch (error) {
       return { kind: 'down', error };
     } finally {
       pool.pending = undefined;
     }
+  }
+
+  /** A refused lease: this instance's requests wait until the batch is free, spread so instances do not race at once. */
+  private refused(plan: Plan, need: number, reply: LeaseReply): Decision {
+    leaseCalls.inc({ outcome: 'refused' });
+    const spread = 1 + Math.random() * (Math.max(1, this.options.instances.value) - 1);
+    const decision: Decision = {
+      allowed: false,
+      remaining: reply.remaining,
+      limit: capacityOf(plan.rule),
+      resetAfterMs: reply.resetAfterMs,
+      retryAfterMs: Math.ceil(reply.retryAfterMs * spread),
+      delayMs: 0,
+      source: 'redis',
+    };
+    this.options.negative.add(plan.key, plan.fingerprint, need, decision, this.options.now());
+    return decision;
   }
 }

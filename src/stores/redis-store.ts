@@ -2,20 +2,50 @@
 // (standalone, Sentinel or Cluster, through ioredis). Time comes from Redis
 // TIME inside the script, so gateway clocks never matter.
 //
+// Besides decisions it leases batches, adjusts buckets and watches its
+// connection for the resilience layer, which never talks to Redis itself.
+//
 // Concurrency: ioredis writes each command to the socket as soon as it is
 // issued, so many concurrent decisions share one connection's pipeline.
 // Auto-pipelining is left off: measured here, it cut EVALSHA throughput.
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
+import { type Clock, systemClock } from './clock.js';
+import { canAdjust, runAdjust } from './redis/adjust.js';
+import { ConnectionWatch } from './redis/connection-watch.js';
+import { isLeasable, runLease } from './redis/lease.js';
 import { preloadScripts, type RedisClient, runDecision, runScript, storageOf } from './redis/scripts.js';
-import type { BucketInfo, Store } from './store.js';
+import type { BucketInfo, LeaseReply, SharedStore } from './store.js';
 
-export class RedisStore implements Store {
+export interface RedisStoreOptions {
+  /**
+   * How long calls on a fresh client wait for its first bytes before the
+   * deadline applies. Given: the connection is watched from now on; else from
+   * the first use of `connection`, with 1000 ms (a plain store pays nothing).
+   */
+  connectGraceMs?: number;
+  now?: Clock;
+}
+
+export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
+  private watch: ConnectionWatch | undefined;
+  private readonly now: Clock;
 
-  constructor(readonly client: RedisClient) {
+  constructor(
+    readonly client: RedisClient,
+    options: RedisStoreOptions = {},
+  ) {
     preloadScripts(client);
+    this.now = options.now ?? systemClock;
+    if (options.connectGraceMs !== undefined) this.watch = new ConnectionWatch(client, options.connectGraceMs, this.now);
+  }
+
+  /** When each connection last delivered bytes: what the deadline measures. */
+  get connection(): ConnectionWatch {
+    this.watch ??= new ConnectionWatch(this.client, 1000, this.now);
+    return this.watch;
   }
 
   consume(key: string, rule: Rule, cost: number): Promise<Decision> {
@@ -24,6 +54,22 @@ export class RedisStore implements Store {
 
   peek(key: string, rule: Rule): Promise<Decision> {
     return runDecision(this.client, key, rule, 0);
+  }
+
+  canLease(rule: Rule): boolean {
+    return isLeasable(rule);
+  }
+
+  lease(key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {
+    return runLease(this.client, key, rule, need, want);
+  }
+
+  canAdjust(rule: Rule): boolean {
+    return canAdjust(rule);
+  }
+
+  async adjust(key: string, rule: Rule, delta: number): Promise<void> {
+    await runAdjust(this.client, key, rule, delta);
   }
 
   async reset(key: string): Promise<void> {

@@ -26,3 +26,40 @@ export interface Store {
   inspect(key: string, rule: Rule): Promise<BucketInfo>;
   close(): Promise<void>;
 }
+
+/** What a lease took from a shared bucket (stores/redis/lease.ts). */
+export interface LeaseReply {
+  /** Units taken (0 when refused: fewer than the batch were available). */
+  granted: number;
+  /** Units left in the shared bucket after the lease. */
+  remaining: number;
+  resetAfterMs: number;
+  /** When refused: milliseconds until the batch is available. */
+  retryAfterMs: number;
+}
+
+/** The connection behind a shared store, as the deadline measures it. */
+export interface StoreConnection {
+  /** The connection (node) a call on `key` travels on. */
+  channelOf(key: string): string;
+  /** Last local time bytes arrived on `channel`; -Infinity when never. */
+  lastDataAt(channel: string): number;
+  /** Lost (reconnecting or closed), not merely slow. */
+  lost(): boolean;
+}
+
+/**
+ * A store shared by every instance over the network (Redis): what the
+ * resilience layer needs besides decisions, so it never talks to Redis itself.
+ */
+export interface SharedStore extends Store {
+  readonly connection: StoreConnection;
+  /** Whether the rule's policy can lease batches (shaping cannot). */
+  canLease(rule: Rule): boolean;
+  /** Takes max(`need`, `want`) units (at most the capacity) in one call, or none. */
+  lease(key: string, rule: Rule, need: number, want: number): Promise<LeaseReply>;
+  /** Whether the rule's policy has an adjust (the time-based ones). */
+  canAdjust(rule: Rule): boolean;
+  /** Takes `delta` units whatever the limit (negative: gives them back). */
+  adjust(key: string, rule: Rule, delta: number): Promise<void>;
+}

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import type { Engine } from '../../src/limiter/engine.js';
+import { ChainStats } from '../../src/limiter/stats.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const YAML = `
@@ -22,6 +23,7 @@ function engineWith(decide: Engine['decide']): Engine {
       throw new Error('unused');
     },
     health: () => ({ mode: 'redis', storeReachable: false }),
+    counters: () => new ChainStats().snapshot(1),
     close: async () => {},
   };
 }

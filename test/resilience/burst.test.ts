@@ -26,7 +26,7 @@ test('1,000 concurrent decisions, capacity 20, deadline 5 ms: 20 allowed, breake
     // Redis-silence deadline fires for none in a quiet run. A cold, busy CI
     // machine can still stall the whole process past it for a few calls: those
     // must neither admit anything locally nor open the breaker.
-    assert.ok(engine.stats.deadlineTimeouts < 100, `${engine.stats.deadlineTimeouts} deadline timeouts`);
+    assert.ok(engine.counters().deadlineTimeouts < 100, `${engine.counters().deadlineTimeouts} deadline timeouts`);
     assert.equal(decisions.filter((d) => d.allowed && d.source !== 'redis').length, 0, 'nothing admitted outside Redis');
     assert.equal(engine.health().mode, 'redis');
   } finally {
@@ -44,7 +44,7 @@ test('the same across two engines on two clients', async () => {
     const allowed = all.reduce((sum, decisions) => sum + allowedCount(decisions), 0);
     assert.ok(allowed >= 20 && allowed <= 21, `allowed ${allowed}`);
     for (const [i, engine] of engines.entries()) {
-      assert.ok(engine.stats.deadlineTimeouts < 100, `${engine.stats.deadlineTimeouts} deadline timeouts`);
+      assert.ok(engine.counters().deadlineTimeouts < 100, `${engine.counters().deadlineTimeouts} deadline timeouts`);
       assert.equal(all[i]!.filter((d) => d.allowed && d.source !== 'redis').length, 0, 'nothing admitted outside Redis');
       assert.equal(engine.health().mode, 'redis');
     }

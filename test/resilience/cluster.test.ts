@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
 import { bucketKey } from '../../src/core/ids.js';
-import { keySlot } from '../../src/limiter/key-slot.js';
+import { keySlot } from '../../src/stores/redis/key-slot.js';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';
 import { allowedCount, bucket, burst, eventually, resilientEngine } from './helpers.js';
 

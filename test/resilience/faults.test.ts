@@ -64,14 +64,14 @@ function load(engines: ResilientEngine[], rule = bucket(1000, 100)) {
 /** While the breaker is open: decisions complete without reaching Redis (only half-open probes do). */
 async function assertNoWaiting(engine: ResilientEngine): Promise<void> {
   await eventually(() => engine.health().mode === 'fallback', 5000, 'breaker open');
-  const callsBefore = engine.stats.storeCalls;
-  const timeoutsBefore = engine.stats.deadlineTimeouts;
+  const callsBefore = engine.counters().storeCalls;
+  const timeoutsBefore = engine.counters().deadlineTimeouts;
   const decisions = await burst(engine, 500, bucket(20, 1), 'open-breaker');
-  const calls = engine.stats.storeCalls - callsBefore;
+  const calls = engine.counters().storeCalls - callsBefore;
   assert.equal(decisions.length, 500);
   // At most a couple of half-open probes reach the client: the other ~500 never waited for a deadline.
   assert.ok(calls <= 2, `${calls} calls reached Redis while the breaker was open`);
-  assert.ok(engine.stats.deadlineTimeouts - timeoutsBefore <= 2);
+  assert.ok(engine.counters().deadlineTimeouts - timeoutsBefore <= 2);
 }
 
 /** A key first seen while Redis is down: each instance admits its half of capacity 20 (± refill). */
@@ -118,7 +118,7 @@ test('Redis paused with SIGSTOP: the deadline path, same guarantees, then SIGCON
     await eventually(() => engines.every((engine) => engine.health().mode === 'fallback'), 5000, 'fallback mode');
     await sleep(100);
     await running.stop();
-    for (const engine of engines) assert.ok(engine.stats.deadlineTimeouts > 0, 'the pause was seen as deadline timeouts');
+    for (const engine of engines) assert.ok(engine.counters().deadlineTimeouts > 0, 'the pause was seen as deadline timeouts');
     await assertFallbackShare(engines, 'paused-new');
     await assertNoWaiting(engines[1]!);
     redis.resume();
@@ -140,11 +140,11 @@ test('Redis restarted empty: redis decisions within 5 s, scripts reloaded', asyn
     await redis.restart();
     await eventually(async () => (await engines[0]!.decide('after', 'restart', rule)).source === 'redis', 5000, 'redis decisions after restart');
     // The leasing script is gone too (SCRIPT cache empty): NOSCRIPT is answered by resending it.
-    const errorsBefore = engines[0]!.stats.storeErrors;
-    const leaseCallsBefore = engines[0]!.leaseCalls;
+    const errorsBefore = engines[0]!.counters().storeErrors;
+    const leaseCallsBefore = engines[0]!.counters().leaseCalls;
     for (let i = 0; i < 20; i++) assert.equal((await engines[0]!.decide('lease2', 'restart', leased)).allowed, true);
-    assert.ok(engines[0]!.leaseCalls > leaseCallsBefore);
-    assert.equal(engines[0]!.stats.storeErrors, errorsBefore);
+    assert.ok(engines[0]!.counters().leaseCalls > leaseCallsBefore);
+    assert.equal(engines[0]!.counters().storeErrors, errorsBefore);
     const fresh = await burst(engines[1]!, 50, rule, 'fresh-after-restart');
     assert.ok(fresh.every((d) => d.source === 'redis' || d.source === 'cache'));
     assert.equal(allowedCount(fresh), 20);
@@ -176,7 +176,7 @@ test('what the fallback admitted while the breaker was open is charged to Redis 
 
     redis.resume();
     await eventually(async () => (await engine.decide('probe', 'orders', rule)).source === 'redis', 5000, 'redis decisions again');
-    await eventually(() => engine.stats.chargedUnits >= admitted, 5000, 'the outage charged to Redis');
+    await eventually(() => engine.counters().chargedUnits >= admitted, 5000, 'the outage charged to Redis');
     // Redis alone would still hold 8 tokens; charged, the bucket holds what refilled meanwhile.
     const after = await engine.peek('owed', 'orders', rule);
     assert.equal(after.source, 'redis');

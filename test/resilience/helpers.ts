@@ -4,13 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
-import { type CreateEngineOptions, createEngine } from '../../src/limiter/create-engine.js';
+import { type CreateEngineOptions, createResilientEngine } from '../../src/limiter/create-engine.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
 
 export const silent = pino({ level: 'silent' });
 
-export function resilientEngine(options: CreateEngineOptions): ResilientEngine {
-  return createEngine({ logger: silent, ...options }) as ResilientEngine;
+export function resilientEngine(options: CreateEngineOptions & Required<Pick<CreateEngineOptions, 'redis'>>): ResilientEngine {
+  return createResilientEngine({ logger: silent, ...options });
 }
 
 export const bucket = (capacity: number, refillPerSecond: number, extra: Record<string, unknown> = {}): Rule =>

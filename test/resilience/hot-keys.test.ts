@@ -3,6 +3,7 @@
 // leasing of a key that runs hot on one instance.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { CreateEngineOptions } from '../../src/limiter/create-engine.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, burst, resilientEngine } from './helpers.js';
@@ -15,7 +16,7 @@ after(async () => {
   await redis.stop();
 });
 
-async function engines(n: number, options: Parameters<typeof resilientEngine>[0] = {}): Promise<{ list: ResilientEngine[]; close(): Promise<void> }> {
+async function engines(n: number, options: Omit<CreateEngineOptions, 'redis'> = {}): Promise<{ list: ResilientEngine[]; close(): Promise<void> }> {
   const clients = Array.from({ length: n }, () => redis.client());
   const list = clients.map((client, i) => resilientEngine({ redis: client, instances: n, instanceId: `hot-${i}`, ...options }));
   return {
@@ -34,7 +35,7 @@ test('leasing with B = 50: at least 40x fewer Redis calls per decision, nothing 
     const results = await Promise.all(list.map((engine) => burst(engine, 1000, rule, 'lease-calls')));
     const decisions = results.flat();
     assert.equal(allowedCount(decisions), 3000);
-    const calls = list.reduce((sum, engine) => sum + engine.stats.storeCalls, 0);
+    const calls = list.reduce((sum, engine) => sum + engine.counters().storeCalls, 0);
     assert.ok(calls * 40 <= decisions.length, `${calls} Redis calls for ${decisions.length} decisions`);
     assert.ok(decisions.filter((d) => d.source === 'cache').length >= 2900);
   } finally {
@@ -97,13 +98,13 @@ test('negative cache: a refused flood costs no Redis call until T; a raised limi
     assert.equal(allowedCount(first), 5);
     const refused = await engine.decide('flood', 'orders', rule);
     assert.deepEqual([refused.allowed, refused.source], [false, 'redis']);
-    const calls = engine.stats.storeCalls;
+    const calls = engine.counters().storeCalls;
     const flood = await burst(engine, 500, rule, 'flood');
-    assert.equal(engine.stats.storeCalls, calls, 'no Redis call for the refused flood');
+    assert.equal(engine.counters().storeCalls, calls, 'no Redis call for the refused flood');
     assert.ok(flood.every((d) => !d.allowed && d.source === 'cache' && d.retryAfterMs > 0));
     const raised = await engine.decide('flood', 'orders', bucket(50, 0.1));
     assert.deepEqual([raised.allowed, raised.source], [true, 'redis']);
-    assert.equal(engine.stats.storeCalls, calls + 1);
+    assert.equal(engine.counters().storeCalls, calls + 1);
   } finally {
     await close();
   }
@@ -116,19 +117,19 @@ test('automatic leasing: a key over the local rate leases by itself, and stops o
   try {
     const rule = bucket(100_000, 1000);
     for (let i = 0; i < 100; i++) await engine.decide('auto', 'orders', rule);
-    assert.equal(engine.leaseCalls, 0, 'below the rate: plain calls');
-    const calls = engine.stats.storeCalls;
+    assert.equal(engine.counters().leaseCalls, 0, 'below the rate: plain calls');
+    const calls = engine.counters().storeCalls;
     const hot = await burst(engine, 200, rule, 'auto');
     assert.equal(allowedCount(hot), 200);
-    assert.ok(engine.leaseCalls > 0 && engine.stats.storeCalls - calls <= 12, `${engine.stats.storeCalls - calls} calls for 200 hot decisions`);
+    assert.ok(engine.counters().leaseCalls > 0 && engine.counters().storeCalls - calls <= 12, `${engine.counters().storeCalls - calls} calls for 200 hot decisions`);
     now += 1000; // the next second still runs hot enough (> rate / 2 in the last one): still leasing
     await burst(engine, 10, rule, 'auto');
-    const leases = engine.leaseCalls;
+    const leases = engine.counters().leaseCalls;
     now += 1000; // a quiet second: cooled, back to one call per decision
-    const callsBefore = engine.stats.storeCalls;
+    const callsBefore = engine.counters().storeCalls;
     for (let i = 0; i < 5; i++) assert.equal((await engine.decide('auto', 'orders', rule)).source, 'redis');
-    assert.equal(engine.leaseCalls, leases);
-    assert.equal(engine.stats.storeCalls - callsBefore, 5);
+    assert.equal(engine.counters().leaseCalls, leases);
+    assert.equal(engine.counters().storeCalls - callsBefore, 5);
   } finally {
     await close();
   }

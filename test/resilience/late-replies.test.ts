@@ -41,24 +41,24 @@ async function duringPause<T>(ms: number, decide: () => Promise<T>): Promise<T> 
 }
 
 async function settled(expected: number): Promise<void> {
-  const late = engine.stats.lateReplies;
-  await eventually(() => late.agreed + late.charged + late.refunded + late.uncorrected + late.lost >= expected, 5000, 'late replies reconciled');
+  const total = () => Object.values(engine.counters().lateReplies).reduce((sum, n) => sum + n, 0);
+  await eventually(() => total() >= expected, 5000, 'late replies reconciled');
 }
 
 test('fresh keys decided after a missed deadline are admitted, and the breaker stays closed', async () => {
   const rule = bucket(10, 1);
-  const before = { ...engine.stats.lateReplies };
+  const before = { ...engine.counters().lateReplies };
   redis.pause();
   const pending = Array.from({ length: 30 }, (_, i) => engine.decide(`fresh-${i}`, 'orders', rule));
   await sleep(60);
   redis.resume();
   const decisions = await Promise.all(pending);
-  assert.ok(engine.stats.deadlineTimeouts > 0, 'the pause was seen as deadline misses');
+  assert.ok(engine.counters().deadlineTimeouts > 0, 'the pause was seen as deadline misses');
   assert.equal(allowedCount(decisions), 30, 'a key Redis never refused must not get a 429');
   assert.equal(engine.health().mode, 'redis', 'a late reply is not a breaker failure');
-  assert.equal(engine.stats.breakerRejects, 0);
+  assert.equal(engine.counters().breakerRejects, 0);
   await settled(before.agreed + before.charged + before.refunded + before.uncorrected + before.lost + 30);
-  assert.equal(engine.stats.lateReplies.agreed - before.agreed, 30, 'Redis admitted the same requests');
+  assert.equal(engine.counters().lateReplies.agreed - before.agreed, 30, 'Redis admitted the same requests');
   // Each bucket is charged once: the local admission and Redis's are the same request.
   const peek = await engine.peek('fresh-0', 'orders', rule);
   assert.deepEqual([peek.source, peek.remaining], ['redis', 9]);
@@ -75,11 +75,11 @@ test('an over-admission by the fallback is charged to the bucket as a debt', asy
     await other.close();
     otherClient.disconnect();
   }
-  const charged = engine.stats.lateReplies.charged;
+  const charged = engine.counters().lateReplies.charged;
   const decisions = await duringPause(60, () => Promise.all(Array.from({ length: 3 }, () => engine.decide('over', 'orders', rule))));
   const admitted = allowedCount(decisions);
   assert.ok(admitted >= 1, 'the stale local state admitted something');
-  await eventually(() => engine.stats.lateReplies.charged - charged === admitted, 5000, 'the over-admissions charged');
+  await eventually(() => engine.counters().lateReplies.charged - charged === admitted, 5000, 'the over-admissions charged');
   // The bucket now owes what was over-admitted: a full deficit whose refill starts later than now.
   const { redisKey, field } = storageOf('token_bucket', 'rl:{over}:orders');
   const [state, [seconds, micros]] = await Promise.all([client.hget(redisKey, field), client.time()]);
@@ -93,10 +93,10 @@ test('a false refusal by the fallback is given back to the bucket', async () => 
   for (let i = 0; i < 5; i++) assert.equal((await engine.decide('refused', 'orders', rule)).allowed, true); // last word: empty
   const { redisKey, field } = storageOf('token_bucket', 'rl:{refused}:orders');
   await client.hdel(redisKey, field); // Redis: full again, unknown to the engine
-  const refunded = engine.stats.lateReplies.refunded;
+  const refunded = engine.counters().lateReplies.refunded;
   const decision = await duringPause(60, () => engine.decide('refused', 'orders', rule));
   assert.deepEqual([decision.allowed, decision.source], [false, 'fallback']);
-  await eventually(() => engine.stats.lateReplies.refunded === refunded + 1, 5000, 'the false refusal refunded');
+  await eventually(() => engine.counters().lateReplies.refunded === refunded + 1, 5000, 'the false refusal refunded');
   const peek = await engine.peek('refused', 'orders', rule);
   assert.deepEqual([peek.source, peek.remaining], ['redis', 5], 'the refused request costs nothing');
 });

@@ -3,8 +3,8 @@
 // two regions, each with its own Redis.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { RegionRebalancer } from '../../src/limiter/region-rebalancer.js';
-import { DEFAULT_SHARE_BOUNDS, rebalanceShares } from '../../src/limiter/region-shares.js';
+import { RegionRebalancer } from '../../src/cluster/region-rebalancer.js';
+import { DEFAULT_SHARE_BOUNDS, rebalanceShares } from '../../src/cluster/region-shares.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, burst, eventually, resilientEngine, silent } from './helpers.js';
 

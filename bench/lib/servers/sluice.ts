@@ -6,6 +6,7 @@ import { startSluice } from '../../../src/app.js';
 import { parseConfig } from '../../../src/config/index.js';
 import type { Decision } from '../../../src/core/decision.js';
 import type { Engine } from '../../../src/limiter/engine.js';
+import { ChainStats } from '../../../src/limiter/stats.js';
 import { args, serve } from './serve.js';
 
 interface Args {
@@ -24,6 +25,7 @@ const allowAll: Engine = {
   reset: async () => {},
   inspect: async () => ({ state: undefined, decision: ALLOW, ttlMs: undefined, location: 'none' }),
   health: () => ({ mode: 'memory', storeReachable: true }),
+  counters: () => new ChainStats().snapshot(1),
   close: async () => {},
 };
 

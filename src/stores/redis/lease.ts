@@ -9,21 +9,14 @@
 import { capacityOf, type Rule } from '../../core/rule.js';
 import { runDecision } from './scripts.js';
 import type { RedisClient } from './scripts.js';
+import type { LeaseReply } from '../store.js';
 
 /** Shaping delays requests instead of admitting them in advance: it cannot lease. */
 export function isLeasable(rule: Rule): boolean {
   return rule.policy !== 'leaky_bucket';
 }
 
-export interface LeaseReply {
-  /** Units taken (0 when refused: fewer than the batch were available). */
-  granted: number;
-  /** Units left in the shared bucket after the lease. */
-  remaining: number;
-  resetAfterMs: number;
-  /** When refused: milliseconds until the batch is available. */
-  retryAfterMs: number;
-}
+export type { LeaseReply } from '../store.js';
 
 /** Takes max(`need`, `want`) units of `key` (at most the rule's capacity) in one call, or none. */
 export async function runLease(client: RedisClient, key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {

@@ -4,13 +4,14 @@
 // run timers late, but replies keep arriving, so no call is declared dead while
 // Redis is answering (a plain timer let 42-53 through a limit of 20).
 import { Cluster, type Redis } from 'ioredis';
-import { systemClock } from '../stores/clock.js';
-import type { RedisClient } from '../stores/redis/scripts.js';
+import { type Clock, systemClock } from '../clock.js';
+import type { StoreConnection } from '../store.js';
+import type { RedisClient } from './scripts.js';
 import { keySlot } from './key-slot.js';
 
 const ANY = '*';
 
-export class ConnectionWatch {
+export class ConnectionWatch implements StoreConnection {
   /** Node key (`host:port`, `*` for a standalone client) → last time bytes arrived. */
   private readonly lastData = new Map<string, number>();
   private readonly watched = new WeakSet<object>();
@@ -26,11 +27,12 @@ export class ConnectionWatch {
   constructor(
     private readonly client: RedisClient,
     connectGraceMs: number,
+    private readonly now: Clock = systemClock,
   ) {
-    this.graceUntil = client.status === 'ready' ? Number.NEGATIVE_INFINITY : systemClock() + connectGraceMs;
+    this.graceUntil = client.status === 'ready' ? Number.NEGATIVE_INFINITY : now() + connectGraceMs;
     client.once('ready', () => {
       this.graceUntil = Number.NEGATIVE_INFINITY;
-      this.lastData.set(ANY, systemClock());
+      this.lastData.set(ANY, now());
     });
     if (client instanceof Cluster) {
       for (const node of client.nodes('all')) this.watchNode(node, nodeKey(node));
@@ -52,6 +54,12 @@ export class ConnectionWatch {
     return Math.max(last, this.graceUntil);
   }
 
+  /** Reconnecting or closed: Redis is gone (killed, network down), not merely slow. */
+  lost(): boolean {
+    const status = this.client.status;
+    return status === 'reconnecting' || status === 'close' || status === 'end';
+  }
+
   private watchNode(node: Redis, channel: string): void {
     const attach = () => {
       const stream = node.stream;
@@ -60,7 +68,7 @@ export class ConnectionWatch {
       let stampPending = false;
       const stamp = () => {
         stampPending = false;
-        const now = systemClock();
+        const now = this.now();
         this.lastData.set(channel, now);
         if (channel !== ANY) this.lastData.set(ANY, now);
       };

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { RedisClient } from '../stores/redis/scripts.js';
 import { INSTANCES_KEY, REGION_SHARES_KEY, regionRequestsKey } from './meta-keys.js';
 import { parseShares, type Shares } from './region-shares.js';
-import { withTimeout } from './timeout.js';
+import { withTimeout } from '../core/timeout.js';
 
 const HEARTBEAT_LUA = readFileSync(new URL('./heartbeat.lua', import.meta.url), 'utf8');
 

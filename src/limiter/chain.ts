@@ -1,0 +1,85 @@
+// The decision chain over a shared store, in the order a decision flows:
+//
+//   leasing (leaser.ts)         a leased key spends local units; a hot key starts leasing
+//   → negative cache            a key the store refused stays refused until its retry time
+//   → fallback (fallback-step)  a failed call becomes the rule's onStoreDown decision
+//   → guard (guard.ts)          the breaker and the deadline around the call
+//   → store                     the shared store (RedisStore)
+//
+// Each part takes the next one (or the parts it needs) as an object, so each
+// can be built and tested alone; buildChain wires them for the engine.
+import type { Logger } from 'pino';
+import type { Decision } from '../core/decision.js';
+import type { Clock } from '../stores/clock.js';
+import type { SharedStore } from '../stores/store.js';
+import { type BreakerOptions, RedisBreaker } from './breaker.js';
+import { DebtCollector } from './debt-collector.js';
+import { FallbackLimiter } from './fallback-limiter.js';
+import { FallbackStep } from './fallback-step.js';
+import { StoreGuard } from './guard.js';
+import type { InstanceCount } from './instances.js';
+import { LateReplies } from './late-replies.js';
+import { LeasingStep } from './leaser.js';
+import { NegativeCache } from './negative-cache.js';
+import { NegativeStep } from './negative-step.js';
+import type { Plan } from './plan.js';
+import { ChainStats } from './stats.js';
+
+/** One part of the chain: decides, or hands the plan on to the next part. */
+export interface DecisionStep {
+  decide(plan: Plan, cost: number): Promise<Decision>;
+}
+
+export interface ChainOptions {
+  store: SharedStore;
+  deadlineMs: number;
+  breaker: BreakerOptions;
+  hotKey: { autoLeaseRatePerSec: number; batch: number; leaseTtlMs: number };
+  negativeCacheSize: number;
+  stateCacheSize: number;
+  fallbackMaxKeys: number;
+  /** Deadline of the calls off the request path (late-reply corrections, outage charges). */
+  adminTimeoutMs: number;
+  instances: InstanceCount;
+  logger: Logger;
+  now: Clock;
+}
+
+/** The built chain: its head, and the parts the engine also reaches (peek, reset, inspect, health, close). */
+export interface DecisionChain {
+  head: DecisionStep;
+  leasing: LeasingStep;
+  negative: NegativeCache;
+  fallbackStep: FallbackStep;
+  fallback: FallbackLimiter;
+  breaker: RedisBreaker;
+  stats: ChainStats;
+}
+
+export function buildChain(options: ChainOptions): DecisionChain {
+  const { store, logger, now, instances } = options;
+  const stats = new ChainStats(logger);
+  const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, now });
+  const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies });
+  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, adjuster: late, stats, logger });
+  const breaker = new RedisBreaker(options.breaker, logger, () => {
+    fallback.endEpisode();
+    void debts.chargeAll();
+  });
+  const guard = new StoreGuard({ store, breaker, deadlineMs: options.deadlineMs, stats, now });
+  const fallbackStep = new FallbackStep({ guard, fallback, debts, late, stats, instances, retryAfterMs: options.breaker.resetTimeoutMs });
+  const negative = new NegativeCache(options.negativeCacheSize);
+  const negativeStep = new NegativeStep(negative, fallbackStep, now);
+  const leasing = new LeasingStep({
+    below: fallbackStep,
+    next: negativeStep,
+    canLease: (rule) => store.canLease(rule),
+    negative,
+    hotKey: options.hotKey,
+    maxKeys: options.stateCacheSize,
+    now,
+    instances,
+    stats,
+  });
+  return { head: leasing, leasing, negative, fallbackStep, fallback, breaker, stats };
+}

@@ -1,0 +1,94 @@
+// Charges the shared store for what the fallback admitted while the breaker
+// was open (fallback-debts.ts holds the debts): all of them once the breaker
+// closes, a few keys at a time so a recovering Redis is not flooded, and one
+// key's debt just before a request on that key reaches Redis again.
+import type { Logger } from 'pino';
+import type { Rule } from '../core/rule.js';
+import { withTimeout } from '../core/timeout.js';
+import type { SharedStore } from '../stores/store.js';
+import { type Debt, FallbackDebts } from './fallback-debts.js';
+import type { LateReplies } from './late-replies.js';
+import { fallbackChargedUnits } from './metrics.js';
+import type { ChainStats } from './stats.js';
+
+/** Debts charged to Redis at once after an outage. */
+const CHARGE_CONCURRENCY = 32;
+
+export interface DebtCollectorOptions {
+  store: SharedStore;
+  /** Most keys owed at once: past it, the least recently charged are forgiven. */
+  maxKeys: number;
+  /** Deadline of one charge (not on any request's path). */
+  timeoutMs: number;
+  /** Adjusts a bucket whatever its limit (the same correction as for late replies). */
+  adjuster: Pick<LateReplies, 'adjust'>;
+  stats: ChainStats;
+  logger: Logger;
+}
+
+export class DebtCollector {
+  private readonly debts: FallbackDebts;
+
+  constructor(private readonly options: DebtCollectorOptions) {
+    this.debts = new FallbackDebts(options.maxKeys);
+  }
+
+  /** Counts `units` admitted locally on `key` while the breaker was open. */
+  owe(key: string, rule: Rule, fingerprint: string, units: number): void {
+    this.debts.add(key, rule, fingerprint, units);
+  }
+
+  /**
+   * Redis answers again and this instance still owes the key what its fallback
+   * admitted during the outage: the charge is sent before this request's own
+   * call, on the same connection, so Redis runs it first and the refilled
+   * bucket is never spent twice (a half-open probe included).
+   */
+  pay(key: string): void {
+    const debt = this.debts.take(key);
+    if (debt === undefined) return;
+    void this.charge(debt).then((units) => this.noteCharged(units));
+  }
+
+  /**
+   * The breaker closed: charges every debt. Best effort: a debt Redis cannot
+   * take (bucket emptied meanwhile, breaker open again) is forgiven, never retried.
+   */
+  async chargeAll(): Promise<void> {
+    let keys = 0;
+    let charged = 0;
+    // Debts stay in the map until their turn: a request on an owed key meanwhile pays it first (pay).
+    for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
+      keys += debts.length;
+      for (const n of await Promise.all(debts.map((debt) => this.charge(debt)))) charged += n;
+    }
+    this.noteCharged(charged);
+    if (charged > 0) this.options.logger.info({ keys, units: charged }, 'charged the fallback admissions of the outage to Redis');
+  }
+
+  private noteCharged(units: number): void {
+    this.options.stats.chargedUnits += units;
+    fallbackChargedUnits.inc(units);
+  }
+
+  /**
+   * Takes the debt from its bucket whatever is left in it (a debt past empty),
+   * or, for a policy without adjust, what is left when the bucket holds less;
+   * returns the units taken.
+   */
+  private async charge(debt: Debt): Promise<number> {
+    const { store, timeoutMs, adjuster } = this.options;
+    const { key, rule, units } = debt;
+    if (store.canAdjust(rule)) return (await adjuster.adjust(key, rule, units)) ? units : 0;
+    try {
+      const whole = await withTimeout(store.consume(key, rule, units), timeoutMs);
+      if (whole.allowed) return units;
+      const left = Math.min(units, Math.floor(whole.remaining));
+      if (left < 1) return 0;
+      const part = await withTimeout(store.consume(key, rule, left), timeoutMs);
+      return part.allowed ? left : 0;
+    } catch {
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// The fallback part of the decision chain: a store call that fails (breaker
+// open, deadline missed, an error) becomes a decision by the rule's
+// `onStoreDown`: the local fallback limiter with 1/N of the limit (default),
+// `open` or `closed`. Also where the store's answers are remembered (the
+// fallback seeds its buckets from them), where an outage's debts are paid
+// before a key reaches Redis again, and where a late reply is handed to its
+// reconciliation.
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+import type { LeaseReply } from '../stores/store.js';
+import type { DebtCollector } from './debt-collector.js';
+import { isDeadlineError } from './deadline.js';
+import type { FallbackLimiter } from './fallback-limiter.js';
+import type { Sent, StoreGuard } from './guard.js';
+import type { InstanceCount } from './instances.js';
+import type { LateReplies } from './late-replies.js';
+import { type Plan, storeDownDecision } from './plan.js';
+import { isTimeBased, scaleRule } from './scale-rule.js';
+import type { ChainStats } from './stats.js';
+
+export interface FallbackStepOptions {
+  guard: StoreGuard;
+  fallback: FallbackLimiter;
+  debts: DebtCollector;
+  late: LateReplies;
+  stats: ChainStats;
+  instances: InstanceCount;
+  /** What a `closed` rule's refusal tells the client to wait: the breaker's time to its next probe. */
+  retryAfterMs: number;
+}
+
+export class FallbackStep {
+  constructor(private readonly options: FallbackStepOptions) {}
+
+  async decide(plan: Plan, cost: number): Promise<Decision> {
+    const { guard, fallback, debts } = this.options;
+    if (!guard.opened) debts.pay(plan.key);
+    const sent: Sent<Decision> = {};
+    try {
+      const decision = await guard.consume(plan, cost, sent);
+      fallback.remember(plan.baseKey, plan.rule, decision);
+      return decision;
+    } catch (error) {
+      const late = sent.call !== undefined && isDeadlineError(error);
+      const decision = this.degraded(plan, cost, error, late);
+      if (late) this.reconcileLater(plan, cost, decision, sent.call!);
+      return decision;
+    }
+  }
+
+  async peek(plan: Plan): Promise<Decision> {
+    try {
+      return await this.options.guard.peek(plan);
+    } catch (error) {
+      return this.whenDown(plan, error, (rule) => this.options.fallback.peek(plan.baseKey, rule));
+    }
+  }
+
+  /** A lease through the guard; its reply is remembered. Rejects when the store is down (see `degraded`). */
+  async lease(plan: Plan, need: number, want: number): Promise<LeaseReply> {
+    const reply = await this.options.guard.lease(plan, need, want);
+    this.options.fallback.remember(plan.baseKey, plan.rule, reply);
+    return reply;
+  }
+
+  /**
+   * The decision when the store failed. `late`: this request's own call is
+   * still running in Redis; its units are not pending for this decision, since
+   * its reply is reconciled with it (late-replies.ts). Other calls in flight
+   * stay pending until Redis answers them, so a burst whose deadlines all fire
+   * at once is not admitted again locally.
+   */
+  degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
+    return this.whenDown(plan, error, (rule) => {
+      const { guard, fallback, debts } = this.options;
+      const pending = Math.max(0, guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
+      const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
+      const breakerOpen = !guard.closed;
+      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, pendingMs);
+      if (breakerOpen && decision.allowed) debts.owe(plan.key, plan.rule, plan.fingerprint, cost);
+      return decision;
+    });
+  }
+
+  /** This instance's part of the limit while Redis is away: 1/N, never below one unit. */
+  fallbackRule(plan: Plan): Rule {
+    return scaleRule(plan.regionalRule, 1 / this.options.instances.value);
+  }
+
+  /** Store-down handling, once for every call: counts the failure, then `open`, `closed` or the local decision. */
+  private whenDown<T extends Decision | Promise<Decision>>(plan: Plan, error: unknown, local: (rule: Rule) => T): T | Decision {
+    this.options.stats.noteFailure(error);
+    const mode = plan.original.onStoreDown ?? 'fallback';
+    if (mode !== 'fallback') return storeDownDecision(mode, plan.rule, this.options.retryAfterMs);
+    return local(this.fallbackRule(plan));
+  }
+
+  /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
+  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>): void {
+    this.options.late.watch(plan.baseKey, plan.key, plan.rule, cost, local, call);
+    if (local.allowed && local.source === 'fallback') {
+      const rule = this.fallbackRule(plan);
+      call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), () => undefined);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+// The breaker and the deadline around every call to the shared store: the
+// last part of the decision chain before the store. A call rejects with the
+// breaker's EOPENBREAKER or a DeadlineError; the fallback above turns that
+// into a decision.
+import type { Decision } from '../core/decision.js';
+import type { Clock } from '../stores/clock.js';
+import type { LeaseReply, SharedStore } from '../stores/store.js';
+import type { RedisBreaker } from './breaker.js';
+import { withDeadline } from './deadline.js';
+import { InFlight } from './in-flight.js';
+import type { Plan } from './plan.js';
+import type { ChainStats } from './stats.js';
+
+/** Where the guard leaves the call it sent, for reconciling a reply that comes after the deadline. */
+export interface Sent<T> {
+  call?: Promise<T>;
+}
+
+export interface StoreGuardOptions {
+  store: SharedStore;
+  breaker: RedisBreaker;
+  /** What a request waits for the store at most. */
+  deadlineMs: number;
+  stats: ChainStats;
+  now: Clock;
+}
+
+export class StoreGuard {
+  /** Units sent per bucket (base key) and not answered yet. */
+  readonly inFlight = new InFlight();
+
+  constructor(private readonly options: StoreGuardOptions) {}
+
+  consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
+    return this.run(plan, cost, () => this.options.store.consume(plan.key, plan.rule, cost), sent);
+  }
+
+  peek(plan: Plan): Promise<Decision> {
+    return this.run(plan, 0, () => this.options.store.peek(plan.key, plan.rule));
+  }
+
+  lease(plan: Plan, need: number, want: number): Promise<LeaseReply> {
+    return this.run(plan, want, () => this.options.store.lease(plan.key, plan.rule, need, want));
+  }
+
+  /** Closed: calls go to the store. Open or half-open: the store is treated as down. */
+  get closed(): boolean {
+    return this.options.breaker.closed;
+  }
+
+  /** Open: calls fail at once (half-open lets a probe through). */
+  get opened(): boolean {
+    return this.options.breaker.opened;
+  }
+
+  /**
+   * A call that may take `units` from the plan's bucket, under the breaker and
+   * the deadline. Its units count as in flight until the store answers.
+   */
+  private run<T>(plan: Plan, units: number, call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
+    const { breaker, store, stats, now } = this.options;
+    const channel = store.connection.channelOf(plan.key);
+    const silenceMs = this.failureSilenceMs();
+    // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
+    const probe = !breaker.closed;
+    const fired = breaker.fire(() => {
+      stats.storeCalls++;
+      const running = call();
+      if (sent) sent.call = running;
+      if (units > 0 && !(probe && sent)) this.inFlight.add(plan.baseKey, units, running);
+      return withDeadline(running, store.connection, channel, silenceMs, now);
+    });
+    // What the request waits for: one deadline.
+    return withDeadline(fired, store.connection, channel, this.options.deadlineMs, now);
+  }
+
+  /**
+   * How long a call may stay unanswered before the breaker counts a failure. A
+   * slow but alive store (a busy machine) is not a down one: with the breaker
+   * closed and the connection not lost, `silenceMs`, and the late reply is
+   * reconciled. A lost connection (Redis killed) or a half-open probe fails at
+   * the deadline, so the breaker opens, or stays open, as fast as before.
+   */
+  private failureSilenceMs(): number {
+    const { deadlineMs, store, breaker } = this.options;
+    return !store.connection.lost() && breaker.closed ? Math.max(deadlineMs, breaker.options.silenceMs) : deadlineMs;
+  }
+}

@@ -1,0 +1,119 @@
+// The parts of the decision chain, each built alone: the deadline on a manual
+// clock (it fires only when the clock says the connection was silent long
+// enough), the negative cache over a stand-in next part, and the fallback with
+// the guard over a real, paused redis-server (one store-down path for decide,
+// peek and lease).
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, test } from 'node:test';
+import type { Decision } from '../../src/core/decision.js';
+import { buildChain } from '../../src/limiter/chain.js';
+import { DeadlineError, withDeadline } from '../../src/limiter/deadline.js';
+import { InstanceCount } from '../../src/limiter/instances.js';
+import { NegativeCache } from '../../src/limiter/negative-cache.js';
+import { NegativeStep } from '../../src/limiter/negative-step.js';
+import { planFor } from '../../src/limiter/plan.js';
+import { systemClock } from '../../src/stores/clock.js';
+import { RedisStore } from '../../src/stores/redis-store.js';
+import type { StoreConnection } from '../../src/stores/store.js';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { bucket, silent } from './helpers.js';
+
+/** Whether `promise` has settled, without waiting for it. */
+async function state(promise: Promise<unknown>): Promise<'pending' | 'resolved' | 'rejected'> {
+  const pending = Symbol('pending');
+  try {
+    return (await Promise.race([promise, Promise.resolve().then(() => pending)])) === pending ? 'pending' : 'resolved';
+  } catch {
+    return 'rejected';
+  }
+}
+
+test('deadline: on a manual clock a silent call fails only once the clock passes the deadline, and bytes arriving move it', async () => {
+  let now = 1_000;
+  let lastData = Number.NEGATIVE_INFINITY;
+  const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => lastData, lost: () => false };
+  const call = withDeadline(new Promise<never>(() => undefined), connection, '*', 5, () => now);
+  call.catch(() => undefined);
+  await sleep(30); // the timer fired: the clock has not moved, so the call waits on
+  assert.equal(await state(call), 'pending');
+  now += 4;
+  lastData = now; // bytes arrived 4 ms in: the silence starts again
+  now += 2;
+  await sleep(30);
+  assert.equal(await state(call), 'pending', 'the connection spoke within the last 5 ms');
+  now += 5;
+  await sleep(30);
+  await assert.rejects(call, DeadlineError);
+});
+
+test('negative cache part: a store refusal is answered locally until its retry time; other refusals are not cached', async () => {
+  let now = 0;
+  let calls = 0;
+  let source: Decision['source'] = 'redis';
+  const refusal = (): Decision => ({ allowed: false, remaining: 0, limit: 5, resetAfterMs: 1000, retryAfterMs: 1000, delayMs: 0, source });
+  const step = new NegativeStep(new NegativeCache(10), {
+    decide: async () => {
+      calls++;
+      return refusal();
+    },
+  }, () => now);
+  const plan = planFor('shop', 'orders', bucket(5, 5), 1);
+  assert.equal((await step.decide(plan, 1)).source, 'redis');
+  assert.equal((await step.decide(plan, 1)).source, 'cache');
+  assert.equal(calls, 1, 'the second refusal cost no store call');
+  now += 1000;
+  assert.equal((await step.decide(plan, 1)).source, 'redis', 'past the retry time the store is asked again');
+  source = 'fallback';
+  const other = planFor('shop', 'other', bucket(5, 5), 1);
+  await step.decide(other, 1);
+  await step.decide(other, 1);
+  assert.equal(calls, 4, 'a fallback refusal says nothing of the shared bucket');
+});
+
+let redis: RedisServer;
+before(async () => {
+  redis = await startRedis();
+});
+after(async () => {
+  await redis.stop();
+});
+
+test('fallback and guard over a paused Redis: decide, peek and lease take one store-down path by onStoreDown', async () => {
+  const store = new RedisStore(redis.client(), { connectGraceMs: 0 });
+  const chain = buildChain({
+    store,
+    deadlineMs: 20,
+    breaker: { failureThreshold: 1000, errorThresholdPercentage: 100, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 500, silenceMs: 20 },
+    hotKey: { autoLeaseRatePerSec: 0, batch: 10, leaseTtlMs: 1000 },
+    negativeCacheSize: 100,
+    stateCacheSize: 100,
+    fallbackMaxKeys: 100,
+    adminTimeoutMs: 1000,
+    instances: new InstanceCount(2, { count: 1 }),
+    logger: silent,
+    now: systemClock,
+  });
+  const closed = planFor('shop', 'closed', bucket(10, 10, { onStoreDown: 'closed' }), 1);
+  const open = planFor('shop', 'open', bucket(10, 10, { onStoreDown: 'open' }), 1);
+  const local = planFor('shop', 'local', bucket(10, 10, { lease: { batch: 4 } }), 1);
+  try {
+    assert.equal((await chain.head.decide(local, 1)).source, 'cache', 'Redis up: a lease, then a unit spent locally');
+    redis.pause();
+    assert.equal((await chain.head.decide(closed, 1)).source, 'closed');
+    assert.equal((await chain.fallbackStep.peek(closed)).source, 'closed');
+    assert.equal((await chain.head.decide(open, 1)).source, 'open');
+    assert.equal((await chain.fallbackStep.peek(open)).source, 'open');
+    const spent = await Promise.all(Array.from({ length: 3 }, () => chain.head.decide(local, 1)));
+    assert.deepEqual(spent.map((d) => d.source), ['cache', 'cache', 'cache'], 'leased units are spent without Redis');
+    const down = await chain.head.decide(local, 1);
+    assert.equal(down.source, 'fallback', 'a lease that cannot reach Redis: the fallback decides');
+    assert.equal(down.limit, 5, "this instance's half of the limit");
+    assert.equal(chain.stats.deadlineTimeouts, 5, 'every failed call counted once');
+  } finally {
+    redis.resume();
+    chain.breaker.shutdown();
+    await chain.fallback.close();
+    await store.close();
+  }
+});
