@@ -1,7 +1,8 @@
 // The gateway, one request at a time: route, key → tenant (unless the route is
-// anonymous), the request's limits (src/limits/), one engine decision, then forward, hold (shaping) or refuse. The front is node's http
-// server; nothing a client sends can throw out of here.
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+// anonymous), the request's limits (src/limits/), one engine decision, then
+// forward, hold (shaping) or refuse. The front is node's http server; nothing a
+// client sends can throw out of here.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
@@ -17,9 +18,23 @@ import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } fr
 import { Drain } from './drain.js';
 import { type ForwardTarget, forward, Upstreams } from './proxy.js';
 import type { BodyLimits } from './request-body.js';
-import { RouteTable } from './routes.js';
+import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
-import { answerConnect, rawAnswer, wantsWebSocket } from './unsupported.js';
+import { answerClientError, listenerOptions } from './listener.js';
+import { answerConnect, wantsWebSocket } from './unsupported.js';
+
+/** Marks a request already answered (a 401) while its tenant was looked up. */
+const ANSWERED = Symbol('answered');
+
+/** One admitted request on its way past the decision: what refusing, holding and forwarding need. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  tenant: string | undefined;
+  route: string;
+  target: LimitedTarget;
+  limit: RequestLimit;
+}
 
 /** A route's upstream and its limits, attached once per route. */
 interface LimitedTarget extends ForwardTarget {
@@ -103,20 +118,8 @@ export class Gateway {
         return;
       }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/');
-      // An anonymous route needs no key; elsewhere a missing key is a 401 even before a 404, as always.
-      let tenant: string | undefined;
-      if (match === undefined || !match.route.anonymous) {
-        const apiKey = req.headers[this.keyHeader];
-        if (typeof apiKey !== 'string' || apiKey === '') {
-          sendError(res, 'missing_api_key');
-          return;
-        }
-        tenant = this.tenants.tenantFor(apiKey);
-        if (tenant === undefined) {
-          sendError(res, 'unknown_api_key');
-          return;
-        }
-      }
+      const tenant = this.tenantOf(req, res, match);
+      if (tenant === ANSWERED) return;
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
@@ -126,22 +129,42 @@ export class Gateway {
         sendError(res, 'body_too_large', undefined, true);
         return;
       }
-
-      const route = match.route.id;
-      const limits = match.target.limits.resolve(tenant, req);
-      if (typeof limits === 'string') {
-        this.unlimitable(res, tenant, route, limits);
-        return;
-      }
-      // One limit per route until several are decided together (the config refuses more).
-      const limit = limits[0]!;
-      this.engine.decide(limit.tag, limit.name, limit.rule, limit.cost).then(
-        (decision) => this.decided(req, res, tenant, route, limit, match.target, decision),
-        (error: unknown) => this.failed(res, tenant, route, error),
-      );
+      this.decide(req, res, tenant, match);
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
+  }
+
+  /** The API key's tenant; none on an anonymous route. A missing key is a 401 even before a 404, as always. */
+  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): string | undefined | typeof ANSWERED {
+    if (match?.route.anonymous) return undefined;
+    const apiKey = req.headers[this.keyHeader];
+    if (typeof apiKey !== 'string' || apiKey === '') {
+      sendError(res, 'missing_api_key');
+      return ANSWERED;
+    }
+    const tenant = this.tenants.tenantFor(apiKey);
+    if (tenant === undefined) {
+      sendError(res, 'unknown_api_key');
+      return ANSWERED;
+    }
+    return tenant;
+  }
+
+  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>): void {
+    const route = match.route.id;
+    const limits = match.target.limits.resolve(tenant, req);
+    if (typeof limits === 'string') {
+      this.unlimitable(res, tenant, route, limits);
+      return;
+    }
+    // One limit per route until several are decided together (the config refuses more).
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limit: limits[0]! };
+    const { limit } = exchange;
+    this.engine.decide(limit.tag, limit.name, limit.rule, limit.cost).then(
+      (decision) => this.decided(exchange, decision),
+      (error: unknown) => this.failed(res, tenant, route, error),
+    );
   }
 
   /** A request whose limits cannot be formed: answered, never forwarded unlimited. */
@@ -154,7 +177,8 @@ export class Gateway {
     sendError(res, problem);
   }
 
-  private decided(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, route: string, limit: RequestLimit, target: ForwardTarget, decision: Decision): void {
+  private decided(exchange: Exchange, decision: Decision): void {
+    const { res, tenant, route, limit } = exchange;
     try {
       if (res.destroyed) return; // the client left while we decided
       const counters = this.counters.get(limit.limitId);
@@ -165,32 +189,38 @@ export class Gateway {
       }
       if (!decision.allowed) {
         counters?.count('limited');
-        const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
-        headers.push('Content-Length', String(Buffer.byteLength(body)));
-        res.writeHead(gatewayStatus('rate_limited'), headers);
-        res.end(body);
-        // The limit's id, never the bucket: that may hold a client's address.
-        this.log.debug({ tenant, route, limit: limit.limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
+        this.refuse(exchange, decision);
         return;
       }
       counters?.count('allowed');
       const limitHeaders: string[] = [];
       pushLimitHeaders(limitHeaders, decision, limit.limitId, limit.rule, this.headerOptions);
-      if (decision.delayMs > 0) {
-        const held = this.shaping.hold(res, decision.delayMs, () => this.forward(req, res, tenant, route, target, limitHeaders));
-        if (!held) {
-          this.log.warn({ tenant, route, limit: limit.limitId, held: this.shaping.size }, 'shaping queue full');
-          sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(decision.delayMs / 1000)))]);
-        }
-        return;
-      }
-      this.forward(req, res, tenant, route, target, limitHeaders);
+      if (decision.delayMs > 0) this.hold(exchange, decision, limitHeaders);
+      else this.forward(exchange, limitHeaders);
     } catch (error) {
       this.failed(res, tenant, route, error);
     }
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, route: string, target: ForwardTarget, limitHeaders: string[]): void {
+  private refuse({ res, tenant, route, limit }: Exchange, decision: Decision): void {
+    const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
+    headers.push('Content-Length', String(Buffer.byteLength(body)));
+    res.writeHead(gatewayStatus('rate_limited'), headers);
+    res.end(body);
+    // The limit's id, never the bucket: that may hold a client's address.
+    this.log.debug({ tenant, route, limit: limit.limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
+  }
+
+  /** Shaping: the request waits its delay, then goes upstream; a full queue is a 503. */
+  private hold(exchange: Exchange, decision: Decision, limitHeaders: string[]): void {
+    const { res, tenant, route, limit } = exchange;
+    const held = this.shaping.hold(res, decision.delayMs, () => this.forward(exchange, limitHeaders));
+    if (held) return;
+    this.log.warn({ tenant, route, limit: limit.limitId, held: this.shaping.size }, 'shaping queue full');
+    sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(decision.delayMs / 1000)))]);
+  }
+
+  private forward({ req, res, tenant, route, target }: Exchange, limitHeaders: string[]): void {
     forward(req, res, target, limitHeaders, this.bodyLimits).then(
       (outcome) => {
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
@@ -207,26 +237,4 @@ export class Gateway {
       res.destroy();
     }
   }
-}
-
-/** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket. */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
-  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
-    socket.destroy();
-    return;
-  }
-  const name = error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'bad_request';
-  rawAnswer(socket, name);
-}
-
-/** Node checks header and request deadlines only every `connectionsCheckingInterval` (30 s by default): tick often enough to cut close to the value. */
-function listenerOptions(limits: SluiceConfig['limits']): ServerOptions {
-  const tightest = Math.min(limits.headerTimeoutMs, limits.requestTimeoutMs);
-  return {
-    maxHeaderSize: limits.maxHeaderBytes,
-    headersTimeout: limits.headerTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(500, Math.floor(tightest / 10))),
-  };
 }

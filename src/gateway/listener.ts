@@ -1,0 +1,28 @@
+// The gateway listener's own protection: node's parse errors answered instead
+// of dropped, and the header and request deadlines enforced close to their value.
+import type { ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
+import type { SluiceConfig } from '../config/types.js';
+import { rawAnswer } from './unsupported.js';
+
+export /** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket. */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
+    socket.destroy();
+    return;
+  }
+  const name = error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'bad_request';
+  rawAnswer(socket, name);
+}
+
+/** Node checks header and request deadlines only every `connectionsCheckingInterval` (30 s by default): tick often enough to cut close to the value. */
+export function listenerOptions(limits: SluiceConfig['limits']): ServerOptions {
+  const tightest = Math.min(limits.headerTimeoutMs, limits.requestTimeoutMs);
+  return {
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headerTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(500, Math.floor(tightest / 10))),
+  };
+}
