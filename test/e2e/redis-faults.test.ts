@@ -17,8 +17,13 @@ routes:
   - { id: create-order, methods: [POST], path: /orders, upstream: "\${UPSTREAM}" }
 tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 20, refillPerSecond: 0.01 }
+store: { deadlineMs: 100 }
 resilience: { heartbeatMs: 200, memberTtlMs: 3000, breaker: { resetTimeoutMs: 300 } }
 `;
+// deadlineMs: a paused or dead Redis still takes the deadline path, but a
+// redis-server that merely got no CPU for 5 ms on a loaded machine does not: a
+// local decision for a key this instance never heard of from Redis admits from
+// a full 1/N bucket, and the late reply only charges the excess afterwards.
 // memberTtlMs: both gateways share this process, so an event loop stalled for a
 // second on a loaded machine silences both; a short TTL would drop the other
 // instance from the count (and double this one's fallback share) meanwhile.
