@@ -1,0 +1,53 @@
+// An engine for the shaping tests: it holds the gateway's decisions until
+// `count` requests wait, then asks the real engine for all of them in one go,
+// so the store decides them microseconds apart however slowly a loaded machine
+// delivers the requests. Each decision is recorded with the time the gateway
+// got it (performance.now()).
+import type { Decision } from '../../src/core/decision.js';
+import type { Rule } from '../../src/core/rule.js';
+import type { Engine } from '../../src/limiter/engine.js';
+
+export interface RecordedDecision {
+  decision: Decision;
+  /** performance.now() when the decision reached the gateway. */
+  at: number;
+}
+
+export interface GatedEngine extends Engine {
+  /** Decisions in the order they resolved. */
+  readonly recorded: RecordedDecision[];
+  /** performance.now() when the gate opened. */
+  readonly openedAt: number;
+}
+
+export function gatedEngine(inner: Engine, count: number): GatedEngine {
+  const waiting: Array<() => void> = [];
+  const recorded: RecordedDecision[] = [];
+  let openedAt = Number.NaN;
+  const gate = (): Promise<void> => {
+    if (!Number.isNaN(openedAt)) return Promise.resolve();
+    return new Promise((resolve) => {
+      waiting.push(resolve);
+      if (waiting.length < count) return;
+      openedAt = performance.now();
+      for (const release of waiting.splice(0)) release();
+    });
+  };
+  return {
+    recorded,
+    get openedAt() {
+      return openedAt;
+    },
+    async decide(tenant: string, route: string, rule: Rule, cost?: number) {
+      await gate();
+      const decision = await inner.decide(tenant, route, rule, cost);
+      recorded.push({ decision, at: performance.now() });
+      return decision;
+    },
+    peek: (tenant, route, rule) => inner.peek(tenant, route, rule),
+    reset: (tenant, route, rule) => inner.reset(tenant, route, rule),
+    inspect: (tenant, route, rule) => inner.inspect(tenant, route, rule),
+    health: () => inner.health(),
+    close: () => inner.close(),
+  };
+}
