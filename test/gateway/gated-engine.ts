@@ -48,6 +48,7 @@ export function gatedEngine(inner: Engine, count: number): GatedEngine {
     reset: (tenant, route, rule) => inner.reset(tenant, route, rule),
     inspect: (tenant, route, rule) => inner.inspect(tenant, route, rule),
     health: () => inner.health(),
+    counters: () => inner.counters(),
     close: () => inner.close(),
   };
 }

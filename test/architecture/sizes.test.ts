@@ -1,0 +1,56 @@
+// Small files with one job, short functions: every source file stays under 250
+// lines and every function under 40, so each concern reads on one screen. The
+// policy models are exempt: each is meant to read line by line beside its Lua
+// twin.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { test } from 'node:test';
+import ts from 'typescript';
+
+const MAX_FILE_LINES = 250;
+const MAX_FUNCTION_LINES = 40;
+const EXEMPT_FUNCTIONS = /^src\/policies\/[^/]+\/model\.ts$/;
+
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) sourceFiles(path, out);
+    else if (name.endsWith('.ts')) out.push(path);
+  }
+  return out;
+}
+
+function longFunctions(path: string, text: string): string[] {
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
+      const end = file.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const lines = end - start + 1;
+      if (lines > MAX_FUNCTION_LINES) {
+        const name = node.name && ts.isIdentifier(node.name) ? node.name.text : '(anonymous)';
+        found.push(`${path}:${start + 1} ${name} (${lines} lines)`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+const files = sourceFiles('src').map((path) => relative('.', path).split('\\').join('/'));
+
+test(`every source file is under ${MAX_FILE_LINES} lines`, () => {
+  const long = files
+    .map((path) => ({ path, lines: readFileSync(path, 'utf8').split('\n').length }))
+    .filter(({ lines }) => lines > MAX_FILE_LINES)
+    .map(({ path, lines }) => `${path} (${lines} lines)`);
+  assert.deepEqual(long, []);
+});
+
+test(`every function is under ${MAX_FUNCTION_LINES} lines (policy models excepted)`, () => {
+  const long = files.filter((path) => !EXEMPT_FUNCTIONS.test(path)).flatMap((path) => longFunctions(path, readFileSync(path, 'utf8')));
+  assert.deepEqual(long, []);
+});
