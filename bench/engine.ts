@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { bucketKey } from '../src/core/ids.js';
 import type { PolicyName } from '../src/core/rule.js';
 import { policyOf } from '../src/policies/index.js';
-import { scriptSha, scriptSource, storageOf } from '../src/stores/redis/scripts.js';
+import { scriptSha, scriptSource } from '../src/stores/redis/scripts.js';
 import { MemoryStore } from '../src/stores/memory-store.js';
 import { RedisStore } from '../src/stores/redis-store.js';
 import type { Store } from '../src/stores/store.js';
@@ -94,7 +94,7 @@ export async function runEngineBench(options: BenchOptions, progress: (line: str
     progress('engine: floor (bare ioredis EVALSHA loop, design script)');
     await loadDesignScript(client);
     for (const concurrency of CONCURRENCY) {
-      await measure('design script, bare loop (floor)', 'redis', concurrency, (seq) => bareDesignCall(client, keyOf(seq), 1_000_000, 1_000_000));
+      await measure('design script, bare loop (floor)', 'redis', concurrency, (seq) => bareDesignCall(client, keyOf(seq).key, 1_000_000, 1_000_000));
     }
 
     // The figures that have a target are measured on their own: Sluice and the floor
@@ -115,7 +115,7 @@ export async function runEngineBench(options: BenchOptions, progress: (line: str
       const ratios: number[] = [];
       for (let repeat = 0; repeat < pick(options, 3, 5); repeat++) {
         const sluice = await timed(concurrency, (seq) => tbStore.consume(keyOf(seq), tbRule, 1), redisUs.sluice);
-        const floor = await timed(concurrency, (seq) => bareDesignCall(client, keyOf(seq), 1_000_000, 1_000_000), redisUs.design);
+        const floor = await timed(concurrency, (seq) => bareDesignCall(client, keyOf(seq).key, 1_000_000, 1_000_000), redisUs.design);
         ratios.push(sluice / floor);
       }
       pairs.push({ concurrency, ratios: ratios.map((r) => round(r, 3)), median: round(median(ratios), 3) });
@@ -133,7 +133,7 @@ export async function runEngineBench(options: BenchOptions, progress: (line: str
     }
     memory.push({
       subject: 'design script',
-      result: await bytesPerBucket(admin, memoryBuckets, (i) => bareDesignCall(client, memoryBucketKey(i), 200, 0.001)),
+      result: await bytesPerBucket(admin, memoryBuckets, (i) => bareDesignCall(client, memoryBucketKey(i).key, 200, 0.001)),
     });
 
     progress('engine: peers (rate-limiter-flexible, Spring-style design script)');
@@ -166,10 +166,10 @@ async function runCeiling(port: number, admin: Redis, requests: number): Promise
   const rule = throughputRule('token_bucket');
   await admin.script('LOAD', scriptSource('token_bucket'));
   // The same key and arguments RedisStore sends (runScript): the tenant's hash, the route as the last argument.
-  const { redisKey, field } = storageOf('token_bucket', 'rl:{tenant-00042}:create-order');
-  const args = ['1', '', ...policyOf(rule).model.luaArgs(rule).map(String), field];
-  const sluiceTokenBucket = await redisBenchmark(port, requests, ['EVALSHA', scriptSha('token_bucket'), 1, redisKey, ...args]);
-  const designScript = await redisBenchmark(port, requests, ['EVALSHA', DESIGN_SHA, 1, 'rl:{tenant-00042}:create-order', 1_000_000, 1_000_000]);
+  const bucket = bucketKey('tenant-00042', 'create-order');
+  const args = ['1', '', ...policyOf(rule).model.luaArgs(rule).map(String), bucket.field];
+  const sluiceTokenBucket = await redisBenchmark(port, requests, ['EVALSHA', scriptSha('token_bucket'), 1, bucket.hash, ...args]);
+  const designScript = await redisBenchmark(port, requests, ['EVALSHA', DESIGN_SHA, 1, bucket.key, 1_000_000, 1_000_000]);
   return { sluiceTokenBucket, designScript };
 }
 

@@ -2,7 +2,7 @@
 export type { Decision, DecisionSource } from './core/decision.js';
 export { SluiceError, isSluiceError, type ErrorCode } from './core/errors.js';
 export { GATEWAY_ERRORS, SLUICE_ERRORS, type GatewayErrorName } from './core/error-codes.js';
-export { bucketKey, isValidId } from './core/ids.js';
+export { type BucketKey, bucketKey, isValidId } from './core/ids.js';
 export { parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
 export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';
 export { StoreEngine, type Engine } from './limiter/engine.js';

@@ -2,7 +2,7 @@
 // every call does the full read-compute-write), one sized for accuracy runs
 // (capacity 100, 100 per second), and one whose keys live long enough to be
 // counted for memory.
-import { bucketKey } from '../../src/core/ids.js';
+import { type BucketKey, bucketKey } from '../../src/core/ids.js';
 import { type PolicyName, parseRule, type Rule } from '../../src/core/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 
@@ -65,4 +65,4 @@ export const ROUTES = ['create-order', 'list-orders', 'get-order'] as const;
 export const tenantId = (i: number): string => `tenant-${String(i).padStart(5, '0')}`;
 
 /** Bucket `i` of the memory count: tenants with 3 routes each, as in the target peak (100,000 tenants × 3 routes). */
-export const memoryBucketKey = (i: number): string => bucketKey(tenantId(Math.floor(i / ROUTES.length)), ROUTES[i % ROUTES.length]!);
+export const memoryBucketKey = (i: number): BucketKey => bucketKey(tenantId(Math.floor(i / ROUTES.length)), ROUTES[i % ROUTES.length]!);

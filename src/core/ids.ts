@@ -28,23 +28,45 @@ export function isValidId(id: unknown): id is string {
 }
 
 /**
+ * Where a bucket lives, built once from its ids and handed down to the store
+ * as is (no one parses a key back). `key` is the bucket's id: the memory
+ * store's and the fallback's map key, and the Redis key of a layout that keeps
+ * its own key (the sliding log's sorted set). The hash layouts keep the bucket
+ * as field `field` of the Redis hash `hash`.
+ */
+export interface BucketKey {
+  readonly key: string;
+  readonly hash: string;
+  readonly field: string;
+}
+
+/** The one field of a hash that holds a single bucket (shards, derived buckets). */
+const LONE_FIELD = '_';
+
+/**
  * `rl:{tenant}:route`: the tenant is the hash tag, so one tenant's buckets share
- * a cluster slot (the Redis store keeps them as fields of the hash `rl:{tenant}`).
+ * a cluster slot, as fields of the hash `rl:{tenant}`.
  * A derived name (`~…`, one per client address under a tenant) gets a key of
  * its own in the same slot, `rl:{tenant}~ip.…`: as a field it would keep the
  * tenant's hash alive and growing for as long as the tenant is busy.
  */
-export function bucketKey(tenant: string, route: string): string {
+export function bucketKey(tenant: string, route: string): BucketKey {
   assertValidId(tenant, 'tenant');
   assertValidId(route, 'route');
-  return route.startsWith(DERIVED_PREFIX) ? `rl:{${tenant}}${route}` : `rl:{${tenant}}:${route}`;
+  if (route.startsWith(DERIVED_PREFIX)) {
+    const key = `rl:{${tenant}}${route}`;
+    return { key, hash: key, field: LONE_FIELD };
+  }
+  const hash = `rl:{${tenant}}`;
+  return { key: `${hash}:${route}`, hash, field: route };
 }
 
 /** Sub-bucket `i` of a sharded limit. No hash tag, so shards spread over cluster nodes. */
-export function shardKey(tenant: string, route: string, shard: number): string {
+export function shardKey(tenant: string, route: string, shard: number): BucketKey {
   assertValidId(tenant, 'tenant');
   assertValidId(route, 'route');
-  return `rl:${tenant}:${route}:${shard}`;
+  const key = `rl:${tenant}:${route}:${shard}`;
+  return { key, hash: key, field: LONE_FIELD };
 }
 
 /** Derived ids (bucket identities built from a request, not named by an operator) start with this. */

@@ -3,6 +3,7 @@
 // closes, a few keys at a time so a recovering Redis is not flooded, and one
 // key's debt just before a request on that key reaches Redis again.
 import type { Logger } from 'pino';
+import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { SharedStore } from '../stores/store.js';
@@ -33,9 +34,9 @@ export class DebtCollector {
     this.debts = new FallbackDebts(options.maxKeys);
   }
 
-  /** Counts `units` admitted locally on `key` while the breaker was open. */
-  owe(key: string, rule: Rule, fingerprint: string, units: number): void {
-    this.debts.add(key, rule, fingerprint, units);
+  /** Counts `units` admitted locally on `bucket` while the breaker was open. */
+  owe(bucket: BucketKey, rule: Rule, fingerprint: string, units: number): void {
+    this.debts.add(bucket, rule, fingerprint, units);
   }
 
   /**
@@ -78,14 +79,14 @@ export class DebtCollector {
    */
   private async charge(debt: Debt): Promise<number> {
     const { store, timeoutMs, adjuster } = this.options;
-    const { key, rule, units } = debt;
-    if (store.canAdjust(rule)) return (await adjuster.adjust(key, rule, units)) ? units : 0;
+    const { bucket, rule, units } = debt;
+    if (store.canAdjust(rule)) return (await adjuster.adjust(bucket, rule, units)) ? units : 0;
     try {
-      const whole = await withTimeout(store.consume(key, rule, units), timeoutMs);
+      const whole = await withTimeout(store.consume(bucket, rule, units), timeoutMs);
       if (whole.allowed) return units;
       const left = Math.min(units, Math.floor(whole.remaining));
       if (left < 1) return 0;
-      const part = await withTimeout(store.consume(key, rule, left), timeoutMs);
+      const part = await withTimeout(store.consume(bucket, rule, left), timeoutMs);
       return part.allowed ? left : 0;
     } catch {
       return 0;

@@ -7,12 +7,13 @@
 // Only open-breaker admissions count: those calls never reached Redis. An
 // admission after a deadline miss with the breaker still closed may have a twin
 // that Redis took; the fallback already weighs those (fallback-limiter.ts).
+import type { BucketKey } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
 import { BoundedLru } from './lru.js';
 
 export interface Debt {
-  /** The Redis key and rule the units belong to. */
-  key: string;
+  /** The bucket and rule the units belong to. */
+  bucket: BucketKey;
   rule: Rule;
   /** The rule's fingerprint: a changed limit starts the count afresh. */
   fingerprint: string;
@@ -27,11 +28,11 @@ export class FallbackDebts {
     this.debts = new BoundedLru(maxKeys);
   }
 
-  /** Counts `units` admitted locally on `key` (never more than the rule's capacity: Redis could not hold more). */
-  add(key: string, rule: Rule, fingerprint: string, units: number): void {
-    const debt = this.debts.get(key);
+  /** Counts `units` admitted locally on `bucket` (never more than the rule's capacity: Redis could not hold more). */
+  add(bucket: BucketKey, rule: Rule, fingerprint: string, units: number): void {
+    const debt = this.debts.get(bucket.key);
     if (debt === undefined || debt.fingerprint !== fingerprint) {
-      this.debts.set(key, { key, rule, fingerprint, units: Math.min(units, capacityOf(rule)) });
+      this.debts.set(bucket.key, { bucket, rule, fingerprint, units: Math.min(units, capacityOf(rule)) });
       return;
     }
     debt.units = Math.min(debt.units + units, capacityOf(rule));
@@ -52,7 +53,7 @@ export class FallbackDebts {
       if (some.length === which) break;
       some.push(this.debts.peek(key)!);
     }
-    for (const debt of some) this.debts.delete(debt.key);
+    for (const debt of some) this.debts.delete(debt.bucket.key);
     return some;
   }
 }

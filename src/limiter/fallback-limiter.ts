@@ -10,6 +10,7 @@
 // (late-replies.ts), which charges an over-admission or refunds a false refusal.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
+import type { BucketInfo } from '../stores/store.js';
 import { type Clock, systemClock } from '../stores/clock.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { BoundedLru } from './lru.js';
@@ -91,12 +92,12 @@ export class FallbackLimiter {
     else this.debtUntil.delete(key);
   }
 
-  peek(key: string, rule: Rule): Promise<Decision> {
-    return this.store.peek(key, rule);
+  async peek(key: string, rule: Rule): Promise<Decision> {
+    return this.store.peekSync(key, rule);
   }
 
-  inspect(key: string, rule: Rule) {
-    return this.store.inspect(key, rule);
+  async inspect(key: string, rule: Rule): Promise<BucketInfo> {
+    return this.store.inspectSync(key, rule);
   }
 
   /** The breaker closed: Redis is authoritative again; the next episode re-seeds from it. */
@@ -108,7 +109,7 @@ export class FallbackLimiter {
     this.lastStates.delete(key);
     this.started.delete(key);
     this.debtUntil.delete(key);
-    void this.store.reset(key);
+    this.store.forget(key);
   }
 
   close(): Promise<void> {

@@ -34,7 +34,7 @@ export class FallbackStep {
 
   async decide(plan: Plan, cost: number): Promise<Decision> {
     const { guard, fallback, debts } = this.options;
-    if (!guard.opened) debts.pay(plan.key);
+    if (!guard.opened) debts.pay(plan.bucket.key);
     const sent: Sent<Decision> = {};
     try {
       const decision = await guard.consume(plan, cost, sent);
@@ -77,7 +77,7 @@ export class FallbackStep {
       const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
       const breakerOpen = !guard.closed;
       const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, pendingMs);
-      if (breakerOpen && decision.allowed) debts.owe(plan.key, plan.rule, plan.fingerprint, cost);
+      if (breakerOpen && decision.allowed) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
       return decision;
     });
   }
@@ -97,7 +97,7 @@ export class FallbackStep {
 
   /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
   private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>): void {
-    this.options.late.watch(plan.baseKey, plan.key, plan.rule, cost, local, call);
+    this.options.late.watch(plan.baseKey, plan.bucket, plan.rule, cost, local, call);
     if (local.allowed && local.source === 'fallback') {
       const rule = this.fallbackRule(plan);
       call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), () => undefined);

@@ -32,15 +32,15 @@ export class StoreGuard {
   constructor(private readonly options: StoreGuardOptions) {}
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
-    return this.run(plan, cost, () => this.options.store.consume(plan.key, plan.rule, cost), sent);
+    return this.run(plan, cost, () => this.options.store.consume(plan.bucket, plan.rule, cost), sent);
   }
 
   peek(plan: Plan): Promise<Decision> {
-    return this.run(plan, 0, () => this.options.store.peek(plan.key, plan.rule));
+    return this.run(plan, 0, () => this.options.store.peek(plan.bucket, plan.rule));
   }
 
   lease(plan: Plan, need: number, want: number): Promise<LeaseReply> {
-    return this.run(plan, want, () => this.options.store.lease(plan.key, plan.rule, need, want));
+    return this.run(plan, want, () => this.options.store.lease(plan.bucket, plan.rule, need, want));
   }
 
   /** Closed: calls go to the store. Open or half-open: the store is treated as down. */
@@ -59,7 +59,7 @@ export class StoreGuard {
    */
   private run<T>(plan: Plan, units: number, call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
-    const channel = store.connection.channelOf(plan.key);
+    const channel = store.connection.channelOf(plan.bucket.key);
     const silenceMs = this.failureSilenceMs();
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
     const probe = !breaker.closed;

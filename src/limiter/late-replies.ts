@@ -10,6 +10,7 @@
 // Policies without an adjust (the window policies) stay uncorrected.
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
+import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { SharedStore } from '../stores/store.js';
@@ -34,32 +35,32 @@ export class LateReplies {
   constructor(private readonly options: LateRepliesOptions) {}
 
   /** Watches the late reply of a call whose request got `local` from the fallback. */
-  watch(baseKey: string, key: string, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>): void {
+  watch(baseKey: string, bucket: BucketKey, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>): void {
     reply.then(
       (redis) => {
         this.options.fallback.remember(baseKey, rule, redis);
-        void this.reconcile(key, rule, cost, local.allowed, redis.allowed);
+        void this.reconcile(bucket, rule, cost, local.allowed, redis.allowed);
       },
       () => this.count('lost'),
     );
   }
 
   /** Takes `delta` units from the bucket whatever the limit; false when the policy or Redis cannot. */
-  async adjust(key: string, rule: Rule, delta: number): Promise<boolean> {
+  async adjust(bucket: BucketKey, rule: Rule, delta: number): Promise<boolean> {
     if (!this.options.store.canAdjust(rule)) return false;
     try {
-      await withTimeout(this.options.store.adjust(key, rule, delta), this.options.timeoutMs);
+      await withTimeout(this.options.store.adjust(bucket, rule, delta), this.options.timeoutMs);
       return true;
     } catch (error) {
-      this.options.logger.debug({ err: error, key }, 'could not adjust a bucket');
+      this.options.logger.debug({ err: error, key: bucket.key }, 'could not adjust a bucket');
       return false;
     }
   }
 
-  private async reconcile(key: string, rule: Rule, cost: number, localAllowed: boolean, redisAllowed: boolean): Promise<void> {
+  private async reconcile(bucket: BucketKey, rule: Rule, cost: number, localAllowed: boolean, redisAllowed: boolean): Promise<void> {
     if (localAllowed === redisAllowed) return this.count('agreed');
     const delta = localAllowed ? cost : -cost;
-    const done = await this.adjust(key, rule, delta);
+    const done = await this.adjust(bucket, rule, delta);
     this.count(!done ? 'uncorrected' : localAllowed ? 'charged' : 'refunded');
   }
 

@@ -67,7 +67,7 @@ export class LeasingStep implements DecisionStep {
   decide(plan: Plan, cost: number): Promise<Decision> {
     const batch = this.batchOf(plan);
     if (batch > 0) return this.spend(plan, cost, batch);
-    if (this.has(plan.key)) this.forget(plan.key); // cooled down: unspent units are dropped, never over-admitted
+    if (this.has(plan.bucket.key)) this.forget(plan.bucket.key); // cooled down: unspent units are dropped, never over-admitted
     return this.options.next.decide(plan, cost);
   }
 
@@ -98,7 +98,7 @@ export class LeasingStep implements DecisionStep {
       }
       let initiator = false;
       if (pool.pending === undefined) {
-        const refused = this.options.negative.get(plan.key, plan.fingerprint, cost - pool.units, this.options.now());
+        const refused = this.options.negative.get(plan.bucket.key, plan.fingerprint, cost - pool.units, this.options.now());
         if (refused) return refused;
         initiator = true;
         pool.pending = this.refill(plan, pool, cost - pool.units, Math.max(batch, cost - pool.units));
@@ -125,11 +125,11 @@ export class LeasingStep implements DecisionStep {
 
   private poolFor(plan: Plan): Pool {
     const now = this.options.now();
-    let pool = this.pools.get(plan.key);
+    let pool = this.pools.get(plan.bucket.key);
     if (pool !== undefined && pool.pending === undefined && (pool.fingerprint !== plan.fingerprint || pool.expiresAt <= now)) pool = undefined;
     if (pool === undefined) {
       pool = { fingerprint: plan.fingerprint, units: 0, expiresAt: now + this.options.hotKey.leaseTtlMs, redisRemaining: 0, resetAfterMs: 0, pending: undefined };
-      this.pools.set(plan.key, pool);
+      this.pools.set(plan.bucket.key, pool);
     }
     return pool;
   }
@@ -165,7 +165,7 @@ export class LeasingStep implements DecisionStep {
       delayMs: 0,
       source: 'redis',
     };
-    this.options.negative.add(plan.key, plan.fingerprint, need, decision, this.options.now());
+    this.options.negative.add(plan.bucket.key, plan.fingerprint, need, decision, this.options.now());
     return decision;
   }
 }

@@ -15,11 +15,11 @@ export class NegativeStep implements DecisionStep {
   ) {}
 
   async decide(plan: Plan, cost: number): Promise<Decision> {
-    const cached = this.negative.get(plan.key, plan.fingerprint, cost, this.now());
+    const cached = this.negative.get(plan.bucket.key, plan.fingerprint, cost, this.now());
     if (cached) return cached;
     const decision = await this.next.decide(plan, cost);
     // Only the store's own refusals: a fallback, `open` or `closed` decision says nothing of the shared bucket.
-    if (decision.source === 'redis') this.negative.add(plan.key, plan.fingerprint, cost, decision, this.now());
+    if (decision.source === 'redis') this.negative.add(plan.bucket.key, plan.fingerprint, cost, decision, this.now());
     return decision;
   }
 }

@@ -4,15 +4,15 @@
 // (a sharded rule spreads its limit over N sub-buckets).
 import { randomInt } from 'node:crypto';
 import type { Decision } from '../core/decision.js';
-import { bucketKey, shardKey } from '../core/ids.js';
+import { type BucketKey, bucketKey, shardKey } from '../core/ids.js';
 import { capacityOf, type Rule, ruleFingerprint } from '../core/rule.js';
 import { scaleRule } from './scale-rule.js';
 
 export interface Plan {
   /** The rule as the caller gave it (onStoreDown, lease, shadow are read here). */
   original: Rule;
-  /** The Redis key: the bucket, or one random shard of it. */
-  key: string;
+  /** Where the store keeps it: the bucket, or one random shard of it. */
+  bucket: BucketKey;
   /** The rule enforced on that key. */
   rule: Rule;
   /** Fingerprint of `rule`: local caches keyed by it see a changed limit at once. */
@@ -36,18 +36,18 @@ export function fingerprintOf(rule: Rule): string {
 
 /** Plans a decision; `shard` picks a sub-bucket (random by default). */
 export function planFor(tenant: string, route: string, rule: Rule, regionShare: number, shard?: number): Plan {
-  const baseKey = bucketKey(tenant, route);
+  const base = bucketKey(tenant, route);
   const regionalRule = scaleRule(rule, regionShare);
   if (rule.shards === undefined) {
-    return { original: rule, key: baseKey, rule: regionalRule, fingerprint: fingerprintOf(regionalRule), baseKey, regionalRule };
+    return { original: rule, bucket: base, rule: regionalRule, fingerprint: fingerprintOf(regionalRule), baseKey: base.key, regionalRule };
   }
   const shardRule = scaleRule(regionalRule, 1 / rule.shards);
-  const key = shardKey(tenant, route, shard ?? randomInt(rule.shards));
-  return { original: rule, key, rule: shardRule, fingerprint: fingerprintOf(shardRule), baseKey, regionalRule };
+  const bucket = shardKey(tenant, route, shard ?? randomInt(rule.shards));
+  return { original: rule, bucket, rule: shardRule, fingerprint: fingerprintOf(shardRule), baseKey: base.key, regionalRule };
 }
 
-/** Every Redis key a rule's bucket may live in (all shards of a sharded rule). */
-export function keysOf(tenant: string, route: string, rule: Rule): string[] {
+/** Every bucket a rule's limit may live in (all shards of a sharded rule). */
+export function bucketsOf(tenant: string, route: string, rule: Rule): BucketKey[] {
   if (rule.shards === undefined) return [bucketKey(tenant, route)];
   return Array.from({ length: rule.shards }, (_, i) => shardKey(tenant, route, i));
 }

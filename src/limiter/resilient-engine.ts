@@ -15,7 +15,7 @@ import type { DecisionChain } from './chain.js';
 import { applyShadow, type Engine, type EngineHealth } from './engine.js';
 import type { InstanceCount } from './instances.js';
 import { degradedDecisions } from './metrics.js';
-import { keysOf, type Plan, planFor } from './plan.js';
+import { bucketsOf, type Plan, planFor } from './plan.js';
 import type { EngineCounters } from './stats.js';
 
 export interface ResilientEngineOptions {
@@ -66,15 +66,15 @@ export class ResilientEngine implements Engine {
   }
 
   async reset(tenant: string, route: string, rule: Rule): Promise<void> {
-    const keys = keysOf(tenant, route, rule);
+    const buckets = bucketsOf(tenant, route, rule);
     const plan = this.plan(tenant, route, rule, 0);
-    for (const key of keys) {
+    for (const { key } of buckets) {
       this.chain.negative.forget(key);
       this.chain.leasing.forget(key);
     }
     this.chain.fallback.forget(plan.baseKey);
     try {
-      await withTimeout(Promise.all(keys.map((key) => this.store.reset(key))), this.options.adminTimeoutMs);
+      await withTimeout(Promise.all(buckets.map((bucket) => this.store.reset(bucket))), this.options.adminTimeoutMs);
     } catch (error) {
       throw new SluiceError('ERR_STORE_UNAVAILABLE', `Redis did not reset the bucket: ${(error as Error).message}`, 'store');
     }
@@ -83,7 +83,7 @@ export class ResilientEngine implements Engine {
   async inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
     const plan = this.plan(tenant, route, rule, 0);
     try {
-      return await withTimeout(this.store.inspect(plan.key, plan.rule), this.options.adminTimeoutMs);
+      return await withTimeout(this.store.inspect(plan.bucket, plan.rule), this.options.adminTimeoutMs);
     } catch {
       const info = await this.chain.fallback.inspect(plan.baseKey, this.chain.fallbackStep.fallbackRule(plan));
       return { ...info, location: 'fallback (Redis unreachable)' };

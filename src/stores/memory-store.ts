@@ -6,6 +6,7 @@
 // equivalent to no bucket (the models guarantee it), so expired buckets are
 // dropped first, then the least recently used ones: random keys cannot grow it.
 import type { Decision } from '../core/decision.js';
+import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { policyOf } from '../policies/index.js';
 import { type Clock, systemClock } from './clock.js';
@@ -45,8 +46,8 @@ export class MemoryStore implements Store {
     return this.entries.size;
   }
 
-  async consume(key: string, rule: Rule, cost: number): Promise<Decision> {
-    return this.consumeSync(key, rule, cost);
+  async consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
+    return this.consumeSync(bucket.key, rule, cost);
   }
 
   /** Synchronous form, for callers (the fallback limiter) that must not yield. */
@@ -63,17 +64,30 @@ export class MemoryStore implements Store {
     this.put(key, { policy: rule.policy, state, expiresAt: now + ttlMs }, now);
   }
 
-  async peek(key: string, rule: Rule): Promise<Decision> {
+  async peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
+    return this.peekSync(bucket.key, rule);
+  }
+
+  peekSync(key: string, rule: Rule): Decision {
     const now = this.now();
     const result = policyOf(rule).model.step(this.live(key, rule, now)?.state, now, rule, 0);
     return { ...result.decision, source: this.source };
   }
 
-  async reset(key: string): Promise<void> {
+  async reset(bucket: BucketKey): Promise<void> {
+    this.forget(bucket.key);
+  }
+
+  /** Drops the bucket kept under `key`. */
+  forget(key: string): void {
     this.entries.delete(key);
   }
 
-  async inspect(key: string, rule: Rule): Promise<BucketInfo> {
+  async inspect(bucket: BucketKey, rule: Rule): Promise<BucketInfo> {
+    return this.inspectSync(bucket.key, rule);
+  }
+
+  inspectSync(key: string, rule: Rule): BucketInfo {
     const now = this.now();
     const entry = this.live(key, rule, now);
     const { model } = policyOf(rule);

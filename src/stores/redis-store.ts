@@ -10,12 +10,13 @@
 // Auto-pipelining is left off: measured here, it cut EVALSHA throughput.
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
+import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
 import { isLeasable, runLease } from './redis/lease.js';
-import { preloadScripts, type RedisClient, runDecision, runScript, storageOf } from './redis/scripts.js';
+import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
 import type { BucketInfo, LeaseReply, SharedStore } from './store.js';
 
 export interface RedisStoreOptions {
@@ -48,44 +49,42 @@ export class RedisStore implements SharedStore {
     return this.watch;
   }
 
-  consume(key: string, rule: Rule, cost: number): Promise<Decision> {
-    return runDecision(this.client, key, rule, cost);
+  consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
+    return runDecision(this.client, bucket, rule, cost);
   }
 
-  peek(key: string, rule: Rule): Promise<Decision> {
-    return runDecision(this.client, key, rule, 0);
+  peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
+    return runDecision(this.client, bucket, rule, 0);
   }
 
   canLease(rule: Rule): boolean {
     return isLeasable(rule);
   }
 
-  lease(key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {
-    return runLease(this.client, key, rule, need, want);
+  lease(bucket: BucketKey, rule: Rule, need: number, want: number): Promise<LeaseReply> {
+    return runLease(this.client, bucket, rule, need, want);
   }
 
   canAdjust(rule: Rule): boolean {
     return canAdjust(rule);
   }
 
-  async adjust(key: string, rule: Rule, delta: number): Promise<void> {
-    await runAdjust(this.client, key, rule, delta);
+  async adjust(bucket: BucketKey, rule: Rule, delta: number): Promise<void> {
+    await runAdjust(this.client, bucket, rule, delta);
   }
 
-  async reset(key: string): Promise<void> {
-    // The bucket is a field of its tenant's hash, or (sliding log) a key of its own.
-    const { redisKey, field } = storageOf('token_bucket', key);
-    await Promise.all([this.client.hdel(redisKey, field), this.client.del(key)]);
+  async reset(bucket: BucketKey): Promise<void> {
+    // The bucket is a field of its hash, or (sliding log) a key of its own.
+    await Promise.all([this.client.hdel(bucket.hash, bucket.field), this.client.del(bucket.key)]);
   }
 
-  async inspect(key: string, rule: Rule): Promise<BucketInfo> {
-    const { redisKey } = storageOf(rule.policy, key);
-    const [reply, ttl] = await Promise.all([runScript(this.client, key, rule, 0), this.client.pttl(redisKey)]);
+  async inspect(bucket: BucketKey, rule: Rule): Promise<BucketInfo> {
+    const [reply, ttl] = await Promise.all([runScript(this.client, bucket, rule, 0), this.client.pttl(redisKeyOf(rule.policy, bucket))]);
     return {
       state: ttl >= 0 || ttl === -1 ? reply.state : undefined,
       decision: reply.decision,
       ttlMs: ttl >= 0 ? ttl : undefined,
-      location: await this.locationOf(key),
+      location: await this.locationOf(bucket.key),
     };
   }
 

@@ -2,6 +2,7 @@
 // memory store in-process, the Redis store through each model's Lua twin.
 // Callers above the store (engine, gateway, admin API, library) never touch Redis.
 import type { Decision } from '../core/decision.js';
+import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 
 export interface BucketInfo {
@@ -17,13 +18,13 @@ export interface BucketInfo {
 
 export interface Store {
   readonly kind: 'memory' | 'redis';
-  /** Takes `cost` units from the bucket at `key` if the rule allows. Rejects only when the store itself fails. */
-  consume(key: string, rule: Rule, cost: number): Promise<Decision>;
+  /** Takes `cost` units from `bucket` if the rule allows. Rejects only when the store itself fails. */
+  consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision>;
   /** Whether one unit would be allowed now; changes nothing. */
-  peek(key: string, rule: Rule): Promise<Decision>;
+  peek(bucket: BucketKey, rule: Rule): Promise<Decision>;
   /** Forgets the bucket: the next call starts full. */
-  reset(key: string): Promise<void>;
-  inspect(key: string, rule: Rule): Promise<BucketInfo>;
+  reset(bucket: BucketKey): Promise<void>;
+  inspect(bucket: BucketKey, rule: Rule): Promise<BucketInfo>;
   close(): Promise<void>;
 }
 
@@ -57,9 +58,9 @@ export interface SharedStore extends Store {
   /** Whether the rule's policy can lease batches (shaping cannot). */
   canLease(rule: Rule): boolean;
   /** Takes max(`need`, `want`) units (at most the capacity) in one call, or none. */
-  lease(key: string, rule: Rule, need: number, want: number): Promise<LeaseReply>;
+  lease(bucket: BucketKey, rule: Rule, need: number, want: number): Promise<LeaseReply>;
   /** Whether the rule's policy has an adjust (the time-based ones). */
   canAdjust(rule: Rule): boolean;
   /** Takes `delta` units whatever the limit (negative: gives them back). */
-  adjust(key: string, rule: Rule, delta: number): Promise<void>;
+  adjust(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
 }

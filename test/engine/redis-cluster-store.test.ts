@@ -27,10 +27,9 @@ describe('RedisStore (6-node cluster)', () => {
   it('CROSSSLOT: every policy script touches one slot, for tenants spread over all three masters', async () => {
     const masters = new Set<number>();
     for (let t = 0; t < 30; t++) {
-      const key = bucketKey(`tenant-${t}`, 'create-order');
-      masters.add(await cluster.masterFor(key));
+      masters.add(await cluster.masterFor(bucketKey(`tenant-${t}`, 'create-order').key));
       for (const policy of POLICIES) {
-        const decision = await store.consume(key.replace('create-order', policy.replaceAll('_', '-')), CAPACITY_200[policy], 1);
+        const decision = await store.consume(bucketKey(`tenant-${t}`, policy.replaceAll('_', '-')), CAPACITY_200[policy], 1);
         assert.equal(decision.allowed, true);
       }
     }
@@ -39,7 +38,7 @@ describe('RedisStore (6-node cluster)', () => {
 
   it('sharded sub-buckets have no hash tag, so they spread over the nodes', async () => {
     const masters = new Set<number>();
-    for (let i = 0; i < 16; i++) masters.add(await cluster.masterFor(shardKey('big-tenant', 'search', i)));
+    for (let i = 0; i < 16; i++) masters.add(await cluster.masterFor(shardKey('big-tenant', 'search', i).key));
     assert.ok(masters.size >= 2, `16 shards on ${masters.size} master(s)`);
   });
 
@@ -47,7 +46,7 @@ describe('RedisStore (6-node cluster)', () => {
     const rule = parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 0.001 });
     const key = bucketKey('failover', 'route');
     assert.equal((await store.consume(key, rule, 10)).remaining, 90);
-    const master = await cluster.masterFor(key);
+    const master = await cluster.masterFor(key.key);
     await cluster.killNode(master);
     await cluster.waitForFailover(master);
     let decision: Awaited<ReturnType<RedisStore['consume']>> | undefined;
@@ -56,6 +55,6 @@ describe('RedisStore (6-node cluster)', () => {
       if (!decision) await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(decision?.allowed, 'decides again on the promoted replica');
-    assert.notEqual(await cluster.masterFor(key), master);
+    assert.notEqual(await cluster.masterFor(key.key), master);
   });
 });

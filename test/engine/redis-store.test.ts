@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { bucketKey } from '../../src/core/ids.js';
+import { bucketKey, derivedId, shardKey } from '../../src/core/ids.js';
 import { parseRule } from '../../src/core/rule.js';
 import { createLimiter } from '../../src/limiter/create-limiter.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
@@ -38,6 +38,23 @@ describe('RedisStore (standalone)', () => {
     const ttl = await admin.pttl('rl:{shop-a}');
     assert.ok(ttl > 0 && ttl <= 200, `TTL ${ttl} ms = time until full again`);
     await admin.flushall();
+  });
+
+  it('shards, derived buckets and the sliding log keep the key and field of docs/redis.md; reset removes each', async () => {
+    const bucket = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 5 });
+    const log = parseRule({ policy: 'sliding_window_log', limit: 10, windowMs: 1000 });
+    await admin.flushall();
+    const shard = shardKey('shop-b', 'search', 3);
+    const derived = bucketKey('shop-b', derivedId('ip.', '10.0.0.1'));
+    const sliding = bucketKey('shop-b', 'log');
+    await Promise.all([store.consume(shard, bucket, 1), store.consume(derived, bucket, 1), store.consume(sliding, log, 1)]);
+    assert.deepEqual((await admin.keys('rl:*')).sort(), ['rl:shop-b:search:3', 'rl:{shop-b}:log', 'rl:{shop-b}~ip.10.0.0.1']);
+    assert.deepEqual(await admin.hkeys('rl:shop-b:search:3'), ['_'], 'a shard is a hash of one field');
+    assert.deepEqual(await admin.hkeys('rl:{shop-b}~ip.10.0.0.1'), ['_'], 'a derived bucket is a hash of one field');
+    assert.equal(await admin.type('rl:{shop-b}:log'), 'zset', 'the sliding log keeps its own sorted set');
+    assert.ok((await store.inspect(sliding, log)).ttlMs! > 0, 'inspect reads the TTL of the own key');
+    await Promise.all([store.reset(shard), store.reset(derived), store.reset(sliding)]);
+    assert.deepEqual(await admin.keys('rl:*'), []);
   });
 
   it("a tenant's hash lives as long as its longest-lived bucket: a write extends its TTL, never shortens it", async () => {

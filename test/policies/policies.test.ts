@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import type { ModelDecision } from '../../src/core/decision.js';
+import { bucketKey } from '../../src/core/ids.js';
 import { capacityOf, parseRule, POLICIES, type Rule } from '../../src/core/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { runScript } from '../../src/stores/redis/scripts.js';
@@ -188,7 +189,7 @@ describe('Lua twins under concurrency', () => {
   ];
   for (const rule of limit200) {
     it(`${rule.policy}: 1000 concurrent calls on one key allow exactly 200`, async () => {
-      const key = `rl:{concurrency}:${rule.policy}`;
+      const key = bucketKey('concurrency', rule.policy);
       const replies = await Promise.all(Array.from({ length: 1000 }, () => runScript(client, key, rule, 1)));
       assert.equal(replies.filter((r) => r.decision.allowed).length, 200);
     });

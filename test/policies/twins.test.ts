@@ -5,11 +5,12 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
+import { bucketKey } from '../../src/core/ids.js';
 import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { toMicros } from '../../src/policies/model.js';
 import { runAdjust } from '../../src/stores/redis/adjust.js';
-import { runScript, storageOf } from '../../src/stores/redis/scripts.js';
+import { redisKeyOf, runScript } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { ruleArbitraries } from './arbitraries.js';
 
@@ -44,7 +45,7 @@ after(async () => {
 /** Runs one sequence through both runtimes; returns both decision lists and states. */
 async function runBoth(rule: Rule, steps: Omit<Step, 'expect'>[]) {
   const { model } = POLICY_REGISTRY[rule.policy];
-  const key = `rl:{twin}:k${keySeq++}`;
+  const key = bucketKey('twin', `k${keySeq++}`);
   let state: unknown;
   const results = [];
   for (const step of steps) {
@@ -54,7 +55,7 @@ async function runBoth(rule: Rule, steps: Omit<Step, 'expect'>[]) {
       const luaState = await runAdjust(client, key, rule, step.adjust, toMicros(now));
       assert.equal(luaState, model.serialize(state), `Lua adjust state differs from the model at ${step.at} ms`);
       // Every key an adjust leaves behind expires (-2: none left, -1 would be no TTL).
-      assert.notEqual(await client.pttl(storageOf(rule.policy, key).redisKey), -1, `key without a TTL after adjust at ${step.at} ms`);
+      assert.notEqual(await client.pttl(redisKeyOf(rule.policy, key)), -1, `key without a TTL after adjust at ${step.at} ms`);
       continue;
     }
     const fromModel = model.step(state, now, rule, step.cost);

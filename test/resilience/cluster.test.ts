@@ -32,7 +32,7 @@ test('a master killed, its replica promoted: decisions keep flowing and limits r
     } finally {
       probe.disconnect();
     }
-    const master = await cluster.masterFor(bucketKey('cl-tenant', 'orders'));
+    const master = await cluster.masterFor(bucketKey('cl-tenant', 'orders').key);
     assert.equal(allowedCount(await burst(engine, 50, rule, 'cl-tenant', 'orders')), 20);
 
     let running = true;
@@ -53,7 +53,7 @@ test('a master killed, its replica promoted: decisions keep flowing and limits r
     assert.ok(seen.every((d) => ['redis', 'fallback', 'cache'].includes(d.source)), 'every decision came from Redis or the fallback');
 
     // The same slot, now on the promoted replica: the limit holds again.
-    assert.notEqual(await cluster.masterFor(bucketKey('cl-tenant', 'fresh')), master);
+    assert.notEqual(await cluster.masterFor(bucketKey('cl-tenant', 'fresh').key), master);
     assert.equal(allowedCount(await burst(engine, 50, rule, 'cl-tenant', 'fresh')), 20);
     assert.equal(engine.health().mode, 'redis');
   } finally {

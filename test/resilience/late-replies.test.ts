@@ -7,7 +7,6 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
-import { storageOf } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, eventually, resilientEngine } from './helpers.js';
 
@@ -81,7 +80,7 @@ test('an over-admission by the fallback is charged to the bucket as a debt', asy
   assert.ok(admitted >= 1, 'the stale local state admitted something');
   await eventually(() => engine.counters().lateReplies.charged - charged === admitted, 5000, 'the over-admissions charged');
   // The bucket now owes what was over-admitted: a full deficit whose refill starts later than now.
-  const { redisKey, field } = storageOf('token_bucket', 'rl:{over}:orders');
+  const [redisKey, field] = ['rl:{over}', 'orders']; // field `orders` of the tenant's hash
   const [state, [seconds, micros]] = await Promise.all([client.hget(redisKey, field), client.time()]);
   const ts = Number(state!.split(':')[1]);
   const nowUs = Number(seconds) * 1e6 + Number(micros);
@@ -91,7 +90,7 @@ test('an over-admission by the fallback is charged to the bucket as a debt', asy
 test('a false refusal by the fallback is given back to the bucket', async () => {
   const rule = bucket(5, 0.01);
   for (let i = 0; i < 5; i++) assert.equal((await engine.decide('refused', 'orders', rule)).allowed, true); // last word: empty
-  const { redisKey, field } = storageOf('token_bucket', 'rl:{refused}:orders');
+  const [redisKey, field] = ['rl:{refused}', 'orders'];
   await client.hdel(redisKey, field); // Redis: full again, unknown to the engine
   const refunded = engine.counters().lateReplies.refunded;
   const decision = await duringPause(60, () => engine.decide('refused', 'orders', rule));

@@ -4,9 +4,10 @@
 // NOSCRIPT, and the scripts are not preloaded.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { BucketKey } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';
 import { policyOf } from '../../policies/index.js';
-import { normalise, preludeFor, type RedisClient, storageOf } from './scripts.js';
+import { fieldOf, normalise, preludeFor, type RedisClient, redisKeyOf } from './scripts.js';
 
 interface Script {
   source: string;
@@ -34,12 +35,11 @@ export function canAdjust(rule: Rule): boolean {
  * Takes `delta` units from the bucket whatever its limit (negative: gives them
  * back); resolves with the state written. `nowUs` is for the test vectors only.
  */
-export async function runAdjust(client: RedisClient, key: string, rule: Rule, delta: number, nowUs?: number): Promise<string> {
+export async function runAdjust(client: RedisClient, bucket: BucketKey, rule: Rule, delta: number, nowUs?: number): Promise<string> {
   const entry = policyOf(rule);
   if (entry.adjustLua === undefined) throw new Error(`policy ${rule.policy} has no adjust`);
   const script = adjustScriptOf(entry.adjustLua);
-  const { redisKey, field } = storageOf(rule.policy, key);
-  const args = [redisKey, delta, nowUs === undefined ? '' : nowUs, ...entry.model.luaArgs(rule), field];
+  const args = [redisKeyOf(rule.policy, bucket), delta, nowUs === undefined ? '' : nowUs, ...entry.model.luaArgs(rule), fieldOf(rule.policy, bucket)];
   try {
     return (await client.evalsha(script.sha, 1, ...args)) as string;
   } catch (error) {

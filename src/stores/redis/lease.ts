@@ -6,6 +6,7 @@
 // then. So a lease is always one round trip, even when the limit is exhausted
 // (taking the dribble of units left would cost a call every few units), and
 // the price is that up to batch − 1 units may wait in Redis for a batch.
+import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, type Rule } from '../../core/rule.js';
 import { runDecision } from './scripts.js';
 import type { RedisClient } from './scripts.js';
@@ -18,10 +19,10 @@ export function isLeasable(rule: Rule): boolean {
 
 export type { LeaseReply } from '../store.js';
 
-/** Takes max(`need`, `want`) units of `key` (at most the rule's capacity) in one call, or none. */
-export async function runLease(client: RedisClient, key: string, rule: Rule, need: number, want: number): Promise<LeaseReply> {
+/** Takes max(`need`, `want`) units of `bucket` (at most the rule's capacity) in one call, or none. */
+export async function runLease(client: RedisClient, bucket: BucketKey, rule: Rule, need: number, want: number): Promise<LeaseReply> {
   if (!isLeasable(rule)) throw new Error(`policy ${rule.policy} cannot lease`);
   const ask = Math.min(Math.max(need, want), capacityOf(rule));
-  const decision = await runDecision(client, key, rule, ask);
+  const decision = await runDecision(client, bucket, rule, ask);
   return { granted: decision.allowed ? ask : 0, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: decision.retryAfterMs };
 }

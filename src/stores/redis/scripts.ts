@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
+import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { coalescerOf } from './coalesce.js';
@@ -100,16 +101,16 @@ export function preloadScripts(client: RedisClient): void {
 }
 
 /**
- * Where a bucket lives in Redis. Bucket `rl:{tenant}:route` is field `route` of
- * the tenant's hash `rl:{tenant}` (same hash tag, same slot); the sliding log,
- * a sorted set, keeps its own key. Keys without a hash tag (shards) are a hash
- * of one field.
+ * The Redis key a policy keeps `bucket` in: the hash `bucket.hash` (a field of
+ * it), or for the sliding log, a sorted set, the key `bucket.key` of its own.
  */
-export function storageOf(policy: PolicyName, key: string): { redisKey: string; field: string } {
-  if (policy === 'sliding_window_log') return { redisKey: key, field: '' };
-  const close = key.startsWith('rl:{') ? key.indexOf('}:') : -1;
-  if (close < 0) return { redisKey: key, field: '_' };
-  return { redisKey: key.slice(0, close + 1), field: key.slice(close + 2) };
+export function redisKeyOf(policy: PolicyName, bucket: BucketKey): string {
+  return policy === 'sliding_window_log' ? bucket.key : bucket.hash;
+}
+
+/** The bucket's field in that hash; '' for the sliding log's own key. */
+export function fieldOf(policy: PolicyName, bucket: BucketKey): string {
+  return policy === 'sliding_window_log' ? '' : bucket.field;
 }
 
 export interface ScriptReply {
@@ -132,15 +133,14 @@ function isNoScript(error: unknown): boolean {
  * One EVALSHA of the rule's script on the bucket's storage, the reply mapped by
  * `map`: the hot path of every Redis decision. A NOSCRIPT reply resends it once as EVAL.
  */
-function send<T>(client: RedisClient, key: string, rule: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
+function send<T>(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
   let params = argsOf.get(rule);
   if (params === undefined) {
     params = policyOf(rule).model.luaArgs(rule);
     argsOf.set(rule, params);
   }
-  const { redisKey, field } = storageOf(rule.policy, key);
   const script = scriptOf(rule.policy);
-  const args = [redisKey, cost, nowUs === undefined ? '' : nowUs, ...params, field];
+  const args = [redisKeyOf(rule.policy, bucket), cost, nowUs === undefined ? '' : nowUs, ...params, fieldOf(rule.policy, bucket)];
   const coalescer = coalescerOf(client);
   coalescer.beforeCommand();
   const reply = client.evalsha(script.sha, 1, ...args) as Promise<Reply>;
@@ -163,17 +163,17 @@ function decode(reply: Reply, limit: number): Decision {
   };
 }
 
-/** Decides `cost` units of `key` in Redis. */
-export function runDecision(client: RedisClient, key: string, rule: Rule, cost: number): Promise<Decision> {
+/** Decides `cost` units of `bucket` in Redis. */
+export function runDecision(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
   const limit = capacityOf(rule);
-  return send(client, key, rule, cost, undefined, (reply) => decode(reply, limit));
+  return send(client, bucket, rule, cost, undefined, (reply) => decode(reply, limit));
 }
 
 /**
  * The same, with the reply's state (given on peeks). `nowUs` overrides Redis
  * TIME and exists for the shared test vectors only; production never passes it.
  */
-export function runScript(client: RedisClient, key: string, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
+export function runScript(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
   const limit = capacityOf(rule);
-  return send(client, key, rule, cost, nowUs, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
+  return send(client, bucket, rule, cost, nowUs, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
 }
