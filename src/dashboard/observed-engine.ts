@@ -64,12 +64,9 @@ export class ObservedEngine implements Engine {
     return this.inner.counters();
   }
 
-  /** The live instance count the fallback divides by: the resilient engine's, else what its health detail says, else 1. */
+  /** The live instance count the fallback divides by (1 without Redis), as the engine counts it. */
   instances(): number {
-    const own = (this.inner as { instances?: unknown }).instances;
-    if (typeof own === 'number') return own;
-    const match = /instances=(\d+)/.exec(this.inner.health().detail ?? '');
-    return match ? Number(match[1]) : 1;
+    return this.inner.counters().instances;
   }
 
   close(): Promise<void> {
