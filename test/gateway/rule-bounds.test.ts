@@ -87,6 +87,8 @@ describe('rules at the extreme allowed values, on Redis', () => {
       for (const name of SLOW) assert.ok(keys.some((key) => key.includes(name)), `no key for ${name} in ${keys.join(' ')}`);
       for (const key of keys) {
         const ttl = await client.pttl(key);
+        // -2: a big bucket's key expired between KEYS and PTTL, which is what a TTL is for; -1 (none) never passes.
+        if (ttl === -2 && !SLOW.some((name) => key.includes(name))) continue;
         assert.ok(ttl > 0, `${key}: PTTL ${ttl}`);
         assert.ok(ttl <= 1e17, `${key}: PTTL ${ttl}`);
       }
