@@ -3,7 +3,8 @@
 // dashboard and /metrics. The gateway sees the same decisions as without it.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { applyShadow, type Engine, type EngineCounters, type EngineHealth } from '../limiter/engine.js';
+import { decideInOrder } from '../limiter/decide-all.js';
+import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine.js';
 import type { BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
 import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
@@ -42,6 +43,10 @@ export class ObservedEngine implements Engine {
       this.stats.record(tenant, route, decision, shadow, this.now ? this.now() : performance.timeOrigin + ended);
       return shadow ? applyShadow(rule, decision) : decision;
     });
+  }
+
+  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    return decideInOrder(this, calls);
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

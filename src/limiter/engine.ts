@@ -5,6 +5,7 @@ import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import { assertValidCost, type Rule } from '../core/rule.js';
 import type { BucketInfo, Store } from '../stores/store.js';
+import { decideInOrder } from './decide-all.js';
 import { ChainStats, type EngineCounters } from './stats.js';
 
 export type { EngineCounters } from './stats.js';
@@ -19,9 +20,29 @@ export interface EngineHealth {
   detail?: string;
 }
 
+/** One limit of a request as the engine decides it: its bucket (`rl:{tag}:name`), rule and cost. */
+export interface LimitCall {
+  readonly tag: string;
+  readonly name: string;
+  readonly rule: Rule;
+  readonly cost: number;
+}
+
+/** The limits of one request, decided together. */
+export interface LimitsDecision {
+  /** Whether every limit admitted the request. */
+  allowed: boolean;
+  /** One decision per call, in the calls' order. */
+  decisions: Decision[];
+  /** The limit the response describes: the one that refused, else the one closest to exhaustion. */
+  governing: number;
+}
+
 export interface Engine {
   /** Decides one request of `tenant` on `route`. Never rejects for a store failure. */
   decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision>;
+  /** Decides a request's limits together (src/limiter/decide-all.ts). Never rejects for a store failure. */
+  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision>;
   peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
   reset(tenant: string, route: string, rule: Rule): Promise<void>;
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
@@ -49,6 +70,10 @@ export class StoreEngine implements Engine {
     const decision = await this.store.consume(bucketKey(tenant, route), rule, cost);
     this.stats.noteDecision(decision);
     return applyShadow(rule, decision);
+  }
+
+  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    return decideInOrder(this, calls);
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

@@ -12,7 +12,8 @@ import type { Membership } from '../cluster/membership.js';
 import type { RegionRebalancer } from '../cluster/region-rebalancer.js';
 import type { BucketInfo, SharedStore } from '../stores/store.js';
 import type { DecisionChain } from './chain.js';
-import { applyShadow, type Engine, type EngineHealth } from './engine.js';
+import { decideInOrder } from './decide-all.js';
+import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
 import type { InstanceCount } from './instances.js';
 import { degradedDecisions } from './metrics.js';
 import { bucketsOf, type Plan, planFor } from './plan.js';
@@ -59,6 +60,10 @@ export class ResilientEngine implements Engine {
     this.chain.stats.noteDecision(decision);
     if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
     return applyShadow(rule, decision);
+  }
+
+  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    return decideInOrder(this, calls);
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

@@ -5,6 +5,7 @@
 // got it (performance.now()).
 import type { Decision } from '../../src/core/decision.js';
 import type { Rule } from '../../src/core/rule.js';
+import { decideInOrder } from '../../src/limiter/decide-all.js';
 import type { Engine } from '../../src/limiter/engine.js';
 
 export interface RecordedDecision {
@@ -33,7 +34,7 @@ export function gatedEngine(inner: Engine, count: number): GatedEngine {
       for (const release of waiting.splice(0)) release();
     });
   };
-  return {
+  const engine: GatedEngine = {
     recorded,
     get openedAt() {
       return openedAt;
@@ -50,5 +51,7 @@ export function gatedEngine(inner: Engine, count: number): GatedEngine {
     health: () => inner.health(),
     counters: () => inner.counters(),
     close: () => inner.close(),
+    decideAll: (calls) => decideInOrder(engine, calls),
   };
+  return engine;
 }

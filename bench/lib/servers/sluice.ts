@@ -21,6 +21,7 @@ const ALLOW: Decision = { allowed: true, remaining: 1_000_000, limit: 1_000_000,
 
 const allowAll: Engine = {
   decide: async () => ALLOW,
+  decideAll: async (calls) => ({ allowed: true, decisions: calls.map(() => ALLOW), governing: 0 }),
   peek: async () => ALLOW,
   reset: async () => {},
   inspect: async () => ({ state: undefined, decision: ALLOW, ttlMs: undefined, location: 'none' }),
