@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
+import { decideInOrder } from '../../src/limiter/decide-all.js';
 import type { Engine } from '../../src/limiter/engine.js';
 import { ChainStats } from '../../src/limiter/stats.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
@@ -15,8 +16,9 @@ tenants: { unknownKeys: default-rule }
 
 /** An engine whose decide is given by the test; the rest is never called here. */
 function engineWith(decide: Engine['decide']): Engine {
-  return {
+  const engine: Engine = {
     decide,
+    decideAll: (calls) => decideInOrder(engine, calls),
     peek: decide,
     reset: async () => {},
     inspect: async () => {
@@ -26,6 +28,7 @@ function engineWith(decide: Engine['decide']): Engine {
     counters: () => new ChainStats().snapshot(1),
     close: async () => {},
   };
+  return engine;
 }
 
 const closedDecision: Decision = { allowed: false, remaining: 0, limit: 20, resetAfterMs: 0, retryAfterMs: 2500, delayMs: 0, source: 'closed' };
