@@ -177,7 +177,8 @@ export function listenAddress(text: string): ListenAddress {
   return { host, port: Number(text.slice(colon + 1)) };
 }
 
-function describeIssue(error: z.ZodError): { path: (string | number)[]; message: string } {
+/** The first zod issue as a path and a message (also used for envoyproxy/ratelimit files). */
+export function describeIssue(error: z.ZodError): { path: (string | number)[]; message: string } {
   const issue = error.issues[0];
   if (!issue) return { path: [], message: 'is invalid' };
   const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
@@ -193,7 +194,8 @@ function describeIssue(error: z.ZodError): { path: (string | number)[]; message:
 
 const article = (type: string) => (type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`);
 
-function lineOf(doc: Document, path: ConfigPath, lineOfOffset: (offset: number) => number): number | undefined {
+/** The line of the deepest node of `path` present in the document. */
+export function lineOf(doc: Document, path: ConfigPath, lineOfOffset: (offset: number) => number): number | undefined {
   for (let length = path.length; length >= 0; length--) {
     const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
     if (isNode(node)) return lineOfNode(node, lineOfOffset);

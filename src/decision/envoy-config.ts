@@ -3,9 +3,9 @@
 // file, line and field, like sluice.yaml's.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
-import type { z } from 'zod';
+import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, type ConfigPath, formatPath } from '../config/config-error.js';
+import { describeIssue, lineOf } from '../config/load.js';
 import { type DescriptorLevel, type Domains, emptyLevel } from './descriptor-tree.js';
 import { buildLimit, type Fail } from './envoy-limit.js';
 import { type DescriptorFile, envoyFileSchema } from './envoy-schema.js';
@@ -54,7 +54,7 @@ export function parseEnvoyConfig(text: string, source: string): { domain: string
   };
   const parsed = envoyFileSchema.safeParse(doc.toJS() ?? {});
   if (!parsed.success) {
-    const { path, message } = firstIssue(parsed.error);
+    const { path, message } = describeIssue(parsed.error);
     return fail(path, message);
   }
   return { domain: parsed.data.domain, level: buildLevel(parsed.data.descriptors, ['descriptors'], fail) };
@@ -74,21 +74,4 @@ function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, fa
     else level.exact.set(composite, node);
   });
   return level;
-}
-
-function firstIssue(error: z.ZodError): { path: (string | number)[]; message: string } {
-  const issue = error.issues[0];
-  if (!issue) return { path: [], message: 'is invalid' };
-  const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
-  if (issue.code === 'unrecognized_keys') return { path: [...path, issue.keys[0] ?? ''], message: 'unknown field' };
-  if (issue.code === 'invalid_type') return { path, message: /received undefined$/.test(issue.message) ? 'is required' : `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}` };
-  return { path, message: issue.message };
-}
-
-function lineOf(doc: Document, path: ConfigPath, lineOfOffset: (offset: number) => number): number | undefined {
-  for (let length = path.length; length >= 0; length--) {
-    const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
-    if (isNode(node) && node.range) return lineOfOffset(node.range[0]);
-  }
-  return undefined;
 }

@@ -56,15 +56,22 @@ export class ForwardAuth {
     }
     const match = this.routes.match(method, uri);
     const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.options.tenants);
-    if ('problem' in found) return sendError(res, found.problem);
+    if ('problem' in found) {
+      sendError(res, found.problem);
+      return;
+    }
     if (match === undefined) {
       if (this.allowUnrouted) res.writeHead(200, ['Content-Length', '0']).end();
       else sendError(res, 'no_route');
       return;
     }
     const limits = match.target.resolve(found.tenant, req);
-    if (limits === 'no_client_address') return void res.destroy();
-    if (typeof limits === 'string') return sendError(res, limits);
+    if (typeof limits === 'string') {
+      // no_client_address: the connection is already gone.
+      if (limits === 'no_client_address') res.destroy();
+      else sendError(res, limits);
+      return;
+    }
     this.options.engine.decideAll(limits).then(
       (result) => this.answer(res, limits, result),
       (error: unknown) => {
@@ -78,7 +85,10 @@ export class ForwardAuth {
     if (res.destroyed) return;
     const decision = result.decisions[result.governing]!;
     const limit = limits[result.governing]!;
-    if (decision.source === 'closed') return sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
+    if (decision.source === 'closed') {
+      sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
+      return;
+    }
     if (!result.allowed) {
       const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
       headers.push('Content-Length', String(Buffer.byteLength(body)));

@@ -75,7 +75,8 @@ export class DecisionHttpServer {
     try {
       request = requestFromJson(JSON.parse(text));
     } catch (error) {
-      return badRequest(res, error instanceof RlsBadRequest ? error : new RlsBadRequest('body', 'must be JSON'));
+      badRequest(res, error instanceof RlsBadRequest ? error : new RlsBadRequest('body', 'must be JSON'));
+      return;
     }
     this.decider.shouldRateLimit(request).then(
       (response) => {
@@ -83,7 +84,10 @@ export class DecisionHttpServer {
         res.writeHead(response.overall_code === 'OVER_LIMIT' ? 429 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
       },
       (error: unknown) => {
-        if (error instanceof RlsBadRequest) return badRequest(res, error);
+        if (error instanceof RlsBadRequest) {
+          badRequest(res, error);
+          return;
+        }
         this.log.error({ err: error }, 'unexpected error in /json');
         sendError(res, 'internal_error');
       },

@@ -72,7 +72,7 @@ descriptors:
     assert.match(errorOf('domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unlimited: true, unit: second }\n'), /unlimited: an unlimited rate_limit takes no unit/);
     assert.match(errorOf('domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1 }\n    sluice: { policy: token_bucket, capacity: 0, refillPerSecond: 1 }\n'), /^rl\.yaml:5: descriptors\[0\]\.sluice\.capacity: must be at least 1$/);
     assert.match(errorOf('domain: d\ndescriptors:\n  - key: a\n    sluice: { onStoreDown: open }\n'), /descriptors\[0\]\.rate_limit: is required with sluice/);
-    assert.match(errorOf('domain: d\ndescriptors:\n  - key: a\n    ratelimit: {}\n'), /^rl\.yaml:4: descriptors\[0\]\.ratelimit: unknown field$/);
+    assert.match(errorOf('domain: d\ndescriptors:\n  - key: a\n    ratelimit: {}\n'), /^rl\.yaml:4: descriptors\[0\]\.ratelimit: unknown field/);
   });
 
   it('several files are several domains; a domain twice is an error; a directory reads its YAML files', () => {
