@@ -20,7 +20,8 @@ import type { LoadResult } from './lib/http-load.js';
 import { round } from './lib/latency.js';
 import { binaryExists, NGINX_PLAIN, startNginx } from './lib/native-peers.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
-import { benchRedis } from './lib/servers.js';
+import { scriptCalls } from './lib/redis-info.js';
+import { benchRedis, type RedisServer } from './lib/servers.js';
 import { textTable } from './lib/table.js';
 
 /** So large nothing is refused: the figures are the cost of deciding. */
@@ -110,7 +111,7 @@ export async function runDecisionBench(options: BenchOptions, progress: (line: s
       await profileFace('Sluice as the proxy', args, (child) => httpLoad(decisionAddresses(child).gatewayUrl, '/orders', durationMs, false)),
     ];
     progress('decision: accuracy, two Sluice processes on one Redis');
-    const accuracy = await accuracyRows(upstream.url, redis.url, pick(options, 1500, 5000));
+    const accuracy = await accuracyRows(upstream.url, redis, pick(options, 1500, 5000));
     return { rows, profiles, accuracy, skipped };
   } finally {
     for (const child of children.reverse()) await child.stop();
@@ -118,17 +119,24 @@ export async function runDecisionBench(options: BenchOptions, progress: (line: s
   }
 }
 
-async function accuracyRows(upstream: string, redisUrl: string, durationMs: number): Promise<DecisionAccuracyRow[]> {
-  const args = { upstream, redisUrl, rule: ACCURACY_RULE, deadlineMs: ACCURACY_DEADLINE_MS };
+async function accuracyRows(upstream: string, redis: RedisServer, durationMs: number): Promise<DecisionAccuracyRow[]> {
+  const args = { upstream, redisUrl: redis.url, rule: ACCURACY_RULE, deadlineMs: ACCURACY_DEADLINE_MS };
   const pair = [await forkServer('Sluice A', 'sluice-decision.ts', args), await forkServer('Sluice B', 'sluice-decision.ts', args)];
+  const client = redis.client();
   try {
     const addresses = pair.map(decisionAddresses);
     const rate = ACCURACY_RULE.policy === 'token_bucket' ? ACCURACY_RULE.refillPerSecond * 4 : 400;
+    const counted = async (run: () => Promise<DecisionAccuracyRow>) => {
+      const before = (await scriptCalls(client)).calls;
+      const row = await run();
+      return { ...row, redisScriptCalls: (await scriptCalls(client)).calls - before };
+    };
     return [
-      await grpcAccuracy(addresses.map((a) => a.grpcAddress), ACCURACY_RULE, rate, durationMs),
-      await forwardAuthAccuracy(addresses.map((a) => a.decisionUrl), ACCURACY_RULE, rate, durationMs),
+      await counted(() => grpcAccuracy(addresses.map((a) => a.grpcAddress), ACCURACY_RULE, rate, durationMs)),
+      await counted(() => forwardAuthAccuracy(addresses.map((a) => a.decisionUrl), ACCURACY_RULE, rate, durationMs)),
     ];
   } finally {
+    client.disconnect();
     for (const child of pair) await child.stop();
   }
 }
@@ -139,7 +147,7 @@ export function printDecision(result: DecisionResult): string {
     result.rows.map((r) => [r.target, r.perSec, r.p50Ms, r.p99Ms, r.cpuUs.sluice, r.cpuUs.nginx, r.cpuUs.total, r.notOk, r.errors]),
   );
   const profiles = result.profiles.map((p) => `${p.face}: ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`);
-  const accuracy = textTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %'], result.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'NO']));
+  const accuracy = textTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %', 'Redis script calls'], result.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'NO', a.redisScriptCalls ?? '']));
   return [rows, '', 'where the time goes (share of non-idle CPU, --cpu-prof):', ...profiles, '', accuracy, ...result.skipped.map((s) => `skipped: ${s}`)].join('\n');
 }
 

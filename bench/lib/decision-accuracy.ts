@@ -18,6 +18,8 @@ export interface DecisionAccuracyRow {
   expected: number;
   ratio: number;
   withinOnePercent: boolean;
+  /** Script calls Redis ran during the run (INFO commandstats): fewer than sent = decided without Redis (negative cache, or the fallback when a call missed its deadline). */
+  redisScriptCalls?: number;
 }
 
 type Decide = (instance: number) => Promise<boolean>;

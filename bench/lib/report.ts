@@ -99,6 +99,6 @@ function decisionSection(d: DecisionResult): string[] {
   out.push('Where each face\'s time goes: a fresh Sluice under `--cpu-prof`, one face\'s load after a warm-up, main thread, share of non-idle CPU during the load:', '');
   out.push(...d.profiles.map((p) => `- ${p.face}: ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`), '');
   out.push('Accuracy: two Sluice processes on one Redis, one bucket (token bucket 100, 100/s), 4× the limit offered alternately to both; expected = the model over the instants the requests were sent; target ±1 %.', '');
-  out.push(markdownTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %'], d.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'no'])), '');
+  out.push(markdownTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %', 'Redis script calls'], d.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'no', a.redisScriptCalls ?? ''])), '');
   return out;
 }
