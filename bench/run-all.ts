@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { runAccuracyBench } from './accuracy.js';
 import { hasChromium, runDashboardBench } from './dashboard.js';
 import { runEngineBench } from './engine.js';
+import { runDecisionBench } from './decision.js';
 import { runFaultsBench } from './faults.js';
 import { runGatewayBench } from './gateway.js';
 import { runHotKeyBench } from './hotkey.js';
@@ -21,7 +22,7 @@ await runMain(async () => {
   const began = performance.now();
   const step = (n: number, name: string) => (line: string) => {
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
-    console.log(`[${n}/6 ${name} ${seconds}s] ${line}`);
+    console.log(`[${n}/7 ${name} ${seconds}s] ${line}`);
   };
   const engine = await runEngineBench(options, step(1, 'engine'));
   await cleanupAll();
@@ -36,6 +37,8 @@ await runMain(async () => {
   await cleanupAll();
   const dashboard = hasChromium() ? await runDashboardBench(options, step(6, 'dashboard')) : undefined;
   await cleanupAll();
+  const decision = await runDecisionBench(options, step(7, 'decision'));
+  await cleanupAll();
 
   const results: BenchResults = {
     quick: options.quick,
@@ -45,10 +48,12 @@ await runMain(async () => {
     hotkey,
     faults,
     accuracy,
+    decision,
     ...(dashboard ? { dashboard } : {}),
     scale: scaleOnPaper(engine, gateway, hotkey),
     skipped: [
       ...gateway.skipped,
+      ...decision.skipped,
       ...(dashboard ? [] : ['dashboard open beside closed: no /usr/bin/chromium (apt-get install chromium)']),
       ...(engine.ceiling.sluiceTokenBucket.error ? [`redis-benchmark ceiling: ${engine.ceiling.sluiceTokenBucket.error}`] : []),
     ],

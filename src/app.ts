@@ -13,6 +13,7 @@ import { type RulesRuntime, startRules } from './rules/runtime.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
 import { withDashboard } from './dashboard/wire.js';
+import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision/service.js';
 
 export interface StartOptions {
   /** Also serve the demo upstream (127.0.0.1:8090 unless a port is given). */
@@ -41,6 +42,9 @@ export interface RunningSluice {
   readonly url: string;
   readonly adminUrl?: string;
   readonly demoUpstreamUrl?: string;
+  /** The decision service's gRPC listener (`host:port`) and HTTP listener (URL), when configured. */
+  readonly grpcAddress?: string;
+  readonly decisionUrl?: string;
   readonly engine: Engine;
   readonly gateway: Gateway;
   /** Stops accepting, lets in-flight requests finish, closes pools and the store. */
@@ -59,7 +63,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     await Promise.allSettled([engine.close(), demo?.close(), dashboard.close()]);
     throw error;
   }
-  const { address, gateway, admin, runtime } = fronts;
+  const { address, gateway, admin, runtime, decision } = fronts;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, store: config.store.type, routes: config.routes.length }, 'sluice gateway listening');
 
@@ -68,12 +72,15 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     url,
     adminUrl: admin?.url,
     demoUpstreamUrl: demo?.url,
+    grpcAddress: decision?.grpcAddress,
+    decisionUrl: decision?.httpUrl,
     engine,
     gateway,
     close: () => {
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
-        await Promise.allSettled([gateway.close(options.shutdownGraceMs)]);
+        decision?.drain();
+        await Promise.allSettled([gateway.close(options.shutdownGraceMs), decision?.close(options.shutdownGraceMs ?? 10_000)]);
         await Promise.allSettled([admin?.close(), dashboard.close()]);
         await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
         logger.info('sluice gateway stopped');
@@ -88,6 +95,7 @@ interface Fronts {
   gateway: Gateway;
   address: { address: string; port: number };
   admin: AdminServer | undefined;
+  decision: DecisionService | undefined;
 }
 
 /** The rule store's runtime, the gateway and the admin API, in that order; what started is closed again on failure. */
@@ -102,13 +110,18 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     const resolvers = resolversFor(config, runtime?.cache);
     const gateway = new Gateway({ config, engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger });
     const address = await gateway.listen(config.listen.host, config.listen.port);
+    const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger };
+    const decision = decisionServiceWanted(config) ? await startDecisionService(config, decisionDeps).catch(async (error: unknown) => {
+      await gateway.close(0);
+      throw error;
+    }) : undefined;
     let admin: AdminServer | undefined;
     if (options.admin && runtime) {
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const health = () => (gateway.draining ? { ready: false, draining: true } : {});
       admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
     }
-    return { runtime, gateway, address, admin };
+    return { runtime, gateway, address, admin, decision };
   } catch (error) {
     await runtime?.close();
     throw error;

@@ -40,10 +40,10 @@ function wrap(name: string, url: string, child: ChildProcess): Child {
   return { name, url, pid: child.pid!, cpuMicros: () => cpuMicrosOf(child.pid!), stop };
 }
 
-/** Forks `bench/lib/servers/<file>` with tsx; `args` reach it as JSON in argv[2]. */
-export function forkServer(name: string, file: string, args: object): Promise<Child> {
+/** Forks `bench/lib/servers/<file>` with tsx; `args` reach it as JSON in argv[2]; `nodeArgs` e.g. `--cpu-prof`. */
+export function forkServer(name: string, file: string, args: object, nodeArgs: string[] = []): Promise<Child> {
   const child = fork(new URL(`./servers/${file}`, import.meta.url), [JSON.stringify(args)], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...nodeArgs],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

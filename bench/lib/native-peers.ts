@@ -22,7 +22,7 @@ export function binaryExists(name: string): boolean {
   return false;
 }
 
-function workDir(): string {
+export function workDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   onCleanup(() => rmSync(dir, { recursive: true, force: true }));
   return dir;

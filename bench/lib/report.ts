@@ -1,6 +1,7 @@
 // REPORT.md from one run's results: every section the CI check looks for.
 import { type AccuracyResult, boundText } from '../accuracy.js';
 import type { DashboardRow } from '../dashboard.js';
+import type { DecisionResult } from '../decision.js';
 import type { EngineResult } from '../engine.js';
 import type { FaultsResult } from '../faults.js';
 import type { Figure, GatewayResult } from '../gateway.js';
@@ -18,13 +19,14 @@ export interface BenchResults {
   hotkey: HotKeyResult;
   faults: FaultsResult;
   accuracy: AccuracyResult;
+  decision: DecisionResult;
   /** Absent when no Chromium was there to open the page. */
   dashboard?: DashboardRow[];
   scale: ScaleResult;
   skipped: string[];
 }
 
-export const SECTIONS = ['Machine', 'Engine', 'Engine-level peers', 'Gateway', 'Dashboard', 'Hot key', 'Faults', 'Accuracy', 'Scale on paper', 'Skipped'] as const;
+export const SECTIONS = ['Machine', 'Engine', 'Engine-level peers', 'Gateway', 'Dashboard', 'Hot key', 'Faults', 'Accuracy', 'Decision service', 'Scale on paper', 'Skipped'] as const;
 
 const fig = (f: Figure, digits = 0) => `${round(f.median, digits)} (${round(f.min, digits)}–${round(f.max, digits)})`;
 const sources = (s: Record<string, number>) => Object.entries(s).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -79,6 +81,8 @@ export function renderReport(r: BenchResults): string {
   const accuracyColumns = ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'at replies', 'scheduled', 'allowed / expected', 'target', 'sources'];
   out.push(markdownTable(accuracyColumns, r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, round(a.spanMs / 1000, 3), a.allowed, a.expected, a.expectedAtDecided, a.scheduled, a.ratio, boundText(a), sources(a.bySource)])), '');
 
+  out.push(...decisionSection(r.decision));
+
   out.push('## Scale on paper', '');
   out.push('The design\'s peak, computed from this run\'s figures. Assumptions:', '', ...r.scale.assumptions.map((a) => `- ${a}`), '');
   out.push(markdownTable(['what', 'without leasing', 'with leasing', 'unit', 'basis'], r.scale.lines.map((l) => [l.what, l.withoutLeasing, l.withLeasing, l.unit, l.basis])), '');
@@ -86,4 +90,15 @@ export function renderReport(r: BenchResults): string {
   out.push('## Skipped', '');
   out.push(...(r.skipped.length ? r.skipped.map((s) => `- ${s}`) : ['- nothing']), '');
   return out.join('\n');
+}
+
+function decisionSection(d: DecisionResult): string[] {
+  const out = ['## Decision service', ''];
+  out.push('One Sluice process on Redis serves three faces in turn, 64 concurrent clients each: gRPC ShouldRateLimit from a @grpc/grpc-js client (closed loop), forward-auth GET /decide and its own proxied GET /orders (autocannon); then nginx with examples/decision/nginx.conf (auth_request to that Sluice) and nginx alone. CPU µs per decision or request of each serving process (/proc); a rule so large nothing is refused.', '');
+  out.push(markdownTable(['target', 'per s', 'p50 ms', 'p99 ms', 'CPU µs Sluice', 'CPU µs nginx', 'CPU µs total', 'not OK', 'errors'], d.rows.map((x) => [x.target, x.perSec, x.p50Ms, x.p99Ms, x.cpuUs.sluice, x.cpuUs.nginx, x.cpuUs.total, x.notOk, x.errors])), '');
+  out.push('Where each face\'s time goes: a fresh Sluice under `--cpu-prof`, one face\'s load after a warm-up, main thread, share of non-idle CPU during the load:', '');
+  out.push(...d.profiles.map((p) => `- ${p.face}: ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`), '');
+  out.push('Accuracy: two Sluice processes on one Redis, one bucket (token bucket 100, 100/s), 4× the limit offered alternately to both; expected = the model over the instants the requests were sent; target ±1 %.', '');
+  out.push(markdownTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %', 'Redis script calls'], d.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'no', a.redisScriptCalls ?? ''])), '');
+  return out;
 }

@@ -72,6 +72,9 @@ export function envOverrides(env: Env): Override[] {
   add('SLUICE_INSTANCES', ['instances'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
   add('SLUICE_REGION', ['region']);
   add('SLUICE_DATA_DIR', ['dataDir']);
+  add('SLUICE_GRPC_LISTEN', ['decisionService', 'grpcListen']);
+  add('SLUICE_DECISION_LISTEN', ['decisionService', 'httpListen']);
+  add('SLUICE_ENVOY_CONFIG', ['decisionService', 'envoyConfig'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
   add('SLUICE_LOG_LEVEL', ['log', 'level']);
   return out;
 }

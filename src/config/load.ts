@@ -2,6 +2,7 @@
 // `${VAR}` expansion, SLUICE_* overrides, the zod schema, parseRule for rules,
 // then cross-field checks. The result is a frozen SluiceConfig.
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { isSluiceError } from '../core/errors.js';
@@ -12,6 +13,7 @@ import { type ConfigFile, configFileSchema } from './schema.js';
 import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
+import { decisionServiceOf } from '../decision/decision-config.js';
 import { checkRouteLimits, checkSeededCosts, type LimitCheckContext } from '../limits/check-limits.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
@@ -26,7 +28,7 @@ export function loadConfig(file: string, env: Env = process.env): SluiceConfig {
   } catch (error) {
     throw new ConfigError(file, undefined, undefined, `cannot read: ${(error as Error).message}`);
   }
-  return parseConfig(text, { source: file, env });
+  return parseConfig(text, { source: file, env, baseDir: dirname(file) });
 }
 
 export interface ParseOptions {
@@ -34,6 +36,8 @@ export interface ParseOptions {
   source?: string;
   /** Where `${VAR}` and SLUICE_* come from; default none (tests stay hermetic). */
   env?: Env;
+  /** Relative paths in the file (decisionService.envoyConfig) are taken from here; default the working directory. */
+  baseDir?: string;
 }
 
 export function parseConfig(text: string, options: ParseOptions = {}): SluiceConfig {
@@ -70,13 +74,13 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
     const { path, message } = describeIssue(parsed.error);
     return fail(path, message);
   }
-  return Object.freeze(build(parsed.data, source, fail)) as SluiceConfig;
+  return Object.freeze(build(parsed.data, source, fail, options.baseDir ?? '.')) as SluiceConfig;
 }
 
 type Fail = (path: ConfigPath, message: string) => never;
 type CheckedRule = (input: unknown, field: string) => Rule;
 
-function build(file: ConfigFile, source: string, fail: Fail): SluiceConfig {
+function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): SluiceConfig {
   const checkedRule = ruleChecker(fail);
   const routeIds = uniqueRouteIds(file, fail);
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
@@ -105,6 +109,7 @@ function build(file: ConfigFile, source: string, fail: Fail): SluiceConfig {
     headers: file.headers,
     limits: file.limits,
     database: { ...file.database, url: file.database.url },
+    decisionService: decisionServiceOf(file, baseDir),
     instances: file.instances,
     region: file.region,
     dataDir: file.dataDir ?? './data',
@@ -172,7 +177,8 @@ export function listenAddress(text: string): ListenAddress {
   return { host, port: Number(text.slice(colon + 1)) };
 }
 
-function describeIssue(error: z.ZodError): { path: (string | number)[]; message: string } {
+/** The first zod issue as a path and a message (also used for envoyproxy/ratelimit files). */
+export function describeIssue(error: z.ZodError): { path: (string | number)[]; message: string } {
   const issue = error.issues[0];
   if (!issue) return { path: [], message: 'is invalid' };
   const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
@@ -188,7 +194,8 @@ function describeIssue(error: z.ZodError): { path: (string | number)[]; message:
 
 const article = (type: string) => (type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`);
 
-function lineOf(doc: Document, path: ConfigPath, lineOfOffset: (offset: number) => number): number | undefined {
+/** The line of the deepest node of `path` present in the document. */
+export function lineOf(doc: Document, path: ConfigPath, lineOfOffset: (offset: number) => number): number | undefined {
   for (let length = path.length; length >= 0; length--) {
     const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
     if (isNode(node)) return lineOfNode(node, lineOfOffset);

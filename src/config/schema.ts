@@ -142,6 +142,17 @@ export const configFileSchema = z
       })
       .strict()
       .prefault({}),
+    /** The decision service for proxies (docs/decision-service.md): Envoy RLS over gRPC, /json and forward-auth. */
+    decisionService: z
+      .object({
+        grpcListen: listenSchema.optional(),
+        httpListen: listenSchema.optional(),
+        envoyConfig: z.union([z.string().min(1, 'must not be empty'), z.array(z.string().min(1, 'must not be empty')).min(1, 'must list at least one path')]).optional(),
+        refusedStatus: z.number().int('must be an integer').min(400, 'must be a 4xx status').max(499, 'must be a 4xx status').default(429),
+        noRoute: z.enum(['deny', 'allow'], 'must be deny or allow').default('deny'),
+      })
+      .strict()
+      .optional(),
     instances: positiveInt(10_000).optional(),
     region: idSchema.optional(),
     dataDir: z.string().min(1).optional(),

@@ -2,6 +2,7 @@
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
+import type { Domains } from '../decision/descriptor-tree.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -49,6 +50,21 @@ export interface StoreConfig {
 }
 
 
+export interface DecisionServiceConfig {
+  /** Envoy's RateLimitService over gRPC; undefined = off. */
+  readonly grpcListen: ListenAddress | undefined;
+  /** `/json` and forward-auth `/decide` over HTTP; undefined = off. */
+  readonly httpListen: ListenAddress | undefined;
+  /** envoyproxy/ratelimit config files (or directories), resolved against the config file's folder. */
+  readonly envoyConfig: readonly string[];
+  /** Their domains, loaded and checked with the config. */
+  readonly domains: Domains;
+  /** What /decide answers a refused request with (429; 403 for nginx's auth_request). */
+  readonly refusedStatus: number;
+  /** /decide for a request no route matches: deny (404) or allow (200, unlimited). */
+  readonly noRoute: 'deny' | 'allow';
+}
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface SluiceConfig {
@@ -95,6 +111,7 @@ export interface SluiceConfig {
     /** /readyz's store probe timeout. */
     readonly healthTimeoutMs: number;
   };
+  readonly decisionService: DecisionServiceConfig;
   /** SLUICE_INSTANCES: a fixed instance count for the fallback; undefined = count live instances in Redis. */
   readonly instances: number | undefined;
   readonly region: string | undefined;

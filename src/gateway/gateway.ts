@@ -20,6 +20,7 @@ import { type ForwardTarget, forward, Upstreams } from './proxy.js';
 import type { BodyLimits } from './request-body.js';
 import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
+import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
 import { answerConnect, wantsWebSocket } from './unsupported.js';
 
@@ -135,20 +136,12 @@ export class Gateway {
     }
   }
 
-  /** The API key's tenant; none on an anonymous route. A missing key is a 401 even before a 404, as always. */
+  /** The API key's tenant (identify.ts); a missing or unknown key is answered here. */
   private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): string | undefined | typeof ANSWERED {
-    if (match?.route.anonymous) return undefined;
-    const apiKey = req.headers[this.keyHeader];
-    if (typeof apiKey !== 'string' || apiKey === '') {
-      sendError(res, 'missing_api_key');
-      return ANSWERED;
-    }
-    const tenant = this.tenants.tenantFor(apiKey);
-    if (tenant === undefined) {
-      sendError(res, 'unknown_api_key');
-      return ANSWERED;
-    }
-    return tenant;
+    const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.tenants);
+    if ('tenant' in found) return found.tenant;
+    sendError(res, found.problem);
+    return ANSWERED;
   }
 
   private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>): void {

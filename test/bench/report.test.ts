@@ -51,6 +51,9 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
       assert.ok(row.bound.min <= row.bound.max && typeof row.withinBound === 'boolean', row.variant);
     }
     assert.ok(results.accuracy.rows.some((row: { group: string }) => row.group === 'leasing'), 'the accuracy bench has leasing variants');
+    assert.ok(results.decision.rows.length >= 3, 'the decision bench has the gRPC, forward-auth and proxied rows');
+    for (const row of results.decision.rows) assert.ok(isCount(row.perSec) && isCount(row.cpuUs.total), row.target);
+    for (const row of results.decision.accuracy) assert.ok(isCount(row.allowed) && isCount(row.expected) && typeof row.withinOnePercent === 'boolean', row.face);
     for (const row of results.dashboard ?? []) assert.ok(isCount(row.requestsPerSec) && isCount(row.cpuUsPerRequest), `dashboard ${row.page} ${row.load}`);
     for (const line of results.scale.lines) assert.equal(typeof line.withoutLeasing, 'number', line.what);
   });

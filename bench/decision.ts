@@ -1,0 +1,159 @@
+// npm run bench:decision [-- --quick]
+// The decision service's faces in one run, 64 concurrent clients each:
+// gRPC ShouldRateLimit (a @grpc/grpc-js client), forward-auth /decide
+// (autocannon) and Sluice's own proxied request, all on one Sluice process on
+// Redis; then nginx + auth_request + Sluice (examples/decision/nginx.conf)
+// beside nginx alone and Sluice as the proxy. CPU µs per decision from /proc.
+// A --cpu-prof profile of a fresh Sluice per face says where its time goes.
+// Accuracy: two Sluice processes on one Redis, decisions via gRPC or /decide.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseRule } from '../src/core/rule.js';
+import { ACCURACY_DEADLINE_MS } from './lib/accuracy-plan.js';
+import { type Child, forkServer } from './lib/children.js';
+import { isMain, runMain } from './lib/cleanup.js';
+import { type DecisionAccuracyRow, forwardAuthAccuracy, grpcAccuracy } from './lib/decision-accuracy.js';
+import { decisionAddresses, grpcLoad, httpLoad, startNginxAuthRequest } from './lib/decision-load.js';
+import { type ProfileShare, summariseProfiles } from './lib/cpu-profile.js';
+import type { LoadResult } from './lib/http-load.js';
+import { round } from './lib/latency.js';
+import { binaryExists, NGINX_PLAIN, startNginx } from './lib/native-peers.js';
+import { type BenchOptions, parseOptions, pick } from './lib/options.js';
+import { scriptCalls } from './lib/redis-info.js';
+import { benchRedis, type RedisServer } from './lib/servers.js';
+import { textTable } from './lib/table.js';
+
+/** So large nothing is refused: the figures are the cost of deciding. */
+const NEVER = parseRule({ policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 });
+const ACCURACY_RULE = parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 100 });
+
+export interface DecisionRow {
+  target: string;
+  perSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU µs per decision (or request) of each process serving it, and their sum. */
+  cpuUs: { sluice: number; nginx: number; total: number };
+  notOk: number;
+  errors: number;
+}
+
+export interface DecisionResult {
+  rows: DecisionRow[];
+  profiles: { face: string; shares: ProfileShare[] }[];
+  accuracy: DecisionAccuracyRow[];
+  skipped: string[];
+}
+
+type Face = { name: string; run: () => Promise<LoadResult>; sluice?: Child; nginx?: Child };
+
+async function measure(face: Face): Promise<DecisionRow> {
+  const before = { sluice: face.sluice?.cpuMicros() ?? 0, nginx: face.nginx?.cpuMicros() ?? 0 };
+  const result = await face.run();
+  const per = (now: number, then: number) => (result.completed ? round((now - then) / result.completed, 1) : 0);
+  const sluice = face.sluice ? per(face.sluice.cpuMicros(), before.sluice) : 0;
+  const nginx = face.nginx ? per(face.nginx.cpuMicros(), before.nginx) : 0;
+  return { target: face.name, perSec: result.requestsPerSec, p50Ms: result.p50Ms, p99Ms: result.p99Ms, cpuUs: { sluice, nginx, total: round(sluice + nginx, 1) }, notOk: result.non2xx, errors: result.errors };
+}
+
+/** A fresh Sluice under --cpu-prof, one face's load, then its profile summarised. */
+async function profileFace(face: string, args: object, load: (child: Child) => Promise<unknown>): Promise<{ face: string; shares: ProfileShare[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-prof-'));
+  try {
+    const child = await forkServer(`${face} (profiled)`, 'sluice-decision.ts', args, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    await load(child); // warm-up
+    const began = Date.now();
+    await load(child);
+    const loadMs = Date.now() - began;
+    await child.stop();
+    return { face, shares: summariseProfiles(dir, loadMs) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runDecisionBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<DecisionResult> {
+  const durationMs = pick(options, 500, 5000);
+  const redis = await benchRedis();
+  const children: Child[] = [];
+  const skipped: string[] = [];
+  try {
+    progress('decision: starting upstream, Sluice (gateway + decision service) and nginx');
+    const upstream = await forkServer('upstream alone', 'upstream.ts', {});
+    children.push(upstream);
+    const args = { upstream: upstream.url, redisUrl: redis.url, rule: NEVER };
+    const sluice = await forkServer('Sluice decision service', 'sluice-decision.ts', args);
+    children.push(sluice);
+    const { decisionUrl, grpcAddress, gatewayUrl } = decisionAddresses(sluice);
+    const faces: Face[] = [
+      { name: 'gRPC ShouldRateLimit (grpc-js client, 64 in flight)', run: () => grpcLoad(grpcAddress, durationMs), sluice },
+      { name: 'forward-auth GET /decide (autocannon, 64 connections)', run: () => httpLoad(decisionUrl, '/decide', durationMs, true), sluice },
+      { name: 'Sluice as the proxy (GET /orders, 64 connections)', run: () => httpLoad(gatewayUrl, '/orders', durationMs, false), sluice },
+    ];
+    if (binaryExists('nginx')) {
+      const withAuth = await startNginxAuthRequest(upstream.url, decisionUrl);
+      const plain = await startNginx(upstream.url, false);
+      children.push(withAuth, plain);
+      faces.push({ name: 'nginx + auth_request + Sluice (GET /orders, 64 connections)', run: () => httpLoad(withAuth.url, '/orders', durationMs, false), sluice, nginx: withAuth });
+      faces.push({ name: `${NGINX_PLAIN} alone (GET /orders, 64 connections)`, run: () => httpLoad(plain.url, '/orders', durationMs, false), nginx: plain });
+    } else skipped.push('nginx + auth_request and nginx alone: no nginx binary');
+    for (const face of faces) await face.run(); // warm-up: JIT, pools, connections
+    const rows: DecisionRow[] = [];
+    for (const face of faces) {
+      progress(`decision: ${face.name}`);
+      rows.push(await measure(face));
+    }
+    progress('decision: profiles (--cpu-prof) of each face on a fresh Sluice');
+    const profiles = [
+      await profileFace('gRPC', args, (child) => grpcLoad(decisionAddresses(child).grpcAddress, durationMs)),
+      await profileFace('forward-auth', args, (child) => httpLoad(decisionAddresses(child).decisionUrl, '/decide', durationMs, true)),
+      await profileFace('Sluice as the proxy', args, (child) => httpLoad(decisionAddresses(child).gatewayUrl, '/orders', durationMs, false)),
+    ];
+    progress('decision: accuracy, two Sluice processes on one Redis');
+    const accuracy = await accuracyRows(upstream.url, redis, pick(options, 1500, 5000));
+    return { rows, profiles, accuracy, skipped };
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await redis.release();
+  }
+}
+
+async function accuracyRows(upstream: string, redis: RedisServer, durationMs: number): Promise<DecisionAccuracyRow[]> {
+  const args = { upstream, redisUrl: redis.url, rule: ACCURACY_RULE, deadlineMs: ACCURACY_DEADLINE_MS };
+  const pair = [await forkServer('Sluice A', 'sluice-decision.ts', args), await forkServer('Sluice B', 'sluice-decision.ts', args)];
+  const client = redis.client();
+  try {
+    const addresses = pair.map(decisionAddresses);
+    const rate = ACCURACY_RULE.policy === 'token_bucket' ? ACCURACY_RULE.refillPerSecond * 4 : 400;
+    const counted = async (run: () => Promise<DecisionAccuracyRow>) => {
+      const before = (await scriptCalls(client)).calls;
+      const row = await run();
+      return { ...row, redisScriptCalls: (await scriptCalls(client)).calls - before };
+    };
+    return [
+      await counted(() => grpcAccuracy(addresses.map((a) => a.grpcAddress), ACCURACY_RULE, rate, durationMs)),
+      await counted(() => forwardAuthAccuracy(addresses.map((a) => a.decisionUrl), ACCURACY_RULE, rate, durationMs)),
+    ];
+  } finally {
+    client.disconnect();
+    for (const child of pair) await child.stop();
+  }
+}
+
+export function printDecision(result: DecisionResult): string {
+  const rows = textTable(
+    ['target', 'per s', 'p50 ms', 'p99 ms', 'CPU µs Sluice', 'CPU µs nginx', 'CPU µs total', 'not OK', 'errors'],
+    result.rows.map((r) => [r.target, r.perSec, r.p50Ms, r.p99Ms, r.cpuUs.sluice, r.cpuUs.nginx, r.cpuUs.total, r.notOk, r.errors]),
+  );
+  const profiles = result.profiles.map((p) => `${p.face}: ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`);
+  const accuracy = textTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %', 'Redis script calls'], result.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'NO', a.redisScriptCalls ?? '']));
+  return [rows, '', 'where the time goes (share of non-idle CPU, --cpu-prof):', ...profiles, '', accuracy, ...result.skipped.map((s) => `skipped: ${s}`)].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  await runMain(async () => {
+    const result = await runDecisionBench(parseOptions());
+    console.log(`\n${printDecision(result)}`);
+  });
+}

@@ -1,0 +1,102 @@
+// Forward-auth: `/decide` on the decision listener. The proxy in front (nginx
+// auth_request, Caddy forward_auth, Traefik forwardAuth, APISIX) asks before it
+// forwards; the original method and URI come from X-Forwarded-Method/-Uri (or
+// nginx's X-Original-Method/-URI), the API key from the forwarded headers, the
+// client IP from X-Forwarded-For only when the caller is a trusted proxy. The
+// gateway's routes, keys and limits apply, decided through Engine.decideAll.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { SluiceConfig } from '../config/types.js';
+import { sendError } from '../gateway/errors.js';
+import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from '../gateway/headers.js';
+import { tenantOfRequest } from '../gateway/identify.js';
+import { RouteTable } from '../gateway/routes.js';
+import type { Engine, LimitsDecision } from '../limiter/engine.js';
+import { ClientIpResolver } from '../limits/client-ip.js';
+import { RouteLimits } from '../limits/request-limits.js';
+import type { RequestLimit } from '../limits/types.js';
+import type { RuleResolver, TenantResolver } from '../rules/types.js';
+
+export interface ForwardAuthOptions {
+  config: SluiceConfig;
+  engine: Engine;
+  rules: RuleResolver;
+  tenants: TenantResolver;
+  logger: Logger;
+}
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+};
+
+export class ForwardAuth {
+  private readonly routes: RouteTable<RouteLimits>;
+  private readonly keyHeader: string;
+  private readonly headerOptions: HeaderOptions;
+  private readonly refusedStatus: number;
+  private readonly allowUnrouted: boolean;
+
+  constructor(private readonly options: ForwardAuthOptions) {
+    const { config } = options;
+    const clientIp = new ClientIpResolver(config.clientIp);
+    this.routes = new RouteTable(config.routes, (route) => new RouteLimits(route, options.rules, clientIp, config.clientIp.ipv6Prefix));
+    this.keyHeader = config.tenants.header;
+    this.headerOptions = config.headers;
+    this.refusedStatus = config.decisionService.refusedStatus;
+    this.allowUnrouted = config.decisionService.noRoute === 'allow';
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const method = (header(req, 'x-forwarded-method') ?? header(req, 'x-original-method') ?? 'GET').toUpperCase();
+    const uri = header(req, 'x-forwarded-uri') ?? header(req, 'x-original-uri');
+    if (uri === undefined || !uri.startsWith('/')) {
+      sendError(res, 'bad_request');
+      return;
+    }
+    const match = this.routes.match(method, uri);
+    const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.options.tenants);
+    if ('problem' in found) {
+      sendError(res, found.problem);
+      return;
+    }
+    if (match === undefined) {
+      if (this.allowUnrouted) res.writeHead(200, ['Content-Length', '0']).end();
+      else sendError(res, 'no_route');
+      return;
+    }
+    const limits = match.target.resolve(found.tenant, req);
+    if (typeof limits === 'string') {
+      // no_client_address: the connection is already gone.
+      if (limits === 'no_client_address') res.destroy();
+      else sendError(res, limits);
+      return;
+    }
+    this.options.engine.decideAll(limits).then(
+      (result) => this.answer(res, limits, result),
+      (error: unknown) => {
+        this.options.logger.error({ err: error, route: match.route.id }, 'unexpected error in forward-auth');
+        sendError(res, 'internal_error');
+      },
+    );
+  }
+
+  private answer(res: ServerResponse, limits: readonly RequestLimit[], result: LimitsDecision): void {
+    if (res.destroyed) return;
+    const decision = result.decisions[result.governing]!;
+    const limit = limits[result.governing]!;
+    if (decision.source === 'closed') {
+      sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
+      return;
+    }
+    if (!result.allowed) {
+      const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
+      headers.push('Content-Length', String(Buffer.byteLength(body)));
+      res.writeHead(this.refusedStatus, headers).end(body);
+      return;
+    }
+    const headers: string[] = ['Content-Length', '0'];
+    pushLimitHeaders(headers, decision, limit.limitId, limit.rule, this.headerOptions);
+    res.writeHead(200, headers).end();
+  }
+}

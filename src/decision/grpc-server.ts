@@ -1,0 +1,65 @@
+// The gRPC face: envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit and
+// grpc.health.v1 on their own listener. Health follows readiness: SERVING while
+// running, NOT_SERVING from the start of the drain, so Envoy stops sending.
+import * as grpc from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Logger } from 'pino';
+import type { ListenAddress } from '../config/types.js';
+import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
+import type { RateLimitDecider } from './rls.js';
+import { RlsBadRequest, type RlsRequestIn } from './rls-request.js';
+
+export class RlsGrpcServer {
+  private readonly server = new grpc.Server();
+  private readonly health = new HealthImplementation({ '': 'SERVING', [RLS_SERVICE_NAME]: 'SERVING' });
+
+  constructor(
+    decider: RateLimitDecider,
+    private readonly log: Logger,
+  ) {
+    this.server.addService(loadRls().service, {
+      ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        decider.shouldRateLimit(call.request).then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(this.failure(error)),
+        );
+      },
+    });
+    this.health.addToServer(this.server);
+  }
+
+  /** Binds; resolves with the port (0 picks a free one). */
+  listen({ host, port }: ListenAddress): Promise<number> {
+    const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+    });
+  }
+
+  setServing(serving: boolean): void {
+    const status = serving ? 'SERVING' : 'NOT_SERVING';
+    this.health.setStatus('', status);
+    this.health.setStatus(RLS_SERVICE_NAME, status);
+  }
+
+  /** Lets calls in flight finish for up to `graceMs`, then cuts the rest. */
+  close(graceMs: number): Promise<void> {
+    this.setServing(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private failure(error: unknown): Partial<grpc.StatusObject> {
+    if (error instanceof RlsBadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: error.message };
+    this.log.error({ err: error }, 'unexpected error in ShouldRateLimit');
+    return { code: grpc.status.INTERNAL, details: 'internal error' };
+  }
+}

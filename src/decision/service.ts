@@ -1,0 +1,60 @@
+// Starts the decision service's listeners (each optional): the gRPC face and
+// the HTTP face (/json, /decide, /healthcheck). What started is closed again
+// when a later listener fails.
+import type { Logger } from 'pino';
+import type { SluiceConfig } from '../config/types.js';
+import type { Engine } from '../limiter/engine.js';
+import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import { ForwardAuth } from './forward-auth.js';
+import { RlsGrpcServer } from './grpc-server.js';
+import { DecisionHttpServer } from './http-server.js';
+import { RateLimitDecider } from './rls.js';
+
+export interface DecisionService {
+  /** `host:port` of the gRPC listener. */
+  readonly grpcAddress: string | undefined;
+  /** Base URL of the HTTP listener. */
+  readonly httpUrl: string | undefined;
+  /** Called when the drain starts: health turns NOT_SERVING. */
+  drain(): void;
+  close(graceMs: number): Promise<void>;
+}
+
+export interface DecisionDeps {
+  engine: Engine;
+  rules: RuleResolver;
+  tenants: TenantResolver;
+  logger: Logger;
+}
+
+export const decisionServiceWanted = (config: SluiceConfig): boolean => config.decisionService.grpcListen !== undefined || config.decisionService.httpListen !== undefined;
+
+export async function startDecisionService(config: SluiceConfig, deps: DecisionDeps): Promise<DecisionService> {
+  const { grpcListen, httpListen } = config.decisionService;
+  const decider = new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers);
+  const grpc = grpcListen ? new RlsGrpcServer(decider, deps.logger) : undefined;
+  const http = httpListen ? new DecisionHttpServer(decider, new ForwardAuth({ config, ...deps }), deps.logger) : undefined;
+  let grpcAddress: string | undefined;
+  let httpUrl: string | undefined;
+  try {
+    if (grpc && grpcListen) grpcAddress = `${hostText(grpcListen.host)}:${await grpc.listen(grpcListen)}`;
+    if (http && httpListen) httpUrl = `http://${hostText(httpListen.host)}:${(await http.listen(httpListen)).port}`;
+  } catch (error) {
+    await Promise.allSettled([grpc?.close(0), http?.close()]);
+    throw error;
+  }
+  deps.logger.info({ grpc: grpcAddress, http: httpUrl, domains: config.decisionService.domains.size }, 'decision service listening');
+  return {
+    grpcAddress,
+    httpUrl,
+    drain() {
+      grpc?.setServing(false);
+      if (http) http.draining = true;
+    },
+    async close(graceMs) {
+      await Promise.allSettled([grpc?.close(graceMs), http?.close()]);
+    },
+  };
+}
+
+const hostText = (host: string): string => (host.includes(':') ? `[${host}]` : host);
