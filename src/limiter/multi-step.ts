@@ -127,8 +127,14 @@ export class MultiStep {
     });
   }
 
+  /**
+   * Gives back what a refused request's admitting groups took. A concurrent
+   * request refused meanwhile (the units were reserved) left a refusal in the
+   * negative cache; once refunded, the bucket is forgotten there.
+   */
   private async refund(calls: readonly StoreCall[]): Promise<void> {
     await Promise.all(calls.map((call) => this.o.late.adjust(call.bucket, call.rule, -call.cost)));
+    for (const call of calls) this.o.negative.forget(call.bucket.key);
   }
 
   /** A group's call that came back after the deadline: each bucket corrected to what the request was told. */
