@@ -179,7 +179,7 @@ export class Gateway {
     try {
       if (res.destroyed) return; // the client left while we decided
       this.count(limits, outcome);
-      const views = limits.map((limit, i): LimitView => ({ limitId: limit.limitId, rule: limit.rule, decision: outcome.decisions[i]! }));
+      const views = limits.map((limit, i): LimitView => ({ limitId: limit.limitId, rule: limit.rule, decision: outcome.decisions[i]!, consulted: outcome.consulted?.[i] ?? true }));
       const governing = outcome.decisions[outcome.governing]!;
       if (!outcome.allowed && governing.source === 'closed') {
         sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(governing))]);
@@ -200,7 +200,7 @@ export class Gateway {
     }
   }
 
-  /** Each limit's counter: refused by it, allowed, or not charged because another refused (src/limits/metrics.ts). */
+  /** Each limit's counter: refused by it, allowed, or not charged because another refused (also when not consulted; src/limits/metrics.ts). */
   private count(limits: readonly RequestLimit[], outcome: LimitsDecision): void {
     limits.forEach((limit, i) => {
       const decision = outcome.decisions[i]!;

@@ -62,6 +62,8 @@ export interface LimitView {
   readonly limitId: string;
   readonly rule: Rule;
   readonly decision: Decision;
+  /** False for a limit not consulted (the request was refused by another at once): left out of `RateLimit`. */
+  readonly consulted?: boolean;
 }
 
 /**
@@ -77,7 +79,8 @@ export function pushLimitsHeaders(out: string[], views: readonly LimitView[], go
   if (options.ietf) {
     // Lists (draft-11 §§ 4, 5): one item per limit; ids need no escaping in an sf-string.
     out.push('RateLimit-Policy', views.map(({ limitId, rule, decision: d }) => `"${limitId}";q=${headerInt(d.limit)};w=${windowSeconds(rule)}`).join(', '));
-    out.push('RateLimit', views.map(({ limitId, decision: d }) => `"${limitId}";r=${d.allowed ? headerInt(d.remaining) : 0};t=${d.allowed ? ceilSeconds(d.resetAfterMs) : retryAfterSeconds(d)}`).join(', '));
+    const known = views.filter((view) => view.consulted !== false);
+    out.push('RateLimit', known.map(({ limitId, decision: d }) => `"${limitId}";r=${d.allowed ? headerInt(d.remaining) : 0};t=${d.allowed ? ceilSeconds(d.resetAfterMs) : retryAfterSeconds(d)}`).join(', '));
   }
 }
 

@@ -82,7 +82,10 @@ export function toRefund(refused: boolean, calls: readonly StoreCall[], groups: 
 export function limitsDecision(calls: readonly LimitCall[], reply: GroupReply): LimitsDecision {
   const enforced = reply.decisions;
   const decisions = enforced.map((decision, i) => applyShadow(calls[i]!.rule, decision));
-  if (!reply.admitted) return { allowed: false, decisions, governing: Math.max(0, decisions.findIndex((d) => !d.allowed)), enforced };
+  if (!reply.admitted) {
+    const governing = Math.max(0, decisions.findIndex((d) => !d.allowed));
+    return { allowed: false, decisions, governing, enforced, ...(reply.consulted ? { consulted: reply.consulted } : {}) };
+  }
   return { allowed: true, decisions, governing: closestToExhaustion(decisions), enforced };
 }
 

@@ -38,6 +38,12 @@ export interface LimitsDecision {
   governing: number;
   /** Each limit's own decision before shadow mode (a shadow limit's would-be refusal, for the dashboard). */
   enforced?: Decision[];
+  /**
+   * Whether each limit was consulted; absent = all were. A request refused by
+   * the negative cache consults only the refusing limit: the others' decisions
+   * are placeholders (not charged, their state unknown) and headers leave them out.
+   */
+  consulted?: boolean[];
 }
 
 export interface Engine {

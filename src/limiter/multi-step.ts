@@ -70,7 +70,7 @@ export class MultiStep {
     for (let i = 0; i < plans.length; i++) {
       if (calls[i]!.shadow) continue;
       const hit = this.o.negative.get(plans[i]!.bucket.key, plans[i]!.fingerprint, calls[i]!.cost, now);
-      if (hit) return { admitted: false, decisions: plans.map((plan, j) => (j === i ? hit : notConsulted(plan))) };
+      if (hit) return { admitted: false, decisions: plans.map((plan, j) => (j === i ? hit : notConsulted(plan))), consulted: plans.map((_, j) => j === i) };
     }
     return undefined;
   }
@@ -151,7 +151,7 @@ export class MultiStep {
   }
 }
 
-/** A limit not consulted because another was known refused: reported full, and not charged. */
+/** A limit not consulted because another was known refused: not charged, its state unknown (`consulted` says so). */
 function notConsulted(plan: Plan): Decision {
   const limit = capacityOf(plan.rule);
   return { allowed: true, remaining: limit, limit, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'cache' };

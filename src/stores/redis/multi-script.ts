@@ -26,6 +26,8 @@ export interface StoreCall {
 export interface GroupReply {
   admitted: boolean;
   decisions: Decision[];
+  /** Whether each limit was consulted; absent = all were (a negative-cache refusal consults only the refusing one). */
+  consulted?: boolean[];
 }
 
 interface Script {
