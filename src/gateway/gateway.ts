@@ -1,7 +1,7 @@
 // The gateway, one request at a time: route, key → tenant (unless the route is
-// anonymous), the request's limits (src/limits/: the route's and the global
-// ones), decided together by the engine, then forward, hold (shaping) or refuse. The front is node's http server; nothing a
-// client sends can throw out of here.
+// anonymous), the request's limits (the route's and the global ones), decided
+// together by the engine, then forward, hold (shaping) or refuse. The front is
+// node's http server; nothing a client sends can throw out of here.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -216,8 +216,7 @@ export class Gateway {
     headers.push('Content-Length', String(Buffer.byteLength(body)));
     res.writeHead(gatewayStatus('rate_limited'), headers);
     res.end(body);
-    // The limit's id, never the bucket: that may hold a client's address.
-    const { limitId, decision } = views[governing]!;
+    const { limitId, decision } = views[governing]!; // the limit's id, never the bucket: that may hold a client's address
     this.log.debug({ tenant, route, limit: limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
   }
 

@@ -102,7 +102,7 @@ export class MultiStep {
   private async local(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], refused: boolean, late: ReadonlySet<number>): Promise<GroupReply> {
     const { fallbackStep, fallback, guard } = this.o;
     const decisions: Decision[] = indexes.map((i) => fallbackStep.storeDownDecision(plans[i]!) as Decision);
-    const onLimiter = indexes.map((i, k) => (decisions[k] === undefined ? k : -1)).filter((k) => k >= 0);
+    const onLimiter = indexes.map((_, k) => (decisions[k] === undefined ? k : -1)).filter((k) => k >= 0);
     const closed = decisions.some((decision, k) => decision?.allowed === false && !calls[indexes[k]!]!.shadow);
     const localCalls = onLimiter.map((k): LocalCall => {
       const i = indexes[k]!;
@@ -111,11 +111,15 @@ export class MultiStep {
     });
     if (refused || closed) {
       const peeks = await Promise.all(localCalls.map((call) => fallback.peek(call.key, call.rule)));
-      onLimiter.forEach((k, j) => (decisions[k] = { ...peeks[j]!, allowed: true, retryAfterMs: 0 }));
+      onLimiter.forEach((k, j) => {
+        decisions[k] = { ...peeks[j]!, allowed: true, retryAfterMs: 0 };
+      });
       return { admitted: false, decisions };
     }
     const reply = fallback.decideAll(localCalls, !guard.closed);
-    onLimiter.forEach((k, j) => (decisions[k] = reply.decisions[j]!));
+    onLimiter.forEach((k, j) => {
+      decisions[k] = reply.decisions[j]!;
+    });
     if (reply.admitted && !guard.closed) this.owe(plans, calls, onLimiter.map((k) => indexes[k]!), reply);
     return { admitted: decisions.every((decision, k) => decision.allowed || calls[indexes[k]!]!.shadow), decisions };
   }

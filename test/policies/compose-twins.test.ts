@@ -102,9 +102,12 @@ describe('several limits as one: composition of models and its Lua twin', () => 
         fc.array(fc.record({ dt: fc.integer({ min: 0, max: 1500 }), cost: fc.integer({ min: 0, max: 2 }) }), { minLength: 1, maxLength: 20 }),
         async (rules, shadow, raw) => {
           let at = 0;
-          const steps = raw.map((s) => ({ at: (at += s.dt), cost: s.cost }));
+          const steps = raw.map((s) => {
+            at += s.dt;
+            return { at, cost: s.cost };
+          });
           const results = await runBoth(rules, shadow.slice(0, rules.length), steps);
-          results.forEach((result, i) => assertSame(result, `step ${i}`));
+          for (const [i, result] of results.entries()) assertSame(result, `step ${i}`);
         },
       ),
       { numRuns: 80 },
