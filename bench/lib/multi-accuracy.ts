@@ -46,13 +46,26 @@ const silent = pino({ level: 'silent' });
 const engineFor = (url: string): ResilientEngine =>
   createResilientEngine({ redis: { url }, logger: silent, deadlineMs: 2000, heartbeatMs: 1000, hotKey: { autoLeaseRatePerSec: 0 } });
 
-/** The two limits of a request: the burst, and the quota in the same slot (tenant) or another (the client IP). */
-function callsOf(layout: 'same slot' | 'cross slot', id: string, burst: Rule = BURST, quota: Rule = QUOTA): LimitCall[] {
-  const quotaTag = layout === 'same slot' ? id : derivedId('ip.', `10.9.${id.length}.${id.charCodeAt(id.length - 1) % 250}`);
-  return [
+/** A per-IP limit that binds too (50 at once, 120 a second): reservations on the burst's slot then cost admissions. */
+const PER_IP = parseRule({ policy: 'token_bucket', capacity: 50, refillPerSecond: 120 });
+
+type Layout = 'same slot' | 'cross slot' | 'cross slot, both binding';
+
+const ipOf = (id: string): string => derivedId('ip.', `10.9.${id.length}.${id.charCodeAt(id.length - 1) % 250}`);
+
+/**
+ * A request's limits: the burst, and the quota in the same slot (tenant) or
+ * another (the client IP); or, both binding, the burst and the quota on the
+ * tenant's slot beside a binding per-IP limit on another.
+ */
+function callsOf(layout: Layout, id: string, burst: Rule = BURST, quota: Rule = QUOTA): LimitCall[] {
+  const quotaTag = layout === 'cross slot' ? ipOf(id) : id;
+  const calls: LimitCall[] = [
     { tag: id, name: 'burst', rule: burst, cost: 1 },
     { tag: quotaTag, name: `quota-${id}`, rule: quota, cost: 1 },
   ];
+  if (layout === 'cross slot, both binding') calls.push({ tag: ipOf(id), name: `per-ip-${id}`, rule: PER_IP, cost: 1 });
+  return calls;
 }
 
 /** The composed models over the send instants: how many an exact two-limit limiter admits. */
@@ -88,17 +101,17 @@ async function offer(engines: ResilientEngine[], calls: LimitCall[], durationMs:
 
 export async function multiAccuracyRows(url: string, durationMs: number): Promise<MultiAccuracyRow[]> {
   const rows: MultiAccuracyRow[] = [];
-  for (const layout of ['same slot', 'cross slot'] as const) {
+  for (const layout of ['same slot', 'cross slot', 'cross slot, both binding'] as const) {
     for (const k of [1, 4]) {
       const engines = Array.from({ length: k }, () => engineFor(url));
-      const calls = callsOf(layout, `multi-${layout.replace(' ', '-')}-${k}`);
+      const calls = callsOf(layout, `multi-${layout.replaceAll(/[ ,]+/g, '-')}-${k}`);
       try {
         const { sentAt, allowed } = await offer(engines, calls, durationMs);
         const expected = exactAdmitted(calls, sentAt);
         const quota = await engines[0]!.inspect(calls[1]!.tag, calls[1]!.name, QUOTA);
         const ratio = Math.round((allowed / expected) * 10_000) / 10_000;
         const drainedByRefused = QUOTA_LIMIT - quota.decision.remaining - allowed;
-        rows.push({ variant: `two limits, ${layout}, K=${k}`, k, sent: sentAt.length, allowed, expected, ratio, withinBound: ratio >= 0.99 && ratio <= 1.01, drainedByRefused });
+        rows.push({ variant: `${calls.length} limits, ${layout}, K=${k}`, k, sent: sentAt.length, allowed, expected, ratio, withinBound: ratio >= 0.99 && ratio <= 1.01, drainedByRefused });
       } finally {
         await Promise.all(engines.map((engine) => engine.close()));
       }

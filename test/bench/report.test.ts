@@ -51,6 +51,9 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
       assert.ok(row.bound.min <= row.bound.max && typeof row.withinBound === 'boolean', row.variant);
     }
     assert.ok(results.accuracy.rows.some((row: { group: string }) => row.group === 'leasing'), 'the accuracy bench has leasing variants');
+    assert.equal(results.accuracy.multi.length, 6, 'several-limit rows: three layouts × K = 1, 4');
+    for (const row of results.accuracy.multi) assert.ok(isCount(row.allowed) && isCount(row.expected) && Number.isFinite(row.drainedByRefused), row.variant);
+    for (const row of results.accuracy.multiCost) assert.ok(isCount(row.decisionsPerSec) && isCount(row.redisCallsPerRequest), row.variant);
     for (const row of results.dashboard ?? []) assert.ok(isCount(row.requestsPerSec) && isCount(row.cpuUsPerRequest), `dashboard ${row.page} ${row.load}`);
     for (const line of results.scale.lines) assert.equal(typeof line.withoutLeasing, 'number', line.what);
   });
