@@ -211,7 +211,7 @@ export function printAccuracy(result: AccuracyResult): string {
     ),
     result.note,
     '',
-    'Several limits per request: a token bucket (100, 100/s, binding) and a daily quota that counts every unit charged to it, on one slot or two; "both binding": those two on the tenant\'s slot and a per-IP token bucket (50, 120/s) on another, so a refused request\'s reservation can cost another request its admission (allowed below expected). Offered 400/s; the K engines run in this process, each with its own Redis connection. Expected: the composed models over the send instants.',
+    'Several limits per request: a token bucket (100, 100/s, binding) and a daily quota that counts every unit charged to it, on one slot or two; "both binding": those two on the tenant\'s slot and a per-IP token bucket as tight (100, 100/s) on another, so a refused request\'s reservation can cost another request its admission (allowed below expected). Offered 400/s; the K engines run in this process, each with its own Redis connection. Expected: the composed models over the send instants.',
     textTable(
       ['variant', 'K', 'sent', 'allowed', 'expected', 'allowed/expected', 'target', 'units drained by refused'],
       result.multi.map((r) => [r.variant, r.k, r.sent, r.allowed, r.expected, r.ratio, `0.99–1.01 ${r.withinBound ? 'met' : 'MISSED'}`, r.drainedByRefused]),

@@ -46,8 +46,8 @@ const silent = pino({ level: 'silent' });
 const engineFor = (url: string): ResilientEngine =>
   createResilientEngine({ redis: { url }, logger: silent, deadlineMs: 2000, heartbeatMs: 1000, hotKey: { autoLeaseRatePerSec: 0 } });
 
-/** A per-IP limit that binds too (50 at once, 120 a second): reservations on the burst's slot then cost admissions. */
-const PER_IP = parseRule({ policy: 'token_bucket', capacity: 50, refillPerSecond: 120 });
+/** A per-IP limit as tight as the burst (100 at once, 100 a second): both near empty together, so reservations can cost admissions. */
+const PER_IP = parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 100 });
 
 type Layout = 'same slot' | 'cross slot' | 'cross slot, both binding';
 
