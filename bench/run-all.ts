@@ -31,7 +31,8 @@ await runMain(async () => {
   await cleanupAll();
   const faults = await runFaultsBench(options, step(4, 'faults'));
   await cleanupAll();
-  const accuracy = await runAccuracyBench(options, step(5, 'accuracy'));
+  // The condition issue 11's target is stated for: one core kept busy, each variant alone.
+  const accuracy = await runAccuracyBench(options, step(5, 'accuracy'), { busyCore: true, oneAtATime: true });
   await cleanupAll();
   const dashboard = hasChromium() ? await runDashboardBench(options, step(6, 'dashboard')) : undefined;
   await cleanupAll();
