@@ -10,6 +10,8 @@
 // loaded machine that sends late or unevenly moves the figure with the run.
 // --busy-core keeps one core busy with another process for the whole run;
 // --redis-clock runs the models over the instants Redis ran each script instead.
+// Last, several limits per request (bench/lib/multi-accuracy.ts): a two-limit
+// route on one slot and across two, K = 1 and 4, and what each layout costs.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import type { Redis } from 'ioredis';
 import { loadavg } from 'node:os';
@@ -22,6 +24,7 @@ import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { accuracyRule, registeredPolicies } from './lib/rules.js';
 import { benchRedis } from './lib/servers.js';
 import { watchRedisTimes } from './lib/redis-times.js';
+import { type MultiAccuracyRow, type MultiCostRow, multiAccuracyRows, multiCostRows } from './lib/multi-accuracy.js';
 import { textTable } from './lib/table.js';
 import { startRedisCluster } from '../test/helpers/redis-cluster.js';
 
@@ -42,6 +45,10 @@ export interface AccuracyResult {
   /** os.loadavg() (1, 5, 15 min) when the run started and when it ended. */
   load: { start: number[]; end: number[] };
   rows: AccuracyRow[];
+  /** Several limits per request: each row's admitted figure and the units refused requests drained. */
+  multi: MultiAccuracyRow[];
+  /** One limit vs two on one slot vs two across slots: decisions/s and Redis calls per request. */
+  multiCost: MultiCostRow[];
   note: string;
 }
 
@@ -183,6 +190,11 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
   const cluster = await clusterPromise;
   rows.push(...(await runPhase([clusterVariant()], normal, skewed, { cluster: cluster.seeds.map((s) => `${s.host}:${s.port}`) }, durationMs)));
   for (const worker of [...normal, ...skewed]) worker.child.kill('SIGTERM');
+  progress('accuracy: several limits per request (one slot, two slots; K = 1, 4), then their cost');
+  const multi = await multiAccuracyRows(redis.url, durationMs);
+  const counter = redis.client();
+  const multiCost = await multiCostRows(redis.url, counter, pick(options, 1000, 3000));
+  counter.disconnect();
   load.end = loadNow();
   stopBusy();
   return {
@@ -192,6 +204,8 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
     oneAtATime: !together,
     load,
     rows,
+    multi,
+    multiCost,
     note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with busy workers and Redis on 2 cores, Redis can be starved for tens of ms at a time, and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). ${together ? 'Every variant runs at the same time on its own keys.' : 'The variants ran one after the other, each alone.'} Expected: each tenant's bucket, the policy's pure model run over the instants its requests were actually sent (every instance merged; "from" sent), so a loaded machine that sends late or unevenly moves the figure with the run; with --redis-clock, over the instants Redis ran each request's script ("from" Redis; sent where Redis did not see every request once: leasing, the cluster, breaker-open decisions). "at sends" and "at replies" are the same model over the instants the requests left and their decisions came back (Redis decided each in between: the gap between the two is how far the machine's delays alone move the exact figure); "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
   };
 }
@@ -208,6 +222,17 @@ export function printAccuracy(result: AccuracyResult): string {
       result.rows.map((r) => [r.variant, r.policy, r.k, r.sent, round(r.spanMs / 1000, 3), r.allowed, r.expected, r.expectedFrom, r.expectedAtSent, r.expectedAtDecided, r.scheduled, r.ratio, boundText(r), Object.entries(r.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
     ),
     result.note,
+    '',
+    'Several limits per request: a token bucket (100, 100/s, binding) and a daily quota that counts every unit charged to it, on one slot or two; "both binding": those two on the tenant\'s slot and a per-IP token bucket as tight (100, 100/s) on another, so a refused request\'s reservation can cost another request its admission (allowed below expected). Offered 400/s; the K engines run in this process, each with its own Redis connection. Expected: the composed models over the send instants.',
+    textTable(
+      ['variant', 'K', 'sent', 'allowed', 'expected', 'allowed/expected', 'target', 'units drained by refused'],
+      result.multi.map((r) => [r.variant, r.k, r.sent, r.allowed, r.expected, r.ratio, `0.99–1.01 ${r.withinBound ? 'met' : 'MISSED'}`, r.drainedByRefused]),
+    ),
+    'Cost: 32 callers in a closed loop on one engine, hot-key leasing off; Redis calls are the EVALSHA and EVAL calls Redis counted (the membership heartbeat included); refused requests are mostly answered by the negative cache.',
+    textTable(
+      ['variant', 'requests', 'decisions/s', 'Redis calls/request', 'store calls/request'],
+      result.multiCost.map((r) => [r.variant, r.requests, r.decisionsPerSec, r.redisCallsPerRequest, r.storeCallsPerRequest]),
+    ),
   ].join('\n');
 }
 

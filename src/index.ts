@@ -5,8 +5,8 @@ export { GATEWAY_ERRORS, SLUICE_ERRORS, type GatewayErrorName } from './core/err
 export { type BucketKey, bucketKey, isValidId } from './core/ids.js';
 export { parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
 export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';
-export { StoreEngine, type Engine } from './limiter/engine.js';
+export { StoreEngine, type Engine, type LimitCall, type LimitsDecision } from './limiter/engine.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
 export { RedisStore } from './stores/redis-store.js';
 export { connectRedis, type RedisTarget } from './stores/redis/connect.js';
-export type { Store, BucketInfo } from './stores/store.js';
+export type { Store, BucketInfo, GroupReply, StoreCall } from './stores/store.js';

@@ -80,6 +80,9 @@ export function renderReport(r: BenchResults): string {
   out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');
   const accuracyColumns = ['variant', 'policy', 'K', 'sent', 'span s', 'allowed', 'expected', 'at replies', 'scheduled', 'allowed / expected', 'target', 'sources'];
   out.push(markdownTable(accuracyColumns, r.accuracy.rows.map((a) => [a.variant, a.policy, a.k, a.sent, round(a.spanMs / 1000, 3), a.allowed, a.expected, a.expectedAtDecided, a.scheduled, a.ratio, boundText(a), sources(a.bySource)])), '');
+  out.push('Several limits per request (a binding token bucket and a counting daily quota, on one slot or two):', '');
+  out.push(markdownTable(['variant', 'K', 'sent', 'allowed', 'expected', 'allowed / expected', 'units drained by refused'], r.accuracy.multi.map((m) => [m.variant, m.k, m.sent, m.allowed, m.expected, m.ratio, m.drainedByRefused])), '');
+  out.push(markdownTable(['cost', 'requests', 'decisions/s', 'Redis calls / request', 'store calls / request'], r.accuracy.multiCost.map((c) => [c.variant, c.requests, c.decisionsPerSec, c.redisCallsPerRequest, c.storeCallsPerRequest])), '');
 
   out.push(...decisionSection(r.decision));
 

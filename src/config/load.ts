@@ -14,7 +14,7 @@ import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { decisionServiceOf } from '../decision/decision-config.js';
-import { checkRouteLimits, checkSeededCosts, type LimitCheckContext } from '../limits/check-limits.js';
+import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from '../limits/check-limits.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8080';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8081';
@@ -84,7 +84,9 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   const checkedRule = ruleChecker(fail);
   const routeIds = uniqueRouteIds(file, fail);
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
-  const routeLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
+  const ownLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
+  const globalLimits = checkGlobalLimits(file.globalLimits, limitContext);
+  const routeLimits = file.routes.map((route, index) => withGlobalLimits(route, index, ownLimits[index] ?? [], globalLimits, fail));
   const rules = seedRules(file, routeIds, checkedRule, fail);
   const defaultRule = file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule');
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
@@ -105,6 +107,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
       ...(file.instances !== undefined ? { instances: file.instances } : {}),
       ...(file.region !== undefined ? { region: file.region } : {}),
     },
+    globalLimits,
     clientIp: file.clientIp,
     headers: file.headers,
     limits: file.limits,

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
-import { CLIENT_IP_DEFAULTS, clientIpSchema, routeLimitFields } from '../limits/config-schema.js';
+import { CLIENT_IP_DEFAULTS, clientIpSchema, globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
@@ -115,6 +115,8 @@ export const configFileSchema = z
     rules: z.array(ruleEntrySchema).default([]),
     store: storeSchema.default({}),
     resilience: resilienceSchema.prefault({}),
+    /** Limits every route enforces besides its own (a ceiling over the upstream, a per-IP limit over the whole API). */
+    globalLimits: globalLimitsSchema,
     /** Where the client IP of `key: ip` limits comes from. */
     clientIp: clientIpSchema.default(CLIENT_IP_DEFAULTS),
     headers: z.object({ ietf: z.boolean().default(false), problemJson: z.boolean().default(false) }).strict().default({ ietf: false, problemJson: false }),

@@ -23,7 +23,10 @@ export interface RouteConfig {
   readonly anonymous: boolean;
   /** Units one request takes from each of the route's limits. */
   readonly cost: number;
-  /** Exactly one today; absent in the file = one limit per tenant, named after the route. */
+  /**
+   * The route's own limits (absent in the file = one limit per tenant, named
+   * after the route), then the global limits that apply to it: all decided together.
+   */
   readonly limits: readonly LimitConfig[];
 }
 
@@ -89,6 +92,8 @@ export interface SluiceConfig {
    * `store.deadlineMs`, `instances` and `region`.
    */
   readonly resilience: ResilienceConfig;
+  /** The top-level `globalLimits:`, also appended to each route's `limits` they apply to. */
+  readonly globalLimits: readonly LimitConfig[];
   readonly clientIp: ClientIpConfig;
   readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
   readonly limits: {

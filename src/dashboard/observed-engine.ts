@@ -3,7 +3,6 @@
 // dashboard and /metrics. The gateway sees the same decisions as without it.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { decideInOrder } from '../limiter/decide-all.js';
 import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine.js';
 import type { BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
@@ -45,8 +44,23 @@ export class ObservedEngine implements Engine {
     });
   }
 
+  /** Every limit's decision is recorded; a shadow limit's as the refusal it would have made. */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    return decideInOrder(this, calls);
+    if (calls.length === 1) {
+      const call = calls[0]!;
+      return this.decide(call.tag, call.name, call.rule, call.cost).then((decision) => ({ allowed: decision.allowed, decisions: [decision], governing: 0 }));
+    }
+    const started = performance.now();
+    return this.inner.decideAll(calls).then((outcome) => {
+      const ended = performance.now();
+      const at = this.now ? this.now() : performance.timeOrigin + ended;
+      calls.forEach((call, i) => {
+        const decision = outcome.enforced?.[i] ?? outcome.decisions[i]!;
+        observeLatency(decision.source, (ended - started) / 1000);
+        this.stats.record(call.tag, call.name, decision, call.rule.shadow === true, at);
+      });
+      return outcome;
+    });
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

@@ -1,20 +1,19 @@
 // The gateway, one request at a time: route, key → tenant (unless the route is
-// anonymous), the request's limits (src/limits/), one engine decision, then
-// forward, hold (shaping) or refuse. The front is node's http server; nothing a
-// client sends can throw out of here.
+// anonymous), the request's limits (the route's and the global ones), decided
+// together by the engine, then forward, hold (shaping) or refuse. The front is
+// node's http server; nothing a client sends can throw out of here.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
-import type { Decision } from '../core/decision.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countersFor, type LimitCounters } from '../limits/metrics.js';
 import { type LimitProblem, RouteLimits } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { gatewayStatus, sendError } from './errors.js';
-import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from './headers.js';
+import { type HeaderOptions, type LimitView, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
 import { type ForwardTarget, forward, Upstreams } from './proxy.js';
 import type { BodyLimits } from './request-body.js';
@@ -34,7 +33,7 @@ interface Exchange {
   tenant: string | undefined;
   route: string;
   target: LimitedTarget;
-  limit: RequestLimit;
+  limits: RequestLimit[];
 }
 
 /** A route's upstream and its limits, attached once per route. */
@@ -151,11 +150,9 @@ export class Gateway {
       this.unlimitable(res, tenant, route, limits);
       return;
     }
-    // One limit per route until several are decided together (the config refuses more).
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limit: limits[0]! };
-    const { limit } = exchange;
-    this.engine.decide(limit.tag, limit.name, limit.rule, limit.cost).then(
-      (decision) => this.decided(exchange, decision),
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits };
+    this.engine.decideAll(limits).then(
+      (outcome) => this.decided(exchange, outcome),
       (error: unknown) => this.failed(res, tenant, route, error),
     );
   }
@@ -170,47 +167,59 @@ export class Gateway {
     sendError(res, problem);
   }
 
-  private decided(exchange: Exchange, decision: Decision): void {
-    const { res, tenant, route, limit } = exchange;
+  private decided(exchange: Exchange, outcome: LimitsDecision): void {
+    const { res, tenant, route, limits } = exchange;
     try {
       if (res.destroyed) return; // the client left while we decided
-      const counters = this.counters.get(limit.limitId);
-      if (decision.source === 'closed') {
-        counters?.count('unavailable');
-        sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
+      this.count(limits, outcome);
+      const views = limits.map((limit, i): LimitView => ({ limitId: limit.limitId, rule: limit.rule, decision: outcome.decisions[i]!, consulted: outcome.consulted?.[i] ?? true }));
+      const governing = outcome.decisions[outcome.governing]!;
+      if (!outcome.allowed && governing.source === 'closed') {
+        sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(governing))]);
         return;
       }
-      if (!decision.allowed) {
-        counters?.count('limited');
-        this.refuse(exchange, decision);
+      if (!outcome.allowed) {
+        this.refuse(exchange, views, outcome.governing);
         return;
       }
-      counters?.count('allowed');
       const limitHeaders: string[] = [];
-      pushLimitHeaders(limitHeaders, decision, limit.limitId, limit.rule, this.headerOptions);
-      if (decision.delayMs > 0) this.hold(exchange, decision, limitHeaders);
+      pushLimitsHeaders(limitHeaders, views, outcome.governing, this.headerOptions);
+      // Shaping: the request waits for the longest delay any limit asks.
+      const delayMs = Math.max(...outcome.decisions.map((decision) => decision.delayMs));
+      if (delayMs > 0) this.hold(exchange, delayMs, limitHeaders);
       else this.forward(exchange, limitHeaders);
     } catch (error) {
       this.failed(res, tenant, route, error);
     }
   }
 
-  private refuse({ res, tenant, route, limit }: Exchange, decision: Decision): void {
-    const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
+  /** Each limit's counter: refused by it, allowed, or not charged because another refused (also when not consulted; src/limits/metrics.ts). */
+  private count(limits: readonly RequestLimit[], outcome: LimitsDecision): void {
+    limits.forEach((limit, i) => {
+      const decision = outcome.decisions[i]!;
+      const counters = this.counters.get(limit.limitId);
+      if (decision.source === 'closed' && !decision.allowed) counters?.count('unavailable');
+      else if (!decision.allowed) counters?.count('limited');
+      else counters?.count(outcome.allowed ? 'allowed' : 'not_charged');
+    });
+  }
+
+  private refuse({ res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
+    const { headers, body } = rejectionOf(views, governing, this.headerOptions);
     headers.push('Content-Length', String(Buffer.byteLength(body)));
     res.writeHead(gatewayStatus('rate_limited'), headers);
     res.end(body);
-    // The limit's id, never the bucket: that may hold a client's address.
-    this.log.debug({ tenant, route, limit: limit.limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
+    const { limitId, decision } = views[governing]!; // the limit's id, never the bucket: that may hold a client's address
+    this.log.debug({ tenant, route, limit: limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
   }
 
   /** Shaping: the request waits its delay, then goes upstream; a full queue is a 503. */
-  private hold(exchange: Exchange, decision: Decision, limitHeaders: string[]): void {
-    const { res, tenant, route, limit } = exchange;
-    const held = this.shaping.hold(res, decision.delayMs, () => this.forward(exchange, limitHeaders));
+  private hold(exchange: Exchange, delayMs: number, limitHeaders: string[]): void {
+    const { res, tenant, route } = exchange;
+    const held = this.shaping.hold(res, delayMs, () => this.forward(exchange, limitHeaders));
     if (held) return;
-    this.log.warn({ tenant, route, limit: limit.limitId, held: this.shaping.size }, 'shaping queue full');
-    sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(decision.delayMs / 1000)))]);
+    this.log.warn({ tenant, route, held: this.shaping.size }, 'shaping queue full');
+    sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(delayMs / 1000)))]);
   }
 
   private forward({ req, res, tenant, route, target }: Exchange, limitHeaders: string[]): void {

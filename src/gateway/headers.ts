@@ -57,20 +57,36 @@ export function windowSeconds(rule: Rule): number {
   return seconds;
 }
 
+/** One limit of a request as a client is told about it. */
+export interface LimitView {
+  readonly limitId: string;
+  readonly rule: Rule;
+  readonly decision: Decision;
+  /** False for a limit not consulted (the request was refused by another at once): left out of `RateLimit`. */
+  readonly consulted?: boolean;
+}
+
 /**
  * Appends the limit headers to a flat `[name, value, name, value…]` list (what
- * `res.writeHead` takes). A refused decision reports 0 remaining.
+ * `res.writeHead` takes): `X-RateLimit-*` describe the governing limit (the
+ * one that refused, else the one closest to exhaustion); the IETF fields list
+ * every limit, named by its id. A refused decision reports 0 remaining.
  */
-export function pushLimitHeaders(out: string[], decision: Decision, limitId: string, rule: Rule, options: HeaderOptions): void {
+export function pushLimitsHeaders(out: string[], views: readonly LimitView[], governing: number, options: HeaderOptions): void {
+  const { decision } = views[governing]!;
   const remaining = decision.allowed ? headerInt(decision.remaining) : 0;
-  const limit = headerInt(decision.limit);
-  const reset = ceilSeconds(decision.resetAfterMs);
-  out.push('X-RateLimit-Limit', String(limit), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(reset));
+  out.push('X-RateLimit-Limit', String(headerInt(decision.limit)), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(ceilSeconds(decision.resetAfterMs)));
   if (options.ietf) {
-    // The policy is named by the limit's id (ids need no escaping in an sf-string).
-    out.push('RateLimit-Policy', `"${limitId}";q=${limit};w=${windowSeconds(rule)}`);
-    out.push('RateLimit', `"${limitId}";r=${remaining};t=${decision.allowed ? reset : retryAfterSeconds(decision)}`);
+    // Lists (draft-11 §§ 4, 5): one item per limit; ids need no escaping in an sf-string.
+    out.push('RateLimit-Policy', views.map(({ limitId, rule, decision: d }) => `"${limitId}";q=${headerInt(d.limit)};w=${windowSeconds(rule)}`).join(', '));
+    const known = views.filter((view) => view.consulted !== false);
+    out.push('RateLimit', known.map(({ limitId, decision: d }) => `"${limitId}";r=${d.allowed ? headerInt(d.remaining) : 0};t=${d.allowed ? ceilSeconds(d.resetAfterMs) : retryAfterSeconds(d)}`).join(', '));
   }
+}
+
+/** The same for a request with one limit. */
+export function pushLimitHeaders(out: string[], decision: Decision, limitId: string, rule: Rule, options: HeaderOptions): void {
+  pushLimitsHeaders(out, [{ limitId, rule, decision }], 0, options);
 }
 
 export interface Rejection {
@@ -78,11 +94,17 @@ export interface Rejection {
   body: string;
 }
 
-/** The 429: headers (limit headers, Retry-After, content type) and body. */
+/** The 429 of a request with one limit: headers (limit headers, Retry-After, content type) and body. */
 export function rejection(decision: Decision, limitId: string, rule: Rule, options: HeaderOptions): Rejection {
+  return rejectionOf([{ limitId, rule, decision }], 0, options);
+}
+
+/** The 429 of a request refused by `views[governing]`: Retry-After and the body are its. */
+export function rejectionOf(views: readonly LimitView[], governing: number, options: HeaderOptions): Rejection {
+  const { decision, limitId } = views[governing]!;
   const retryAfter = retryAfterSeconds(decision);
   const headers: string[] = ['Retry-After', String(retryAfter)];
-  pushLimitHeaders(headers, decision, limitId, rule, options);
+  pushLimitsHeaders(headers, views, governing, options);
   if (options.problemJson) {
     headers.push('Content-Type', 'application/problem+json');
     const body = JSON.stringify({

@@ -20,6 +20,7 @@ import { StoreGuard } from './guard.js';
 import type { InstanceCount } from './instances.js';
 import { LateReplies } from './late-replies.js';
 import { LeasingStep } from './leaser.js';
+import { MultiStep } from './multi-step.js';
 import { NegativeCache } from './negative-cache.js';
 import { NegativeStep } from './negative-step.js';
 import type { Plan } from './plan.js';
@@ -48,6 +49,8 @@ export interface ChainOptions {
 /** The built chain: its head, and the parts the engine also reaches (peek, reset, inspect, health, close). */
 export interface DecisionChain {
   head: DecisionStep;
+  /** A request's several limits (multi-step.ts): negative cache, store per slot group, fallback; no leasing. */
+  multi: MultiStep;
   leasing: LeasingStep;
   negative: NegativeCache;
   fallbackStep: FallbackStep;
@@ -81,5 +84,6 @@ export function buildChain(options: ChainOptions): DecisionChain {
     instances,
     stats,
   });
-  return { head: leasing, leasing, negative, fallbackStep, fallback, breaker, stats };
+  const multi = new MultiStep({ guard, fallbackStep, fallback, debts, late, negative, stats, now });
+  return { head: leasing, multi, leasing, negative, fallbackStep, fallback, breaker, stats };
 }

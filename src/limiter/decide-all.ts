@@ -1,26 +1,92 @@
-// Deciding a request's limits together.
+// Deciding a request's limits together: the parts every engine shares.
 //
-// FOR NOW: the limits are decided one after the other and the first refusal
-// stops the walk, so a limit decided before the refusing one keeps the units
-// it took. The config still refuses several limits per route (see
-// src/limits/check-limits.ts) until the atomic version replaces this one.
+// Within one hash slot (and always on the memory store) the store decides the
+// limits in one atomic call: every bucket charged, or none (src/policies/compose.ts
+// and its Lua twin). Limits on different slots cannot share a script on a
+// Redis Cluster, so each slot's group is decided on its own, in parallel:
+// reserve-and-refund. If any group refuses, what the admitting groups took is
+// given back (the store's adjust, a negative delta). Never over-admits; a
+// concurrent request may be refused while units are reserved and not yet
+// refunded (docs/limits.md measures how often).
 import type { Decision } from '../core/decision.js';
-import type { Engine, LimitCall, LimitsDecision } from './engine.js';
+import { bucketKey } from '../core/ids.js';
+import { assertValidCost } from '../core/rule.js';
+import { redisKeyOf } from '../stores/redis/scripts.js';
+import { keySlot } from '../stores/redis/key-slot.js';
+import type { GroupReply, Store, StoreCall } from '../stores/store.js';
+import { applyShadow, type LimitCall, type LimitsDecision } from './engine.js';
 
-export async function decideInOrder(engine: Engine, calls: readonly LimitCall[]): Promise<LimitsDecision> {
+/** The calls' buckets and shadow flags, each cost checked against its rule. */
+export function storeCallsOf(calls: readonly LimitCall[]): StoreCall[] {
   if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
-  const decisions: Decision[] = [];
-  for (const call of calls) {
-    const decision = await engine.decide(call.tag, call.name, call.rule, call.cost);
-    decisions.push(decision);
-    if (!decision.allowed) {
-      const refused = decisions.length - 1;
-      // The limits after the refusing one are not charged: what a peek sees.
-      for (const rest of calls.slice(refused + 1)) decisions.push(await engine.peek(rest.tag, rest.name, rest.rule));
-      return { allowed: false, decisions, governing: refused };
-    }
+  return calls.map((call) => {
+    assertValidCost(call.rule, call.cost);
+    return { bucket: bucketKey(call.tag, call.name), rule: call.rule, cost: call.cost, shadow: call.rule.shadow === true };
+  });
+}
+
+/** The calls' indexes grouped by hash slot (one group when `together`: the memory store). */
+export function slotGroups(calls: readonly StoreCall[], together: boolean): number[][] {
+  if (together) return [calls.map((_, i) => i)];
+  const bySlot = new Map<number, number[]>();
+  calls.forEach((call, i) => {
+    const slot = keySlot(redisKeyOf(call.rule.policy, call.bucket));
+    const group = bySlot.get(slot);
+    if (group) group.push(i);
+    else bySlot.set(slot, [i]);
+  });
+  return [...bySlot.values()];
+}
+
+/** One group's call: a lone limit takes the plain (lighter) script, several the multi-limit one. */
+export function consumeGroup(store: Store, group: readonly StoreCall[]): Promise<GroupReply> {
+  if (group.length > 1) return store.consumeAll(group);
+  const call = group[0]!;
+  return store.consume(call.bucket, call.rule, call.cost).then((decision) => ({ admitted: decision.allowed || call.shadow, decisions: [decision] }));
+}
+
+/**
+ * The groups' replies as one: admitted when every group admitted. A group that
+ * admitted a refused request is refunded by the caller; its limits report the
+ * units given back (remaining + cost), as a peek after the refund would.
+ */
+export function mergeGroups(calls: readonly StoreCall[], groups: readonly number[][], replies: readonly GroupReply[]): GroupReply {
+  const admitted = replies.every((reply) => reply.admitted);
+  const decisions: Decision[] = new Array(calls.length);
+  groups.forEach((group, g) => {
+    const reply = replies[g]!;
+    group.forEach((index, k) => {
+      const decision = reply.decisions[k]!;
+      const refunded = !admitted && reply.admitted && decision.allowed;
+      decisions[index] = refunded ? { ...decision, remaining: Math.min(decision.limit, decision.remaining + calls[index]!.cost) } : decision;
+    });
+  });
+  return { admitted, decisions };
+}
+
+/** The calls a refused request must give back: those of the store's groups (`groups`, `replies`) that admitted it. */
+export function toRefund(refused: boolean, calls: readonly StoreCall[], groups: readonly number[][], replies: readonly GroupReply[]): StoreCall[] {
+  if (!refused) return [];
+  const out: StoreCall[] = [];
+  groups.forEach((group, g) => {
+    const reply = replies[g]!;
+    if (!reply.admitted) return;
+    group.forEach((index, k) => {
+      if (reply.decisions[k]!.allowed && calls[index]!.cost > 0) out.push(calls[index]!);
+    });
+  });
+  return out;
+}
+
+/** The request's outcome: shadow applied per limit, and the limit the response describes. */
+export function limitsDecision(calls: readonly LimitCall[], reply: GroupReply): LimitsDecision {
+  const enforced = reply.decisions;
+  const decisions = enforced.map((decision, i) => applyShadow(calls[i]!.rule, decision));
+  if (!reply.admitted) {
+    const governing = Math.max(0, decisions.findIndex((d) => !d.allowed));
+    return { allowed: false, decisions, governing, enforced, ...(reply.consulted ? { consulted: reply.consulted } : {}) };
   }
-  return { allowed: true, decisions, governing: closestToExhaustion(decisions) };
+  return { allowed: true, decisions, governing: closestToExhaustion(decisions), enforced };
 }
 
 /** The admitted limit with the smallest share of its limit left: the one a client should watch. */

@@ -4,8 +4,8 @@
 import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import { assertValidCost, type Rule } from '../core/rule.js';
-import type { BucketInfo, Store } from '../stores/store.js';
-import { decideInOrder } from './decide-all.js';
+import type { BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
+import { consumeGroup, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
 import { ChainStats, type EngineCounters } from './stats.js';
 
 export type { EngineCounters } from './stats.js';
@@ -36,12 +36,24 @@ export interface LimitsDecision {
   decisions: Decision[];
   /** The limit the response describes: the one that refused, else the one closest to exhaustion. */
   governing: number;
+  /** Each limit's own decision before shadow mode (a shadow limit's would-be refusal, for the dashboard). */
+  enforced?: Decision[];
+  /**
+   * Whether each limit was consulted; absent = all were. A request refused by
+   * the negative cache consults only the refusing limit: the others' decisions
+   * are placeholders (not charged, their state unknown) and headers leave them out.
+   */
+  consulted?: boolean[];
 }
 
 export interface Engine {
   /** Decides one request of `tenant` on `route`. Never rejects for a store failure. */
   decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision>;
-  /** Decides a request's limits together (src/limiter/decide-all.ts). Never rejects for a store failure. */
+  /**
+   * Decides a request's limits together (src/limiter/decide-all.ts): admitted
+   * only when every limit admits, and a refused request is charged to no
+   * bucket. Never rejects for a store failure.
+   */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision>;
   peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
   reset(tenant: string, route: string, rule: Rule): Promise<void>;
@@ -72,8 +84,21 @@ export class StoreEngine implements Engine {
     return applyShadow(rule, decision);
   }
 
-  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    return decideInOrder(this, calls);
+  /** One store call per hash slot (one in all on the memory store); a refusal refunds the other slots. */
+  async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    const storeCalls = storeCallsOf(calls);
+    const groups = slotGroups(storeCalls, this.store.kind === 'memory');
+    const replies = await Promise.all(groups.map((group) => this.consumeGroup(group.map((i) => storeCalls[i]!))));
+    const reply = mergeGroups(storeCalls, groups, replies);
+    const refunds = toRefund(!reply.admitted, storeCalls, groups, replies);
+    await Promise.all(refunds.map((call) => (this.store as SharedStore).adjust(call.bucket, call.rule, -call.cost)));
+    for (const decision of reply.decisions) this.stats.noteDecision(decision);
+    return limitsDecision(calls, reply);
+  }
+
+  private consumeGroup(group: StoreCall[]): Promise<GroupReply> {
+    this.stats.storeCalls++;
+    return consumeGroup(this.store, group);
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

@@ -10,7 +10,7 @@
 // (late-replies.ts), which charges an over-admission or refunds a false refusal.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import type { BucketInfo } from '../stores/store.js';
+import type { BucketInfo, GroupReply } from '../stores/store.js';
 import { type Clock, systemClock } from '../stores/clock.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { BoundedLru } from './lru.js';
@@ -22,6 +22,15 @@ interface LastState {
   at: number;
   /** What Redis said: milliseconds until the bucket is full again. */
   resetAfterMs: number;
+}
+
+/** One limit decided locally: its local key, this instance's rule, and what is still in flight to Redis for it. */
+export interface LocalCall {
+  key: string;
+  rule: Rule;
+  cost: number;
+  shadow: boolean;
+  pendingMs: number;
 }
 
 export interface FallbackLimiterOptions {
@@ -61,22 +70,47 @@ export class FallbackLimiter {
    */
   decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number): Decision {
     const now = this.now();
+    this.prepare(key, rule, breakerOpen, pendingMs, now);
+    const decision = this.store.consumeSync(key, rule, cost, now);
+    if (decision.allowed && !breakerOpen) this.noteLocalAdmission(key, rule, cost, now);
+    return decision;
+  }
+
+  /** Several limits decided locally as one (policies/compose.ts): every local bucket charged, or none. */
+  decideAll(calls: readonly LocalCall[], breakerOpen: boolean): GroupReply {
+    const now = this.now();
+    for (const call of calls) this.prepare(call.key, call.rule, breakerOpen, call.pendingMs, now);
+    const reply = this.store.consumeAllSync(calls, now);
+    if (reply.admitted && !breakerOpen) {
+      calls.forEach((call, i) => {
+        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call.key, call.rule, call.cost, now);
+      });
+    }
+    return reply;
+  }
+
+  /**
+   * Redis still serves other calls (breaker closed): re-derive the bucket from
+   * its latest word every time (a key it never reported starts full); the late
+   * reply is reconciled with what this decides. Breaker open: an unknown key
+   * gets a fresh bucket of 1/N of the limit, less what is in flight, once per episode.
+   */
+  private prepare(key: string, rule: Rule, breakerOpen: boolean, pendingMs: number, now: number): void {
     if (!breakerOpen) {
-      // Redis still serves other calls: re-derive the bucket from its latest word every time
-      // (a key it never reported starts full). The late reply is reconciled with what this decides.
       this.seed(key, rule, pendingMs, now, true, true);
-      const decision = this.store.consumeSync(key, rule, cost, now);
-      if (decision.allowed && isTimeBased(rule)) {
-        const perUnitMs = 1000 / rule.refillPerSecond;
-        this.debtUntil.set(key, Math.max(this.debtUntil.peek(key) ?? now, now) + cost * perUnitMs);
-      }
-      return decision;
+      return;
     }
     if (this.started.get(key) === undefined) {
-      this.seed(key, rule, pendingMs, now, true, true); // unknown key: a fresh bucket of 1/N of the limit, less what is in flight
+      this.seed(key, rule, pendingMs, now, true, true);
       this.started.set(key, true);
     }
-    return this.store.consumeSync(key, rule, cost, now);
+  }
+
+  /** A local admission while the breaker is closed weighs on the bucket until Redis counts it (settle). */
+  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number): void {
+    if (!isTimeBased(rule)) return;
+    const perUnitMs = 1000 / rule.refillPerSecond;
+    this.debtUntil.set(key, Math.max(this.debtUntil.peek(key) ?? now, now) + cost * perUnitMs);
   }
 
   /**

@@ -73,13 +73,23 @@ export class FallbackStep {
   degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
     return this.whenDown(plan, error, (rule) => {
       const { guard, fallback, debts } = this.options;
-      const pending = Math.max(0, guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
-      const pendingMs = isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
       const breakerOpen = !guard.closed;
-      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, pendingMs);
+      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late));
       if (breakerOpen && decision.allowed) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
       return decision;
     });
+  }
+
+  /** The refill time of the units still in flight to Redis for the plan's bucket (less the request's own when `late`). */
+  pendingMs(plan: Plan, cost: number, late: boolean): number {
+    const pending = Math.max(0, this.options.guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
+    return isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
+  }
+
+  /** The decision of a rule whose `onStoreDown` is `open` or `closed`; undefined for `fallback` (the local limiter decides). */
+  storeDownDecision(plan: Plan): Decision | undefined {
+    const mode = plan.original.onStoreDown ?? 'fallback';
+    return mode === 'fallback' ? undefined : storeDownDecision(mode, plan.rule, this.options.retryAfterMs);
   }
 
   /** This instance's part of the limit while Redis is away: 1/N, never below one unit. */

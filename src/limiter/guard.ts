@@ -4,8 +4,9 @@
 // into a decision.
 import type { Decision } from '../core/decision.js';
 import type { Clock } from '../stores/clock.js';
-import type { LeaseReply, SharedStore } from '../stores/store.js';
+import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { RedisBreaker } from './breaker.js';
+import { consumeGroup } from './decide-all.js';
 import { withDeadline } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from './plan.js';
@@ -15,6 +16,9 @@ import type { ChainStats } from './stats.js';
 export interface Sent<T> {
   call?: Promise<T>;
 }
+
+/** Units a call may take from a bucket (its base key). */
+type Charge = readonly [baseKey: string, units: number];
 
 export interface StoreGuardOptions {
   store: SharedStore;
@@ -33,6 +37,12 @@ export class StoreGuard {
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
     return this.run(plan, cost, () => this.options.store.consume(plan.bucket, plan.rule, cost), sent);
+  }
+
+  /** Several limits of one hash slot (`calls`, planned as `plans`) in one store call. */
+  consumeAll(plans: readonly Plan[], calls: readonly StoreCall[], sent?: Sent<GroupReply>): Promise<GroupReply> {
+    const charges = plans.map((plan, i): Charge => [plan.baseKey, calls[i]!.cost]);
+    return this.runOn(plans[0]!.bucket.key, charges, () => consumeGroup(this.options.store, calls), sent);
   }
 
   peek(plan: Plan): Promise<Decision> {
@@ -58,8 +68,13 @@ export class StoreGuard {
    * the deadline. Its units count as in flight until the store answers.
    */
   private run<T>(plan: Plan, units: number, call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
+    return this.runOn(plan.bucket.key, [[plan.baseKey, units]], call, sent);
+  }
+
+  /** The same for a call on the slot of `key` that may take units from each bucket of `charges`. */
+  private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
-    const channel = store.connection.channelOf(plan.bucket.key);
+    const channel = store.connection.channelOf(key);
     const silenceMs = this.failureSilenceMs();
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
     const probe = !breaker.closed;
@@ -67,7 +82,7 @@ export class StoreGuard {
       stats.storeCalls++;
       const running = call();
       if (sent) sent.call = running;
-      if (units > 0 && !(probe && sent)) this.inFlight.add(plan.baseKey, units, running);
+      if (!(probe && sent)) for (const [baseKey, units] of charges) if (units > 0) this.inFlight.add(baseKey, units, running);
       return withDeadline(running, store.connection, channel, silenceMs, now);
     });
     // What the request waits for: one deadline.

@@ -13,7 +13,7 @@ import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
-import type { SharedStore } from '../stores/store.js';
+import type { GroupReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { FallbackLimiter } from './fallback-limiter.js';
 import { lateReplies } from './metrics.js';
 import type { LateOutcome } from './stats.js';
@@ -40,6 +40,23 @@ export class LateReplies {
       (redis) => {
         this.options.fallback.remember(baseKey, rule, redis);
         void this.reconcile(bucket, rule, cost, local.allowed, redis.allowed);
+      },
+      () => this.count('lost'),
+    );
+  }
+
+  /**
+   * Watches the late reply of a multi-limit call: each bucket is corrected to
+   * what the request was finally told, charged (`charged[i]`) or not.
+   */
+  watchAll(baseKeys: readonly string[], calls: readonly StoreCall[], charged: readonly boolean[], reply: Promise<GroupReply>): void {
+    reply.then(
+      (redis) => {
+        calls.forEach((call, i) => {
+          const decision = redis.decisions[i]!;
+          this.options.fallback.remember(baseKeys[i]!, call.rule, decision);
+          void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, redis.admitted && decision.allowed);
+        });
       },
       () => this.count('lost'),
     );

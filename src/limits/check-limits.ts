@@ -27,9 +27,6 @@ export interface LimitCheckContext {
   limitIds: Set<string>;
 }
 
-export const SEVERAL_LIMITS_MESSAGE =
-  'several limits per route: not supported yet (the limits of one request must be decided together, so that a refused request drains no other bucket); give this route one limit';
-
 export function checkRouteLimits(route: RouteLimitInput, index: number, ctx: LimitCheckContext): LimitConfig[] {
   const at = (...rest: Path): Path => ['routes', index, ...rest];
   if (route.limits === undefined) {
@@ -37,7 +34,6 @@ export function checkRouteLimits(route: RouteLimitInput, index: number, ctx: Lim
     return [{ id: route.id, key: { kind: 'tenant' }, rule: undefined }];
   }
   if (route.limits.length === 0) ctx.fail(at('limits'), 'must list at least one limit');
-  if (route.limits.length > 1) ctx.fail(at('limits', 1), SEVERAL_LIMITS_MESSAGE);
   return route.limits.map((entry, j) => checkLimit(route, entry, at('limits', j), ctx));
 }
 
@@ -58,6 +54,33 @@ function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: Li
     ctx.fail(['routes', at[1] as number, 'cost'], `must be at most ${capacityOf(rule)}, the capacity of limit ${entry.id}: a request costing more could never pass`);
   }
   return { id: entry.id, key, rule };
+}
+
+/**
+ * The top-level `globalLimits:`: checked like a route's limits (ids unique
+ * across routes and limits, and distinct from every route id), each with its
+ * own rule, since there is no route to look a rule up by.
+ */
+export function checkGlobalLimits(entries: readonly LimitEntry[], ctx: LimitCheckContext): LimitConfig[] {
+  const owner: RouteLimitInput = { id: '', anonymous: false, cost: 1 };
+  return entries.map((entry, j) => {
+    if (entry.rule === undefined) ctx.fail(['globalLimits', j, 'rule'], 'is required: a global limit has no route to look a rule up by');
+    return checkLimit(owner, entry, ['globalLimits', j], ctx);
+  });
+}
+
+/**
+ * The limits a route enforces: its own, then every global one that applies
+ * (a tenant-keyed global limit skips anonymous routes: they have no tenant).
+ * A route's cost is taken from each, so it must fit every global capacity.
+ */
+export function withGlobalLimits(route: RouteLimitInput, index: number, own: LimitConfig[], globals: readonly LimitConfig[], fail: LimitCheckContext['fail']): LimitConfig[] {
+  const applying = globals.filter((limit) => !(route.anonymous && usesTenant(limit.key)));
+  for (const limit of applying) {
+    const capacity = capacityOf(limit.rule!);
+    if (route.cost > capacity) fail(['routes', index, 'cost'], `must be at most ${capacity}, the capacity of global limit ${limit.id}: a request costing more could never pass`);
+  }
+  return [...own, ...applying];
 }
 
 function keySourceOf(key: LimitEntry['key']): KeySource {

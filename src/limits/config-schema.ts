@@ -33,6 +33,9 @@ export const routeLimitFields = {
   limits: z.array(limitSchema).optional(),
 };
 
+/** The top-level `globalLimits:`: limits every route enforces besides its own. */
+export const globalLimitsSchema = z.array(limitSchema).default([]);
+
 export const clientIpSchema = z
   .object({
     trustedProxies: z.array(z.string().refine((cidr) => parseCidr(cidr) !== undefined, 'must be an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or ::1/128')).default([]),

@@ -4,11 +4,16 @@
 import { Counter } from 'prom-client';
 import { resilienceRegistry } from '../limiter/metrics.js';
 
-export type LimitOutcome = 'allowed' | 'limited' | 'unavailable';
+/**
+ * allowed: the request passed and this limit was charged; limited: this limit
+ * refused it; not_charged: this limit would have admitted it, another refused,
+ * so nothing was taken from it; unavailable: store down and the rule says closed.
+ */
+export type LimitOutcome = 'allowed' | 'limited' | 'not_charged' | 'unavailable';
 
 const decisions = new Counter({
   name: 'sluice_limit_decisions_total',
-  help: 'Gateway decisions per limit id, by outcome (allowed, limited, unavailable: store down and the rule says closed)',
+  help: 'Gateway decisions per limit id, by outcome (allowed; limited: this limit refused; not_charged: another limit refused, nothing taken from this one; unavailable: store down and the rule says closed)',
   labelNames: ['limit', 'outcome'] as const,
   registers: [resilienceRegistry],
 });
@@ -21,6 +26,7 @@ export class LimitCounters {
     this.bound = {
       allowed: decisions.labels(limitId, 'allowed'),
       limited: decisions.labels(limitId, 'limited'),
+      not_charged: decisions.labels(limitId, 'not_charged'),
       unavailable: decisions.labels(limitId, 'unavailable'),
     };
   }
@@ -30,7 +36,7 @@ export class LimitCounters {
   }
 }
 
-/** Counters for every limit of the config, by limit id. */
+/** Counters for every limit of the config (a route's limits include the global ones), by limit id. */
 export function countersFor(routes: readonly { limits: readonly { id: string }[] }[]): ReadonlyMap<string, LimitCounters> {
   const out = new Map<string, LimitCounters>();
   for (const route of routes) for (const limit of route.limits) out.set(limit.id, new LimitCounters(limit.id));

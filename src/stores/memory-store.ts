@@ -8,9 +8,10 @@
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import { stepAll } from '../policies/compose.js';
 import { policyOf } from '../policies/index.js';
 import { type Clock, systemClock } from './clock.js';
-import type { BucketInfo, Store } from './store.js';
+import type { BucketInfo, GroupReply, Store, StoreCall } from './store.js';
 
 interface Entry {
   policy: Rule['policy'];
@@ -57,6 +58,23 @@ export class MemoryStore implements Store {
     const result = model.step(entry?.state, now, rule, cost);
     if (result.write) this.put(key, { policy: rule.policy, state: result.state, expiresAt: now + result.ttlMs }, now);
     return { ...result.decision, source: this.source };
+  }
+
+  async consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {
+    return this.consumeAllSync(calls.map((call) => ({ key: call.bucket.key, rule: call.rule, cost: call.cost, shadow: call.shadow })));
+  }
+
+  /** Several buckets decided as one (policies/compose.ts): all states written, or none. */
+  consumeAllSync(calls: readonly { key: string; rule: Rule; cost: number; shadow: boolean }[], now = this.now()): GroupReply {
+    const composed = stepAll(
+      calls.map((call) => ({ state: this.live(call.key, call.rule, now)?.state, rule: call.rule, cost: call.cost, shadow: call.shadow })),
+      now,
+    );
+    composed.steps.forEach((step, i) => {
+      const { key, rule } = calls[i]!;
+      if (step.write) this.put(key, { policy: rule.policy, state: step.state, expiresAt: now + step.ttlMs }, now);
+    });
+    return { admitted: composed.admitted, decisions: composed.steps.map((step) => ({ ...step.decision, source: this.source })) };
   }
 
   /** Replaces a bucket's state, e.g. to seed a fallback bucket from the last state Redis reported. */

@@ -16,8 +16,9 @@ import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
 import { isLeasable, runLease } from './redis/lease.js';
+import { runAll } from './redis/multi-script.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
-import type { BucketInfo, LeaseReply, SharedStore } from './store.js';
+import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall } from './store.js';
 
 export interface RedisStoreOptions {
   /**
@@ -51,6 +52,10 @@ export class RedisStore implements SharedStore {
 
   consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
     return runDecision(this.client, bucket, rule, cost);
+  }
+
+  consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {
+    return runAll(this.client, calls);
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {

@@ -4,6 +4,9 @@
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import type { GroupReply, StoreCall } from './redis/multi-script.js';
+
+export type { GroupReply, StoreCall } from './redis/multi-script.js';
 
 export interface BucketInfo {
   /** The policy's state in its serialized form (e.g. token bucket: microsecond it is full). */
@@ -20,6 +23,11 @@ export interface Store {
   readonly kind: 'memory' | 'redis';
   /** Takes `cost` units from `bucket` if the rule allows. Rejects only when the store itself fails. */
   consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision>;
+  /**
+   * Decides several buckets as one: every state written when every enforced
+   * limit admits, else none. Redis: the buckets must share one hash slot.
+   */
+  consumeAll(calls: readonly StoreCall[]): Promise<GroupReply>;
   /** Whether one unit would be allowed now; changes nothing. */
   peek(bucket: BucketKey, rule: Rule): Promise<Decision>;
   /** Forgets the bucket: the next call starts full. */

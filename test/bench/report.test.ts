@@ -54,6 +54,9 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
     assert.ok(results.decision.rows.length >= 3, 'the decision bench has the gRPC, forward-auth and proxied rows');
     for (const row of results.decision.rows) assert.ok(isCount(row.perSec) && isCount(row.cpuUs.total), row.target);
     for (const row of results.decision.accuracy) assert.ok(isCount(row.allowed) && isCount(row.expected) && typeof row.withinOnePercent === 'boolean', row.face);
+    assert.equal(results.accuracy.multi.length, 6, 'several-limit rows: three layouts × K = 1, 4');
+    for (const row of results.accuracy.multi) assert.ok(isCount(row.allowed) && isCount(row.expected) && Number.isFinite(row.drainedByRefused), row.variant);
+    for (const row of results.accuracy.multiCost) assert.ok(isCount(row.decisionsPerSec) && isCount(row.redisCallsPerRequest), row.variant);
     for (const row of results.dashboard ?? []) assert.ok(isCount(row.requestsPerSec) && isCount(row.cpuUsPerRequest), `dashboard ${row.page} ${row.load}`);
     for (const line of results.scale.lines) assert.equal(typeof line.withoutLeasing, 'number', line.what);
   });

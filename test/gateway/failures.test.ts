@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
-import { decideInOrder } from '../../src/limiter/decide-all.js';
 import type { Engine } from '../../src/limiter/engine.js';
 import { ChainStats } from '../../src/limiter/stats.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
@@ -18,7 +17,11 @@ tenants: { unknownKeys: default-rule }
 function engineWith(decide: Engine['decide']): Engine {
   const engine: Engine = {
     decide,
-    decideAll: (calls) => decideInOrder(engine, calls),
+    // One limit per route here: its decision is the request's.
+    decideAll: async ([call]) => {
+      const decision = await decide(call!.tag, call!.name, call!.rule, call!.cost);
+      return { allowed: decision.allowed, decisions: [decision], governing: 0 };
+    },
     peek: decide,
     reset: async () => {},
     inspect: async () => {

@@ -5,7 +5,6 @@
 // got it (performance.now()).
 import type { Decision } from '../../src/core/decision.js';
 import type { Rule } from '../../src/core/rule.js';
-import { decideInOrder } from '../../src/limiter/decide-all.js';
 import type { Engine } from '../../src/limiter/engine.js';
 
 export interface RecordedDecision {
@@ -51,7 +50,12 @@ export function gatedEngine(inner: Engine, count: number): GatedEngine {
     health: () => inner.health(),
     counters: () => inner.counters(),
     close: () => inner.close(),
-    decideAll: (calls) => decideInOrder(engine, calls),
+    async decideAll(calls) {
+      await gate();
+      const outcome = await inner.decideAll(calls);
+      for (const decision of outcome.decisions) recorded.push({ decision, at: performance.now() });
+      return outcome;
+    },
   };
   return engine;
 }

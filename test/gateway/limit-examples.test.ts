@@ -24,21 +24,38 @@ async function loop(times: number, url: string, options: Parameters<typeof call>
   return replies;
 }
 
+/** `"id";r=N;t=T, …` → remaining per limit id. */
+function remainingOf(header: string | string[] | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of String(header).split(', ')) {
+    const match = /^"([^"]+)";r=(\d+);t=\d+$/.exec(item);
+    assert.ok(match, `RateLimit item ${item}`);
+    out[match[1]!] = Number(match[2]);
+  }
+  return out;
+}
+
 describe('examples/login-protection.yaml', () => {
-  it('POST /api/login: 1 + burst 5 at once per IP, then 429 with Retry-After; the rest of the API has its own zone', async () => {
+  it('POST /api/login: both zones at once; 1 + burst 5 per IP, then 429 governed by login; refused logins drain nothing from the api zone', async () => {
     await serve('examples/login-protection.yaml', async (url) => {
       const login = await loop(8, `${url}/api/login`, { method: 'POST' });
       assert.deepEqual(login.map((r) => r.status), [200, 200, 200, 200, 200, 200, 429, 429]);
       assert.equal(login[6]?.headers['retry-after'], '1');
-      assert.equal(login[0]?.headers['ratelimit-policy'], '"login-per-ip";q=6;w=6');
-      // burst 20 nodelay: 21 at once (a few more if the burst takes more than 100 ms to send)
+      // The refusing limit governs X-RateLimit-*; the IETF fields list both zones.
+      assert.equal(login[6]?.headers['x-ratelimit-limit'], '6');
+      assert.equal(login[0]?.headers['ratelimit-policy'], '"login-per-ip";q=6;w=6, "api-per-ip";q=21;w=3');
+      // Six logins admitted: the api zone has at most 21 - 6 left, and the refused two took nothing
+      // (the zone refills 10 a second, so it may have more, never less).
+      const apiLeft = remainingOf(login[7]?.headers.ratelimit)['api-per-ip']!;
+      assert.ok(apiLeft >= 15, `api-per-ip has ${apiLeft} left after 6 admitted logins`);
       const api = await Promise.all(Array.from({ length: 40 }, () => call(`${url}/api/orders`)));
       const ok = api.filter((r) => r.status === 200);
       const refused = api.filter((r) => r.status === 429);
       assert.equal(ok.length + refused.length, 40);
-      assert.ok(ok.length >= 21 && refused.length > 0, `${ok.length} admitted, ${refused.length} refused`);
+      assert.ok(ok.length >= 15 && refused.length > 0, `${ok.length} admitted, ${refused.length} refused`);
       assert.equal(refused[0]?.headers['retry-after'], '1');
-      assert.equal(ok[0]?.headers['ratelimit-policy'], '"api-per-ip";q=21;w=3');
+      assert.equal(refused[0]?.headers['x-ratelimit-limit'], '21');
+      assert.equal(ok[0]?.headers['ratelimit-policy'], '"api-ceiling";q=1000;w=2, "api-per-ip";q=21;w=3');
     });
   });
 });
@@ -58,6 +75,21 @@ describe('examples/anonymous-vs-authenticated.yaml', () => {
       assert.equal(user.headers['x-ratelimit-limit'], '5000');
       assert.equal(user.headers['x-ratelimit-remaining'], '4999');
       assert.equal(user.headers['ratelimit-policy'], '"api-authenticated";q=5000;w=3600');
+    });
+  });
+
+  it('/api/reports: a burst and a daily quota at once; the burst refuses, the quota is charged only for admitted requests', async () => {
+    await serve('examples/anonymous-vs-authenticated.yaml', async (url) => {
+      const key = { headers: { 'X-Api-Key': 'demo-user-key' } };
+      const replies = await loop(7, `${url}/api/reports`, key);
+      const admitted = replies.filter((r) => r.status === 200).length;
+      // 5 at once; a slow machine may see a refill (1 a second), never fewer
+      assert.ok(admitted >= 5 && admitted < 7, `${admitted} admitted`);
+      const last = replies[6]!;
+      assert.equal(last.status, 429);
+      assert.equal(last.headers['x-ratelimit-limit'], '5');
+      assert.equal(last.headers['ratelimit-policy'], '"reports-burst";q=5;w=5, "reports-daily";q=100;w=86400');
+      assert.equal(remainingOf(last.headers.ratelimit)['reports-daily'], 100 - admitted);
     });
   });
 });

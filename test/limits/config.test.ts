@@ -52,19 +52,46 @@ routes:
     assert.deepEqual(config.clientIp, { trustedProxies: ['10.0.0.0/8', '::1/128'], header: 'forwarded', ipv6Prefix: 56 });
   });
 
-  it('refuses several limits on one route, naming the field', () => {
-    refused(
-      `routes:
+  it('reads several limits on one route, in order, and refuses an empty list', () => {
+    const config = parse(`routes:
   - id: api
     path: /api/*
     upstream: ${UP}
     limits:
       - { id: burst }
-      - { id: daily }
-`,
-      /limits\.yaml:7: routes\[0\]\.limits\[1\]: several limits per route: not supported yet/,
+      - { id: daily, rule: { policy: fixed_window, limit: 10000, windowMs: 86400000 } }
+`);
+    assert.deepEqual(
+      config.routes[0]?.limits.map((limit) => limit.id),
+      ['burst', 'daily'],
     );
     refused(`routes:\n  - { id: api, path: /api, upstream: ${UP}, limits: [] }\n`, /routes\[0\]\.limits: must list at least one limit/);
+  });
+
+  it('appends the global limits to every route they apply to, after its own', () => {
+    const config = parse(`
+globalLimits:
+  - { id: api-per-ip, key: ip, rule: { policy: leaky_bucket, ratePerSecond: 10, burst: 20, nodelay: true } }
+  - { id: tenant-ceiling, key: tenant, rule: { policy: token_bucket, capacity: 100, refillPerSecond: 10 } }
+routes:
+  - { id: login, path: /login, upstream: ${UP}, anonymous: true, limits: [{ id: login-per-ip, key: ip, rule: { policy: gcra, capacity: 5, refillPerSecond: 1 } }] }
+  - { id: orders, path: /orders, upstream: ${UP} }
+`);
+    assert.deepEqual(config.routes[0]?.limits.map((limit) => limit.id), ['login-per-ip', 'api-per-ip']);
+    assert.deepEqual(config.routes[1]?.limits.map((limit) => limit.id), ['orders', 'api-per-ip', 'tenant-ceiling']);
+    assert.deepEqual(config.globalLimits.map((limit) => limit.key.kind), ['ip', 'tenant']);
+  });
+
+  it('refuses a global limit without a rule, with a route id, or smaller than a route cost, naming the field and line', () => {
+    refused(`globalLimits:\n  - { id: g, key: ip }\nroutes:\n  - { id: r, path: /r, upstream: ${UP} }\n`, /limits\.yaml:2: globalLimits\[0\]\.rule: is required/);
+    refused(
+      `globalLimits:\n  - { id: r, key: route, rule: { policy: gcra, capacity: 5, refillPerSecond: 1 } }\nroutes:\n  - { id: r, path: /r, upstream: ${UP} }\n`,
+      /globalLimits\[0\]\.id: duplicate limit id r/,
+    );
+    refused(
+      `globalLimits:\n  - { id: g, key: route, rule: { policy: gcra, capacity: 5, refillPerSecond: 1 } }\nroutes:\n  - { id: r, path: /r, upstream: ${UP}, cost: 6 }\n`,
+      /routes\[0\]\.cost: must be at most 5, the capacity of global limit g/,
+    );
   });
 
   it('refuses tenant keys, or no limits, on an anonymous route', () => {

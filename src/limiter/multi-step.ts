@@ -1,0 +1,162 @@
+// Several limits of one request through the resilience chain (the multi-limit
+// twin of chain.ts's single path; leasing is bypassed: see docs/limits.md).
+//
+//   negative cache   any limit known refused → refused at once, no store call
+//   store            one call per hash slot group, in parallel, under the guard
+//                    (breaker, deadline); a refusal refunds the groups that admitted
+//   fallback         a group whose call failed is decided by its rules'
+//                    onStoreDown: `closed` refuses, `open` admits, `fallback`
+//                    decides on the local limiter, all or nothing; a late reply
+//                    is reconciled with what the request was finally told
+import type { Decision } from '../core/decision.js';
+import { capacityOf } from '../core/rule.js';
+import type { Clock } from '../stores/clock.js';
+import type { GroupReply, StoreCall } from '../stores/store.js';
+import type { DebtCollector } from './debt-collector.js';
+import { isDeadlineError } from './deadline.js';
+import { mergeGroups, slotGroups, toRefund } from './decide-all.js';
+import type { FallbackLimiter, LocalCall } from './fallback-limiter.js';
+import type { FallbackStep } from './fallback-step.js';
+import type { Sent, StoreGuard } from './guard.js';
+import type { LateReplies } from './late-replies.js';
+import type { NegativeCache } from './negative-cache.js';
+import type { Plan } from './plan.js';
+import type { ChainStats } from './stats.js';
+
+export interface MultiStepOptions {
+  guard: StoreGuard;
+  fallbackStep: FallbackStep;
+  fallback: FallbackLimiter;
+  debts: DebtCollector;
+  late: LateReplies;
+  negative: NegativeCache;
+  stats: ChainStats;
+  now: Clock;
+}
+
+/** A group's store call: its reply, or the failure and (past the deadline) the call still running. */
+interface Outcome {
+  reply?: GroupReply;
+  late?: Promise<GroupReply>;
+}
+
+export class MultiStep {
+  constructor(private readonly o: MultiStepOptions) {}
+
+  async decide(plans: readonly Plan[], costs: readonly number[]): Promise<GroupReply> {
+    const calls = plans.map((plan, i): StoreCall => ({ bucket: plan.bucket, rule: plan.rule, cost: costs[i]!, shadow: plan.original.shadow === true }));
+    const cached = this.knownRefused(plans, calls);
+    if (cached) return cached;
+    const groups = slotGroups(calls, false);
+    const outcomes = await Promise.all(groups.map((group) => this.stored(group.map((i) => plans[i]!), group.map((i) => calls[i]!))));
+    const stored = groups.filter((_, g) => outcomes[g]!.reply !== undefined);
+    const storedReplies = outcomes.flatMap((outcome) => (outcome.reply ? [outcome.reply] : []));
+    const failed = groups.filter((_, g) => outcomes[g]!.reply === undefined).flat();
+    const lateOnes = new Set(groups.filter((_, g) => outcomes[g]!.late !== undefined).flat());
+    const refused = storedReplies.some((reply) => !reply.admitted);
+    const local = failed.length > 0 ? await this.local(plans, calls, failed, refused, lateOnes) : undefined;
+    const reply = mergeGroups(calls, local ? [...stored, failed] : stored, local ? [...storedReplies, local] : storedReplies);
+    await this.refund(toRefund(!reply.admitted, calls, stored, storedReplies));
+    groups.forEach((group, g) => {
+      const late = outcomes[g]!.late;
+      if (late) this.reconcileLater(plans, calls, group, reply, late);
+    });
+    return reply;
+  }
+
+  /** A limit the negative cache knows refused: the request is refused without a store call; the others are not consulted. */
+  private knownRefused(plans: readonly Plan[], calls: readonly StoreCall[]): GroupReply | undefined {
+    const now = this.o.now();
+    for (let i = 0; i < plans.length; i++) {
+      if (calls[i]!.shadow) continue;
+      const hit = this.o.negative.get(plans[i]!.bucket.key, plans[i]!.fingerprint, calls[i]!.cost, now);
+      if (hit) return { admitted: false, decisions: plans.map((plan, j) => (j === i ? hit : notConsulted(plan))), consulted: plans.map((_, j) => j === i) };
+    }
+    return undefined;
+  }
+
+  /** One slot group's call under the guard; its refusals go to the negative cache. */
+  private async stored(plans: readonly Plan[], calls: readonly StoreCall[]): Promise<Outcome> {
+    const { guard, debts, fallback, negative, now } = this.o;
+    if (!guard.opened) for (const plan of plans) debts.pay(plan.bucket.key);
+    const sent: Sent<GroupReply> = {};
+    try {
+      const reply = await guard.consumeAll(plans, calls, sent);
+      plans.forEach((plan, k) => {
+        fallback.remember(plan.baseKey, plan.rule, reply.decisions[k]!);
+        negative.add(plan.bucket.key, plan.fingerprint, calls[k]!.cost, reply.decisions[k]!, now());
+      });
+      return { reply };
+    } catch (error) {
+      this.o.stats.noteFailure(error);
+      return { late: sent.call !== undefined && isDeadlineError(error) ? sent.call : undefined };
+    }
+  }
+
+  /**
+   * The limits of the failed groups (`indexes`), decided without the store:
+   * `closed` refuses, `open` admits, `fallback` on the local limiter, charged
+   * only when nothing else refused (the store's groups: `refused`). A late
+   * call's own units are not pending for it: its reply is reconciled.
+   */
+  private async local(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], refused: boolean, late: ReadonlySet<number>): Promise<GroupReply> {
+    const { fallbackStep, fallback, guard } = this.o;
+    const decisions: Decision[] = indexes.map((i) => fallbackStep.storeDownDecision(plans[i]!) as Decision);
+    const onLimiter = indexes.map((_, k) => (decisions[k] === undefined ? k : -1)).filter((k) => k >= 0);
+    const closed = decisions.some((decision, k) => decision?.allowed === false && !calls[indexes[k]!]!.shadow);
+    const localCalls = onLimiter.map((k): LocalCall => {
+      const i = indexes[k]!;
+      const pendingMs = fallbackStep.pendingMs(plans[i]!, calls[i]!.cost, late.has(i));
+      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs };
+    });
+    if (refused || closed) {
+      const peeks = await Promise.all(localCalls.map((call) => fallback.peek(call.key, call.rule)));
+      onLimiter.forEach((k, j) => {
+        decisions[k] = { ...peeks[j]!, allowed: true, retryAfterMs: 0 };
+      });
+      return { admitted: false, decisions };
+    }
+    const reply = fallback.decideAll(localCalls, !guard.closed);
+    onLimiter.forEach((k, j) => {
+      decisions[k] = reply.decisions[j]!;
+    });
+    if (reply.admitted && !guard.closed) this.owe(plans, calls, onLimiter.map((k) => indexes[k]!), reply);
+    return { admitted: decisions.every((decision, k) => decision.allowed || calls[indexes[k]!]!.shadow), decisions };
+  }
+
+  /** Local admissions while the breaker is open are charged to the store when it closes. */
+  private owe(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], reply: GroupReply): void {
+    indexes.forEach((i, j) => {
+      if (reply.decisions[j]!.allowed) this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
+    });
+  }
+
+  /**
+   * Gives back what a refused request's admitting groups took. A concurrent
+   * request refused meanwhile (the units were reserved) left a refusal in the
+   * negative cache; once refunded, the bucket is forgotten there.
+   */
+  private async refund(calls: readonly StoreCall[]): Promise<void> {
+    await Promise.all(calls.map((call) => this.o.late.adjust(call.bucket, call.rule, -call.cost)));
+    for (const call of calls) this.o.negative.forget(call.bucket.key);
+  }
+
+  /** A group's call that came back after the deadline: each bucket corrected to what the request was told. */
+  private reconcileLater(plans: readonly Plan[], calls: readonly StoreCall[], group: number[], reply: GroupReply, late: Promise<GroupReply>): void {
+    const charged = group.map((i) => reply.admitted && reply.decisions[i]!.allowed);
+    this.o.late.watchAll(group.map((i) => plans[i]!.baseKey), group.map((i) => calls[i]!), charged, late);
+    late.then(
+      () =>
+        group.forEach((i, k) => {
+          if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.fallback.settle(plans[i]!.baseKey, this.o.fallbackStep.fallbackRule(plans[i]!), calls[i]!.cost);
+        }),
+      () => undefined,
+    );
+  }
+}
+
+/** A limit not consulted because another was known refused: not charged, its state unknown (`consulted` says so). */
+function notConsulted(plan: Plan): Decision {
+  const limit = capacityOf(plan.rule);
+  return { allowed: true, remaining: limit, limit, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'cache' };
+}
