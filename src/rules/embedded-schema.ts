@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001 and 004 column for column and CHECK for CHECK
 // (test/rules/schema-parity.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -83,9 +83,31 @@ function addChecks(db: Database.Database, logger: RulesLogger): void {
   db.exec('CREATE INDEX api_key_tenant_idx ON api_key (tenant_id)');
 }
 
+/** migrations/004: per-key overrides, the rule in rate_limit_rule's columns and CHECKs. */
+const V3_OVERRIDES = `
+CREATE TABLE limit_override (
+  id INTEGER PRIMARY KEY,
+  limit_id TEXT NOT NULL CHECK (length(limit_id) BETWEEN 1 AND 64 AND limit_id ${ID_CHARS}),
+  selector TEXT NOT NULL CHECK (length(selector) <= 128 AND (selector GLOB 'tenant:?*' OR selector GLOB 'ip:?*' OR selector GLOB 'header:?*')
+                                AND selector NOT GLOB '*[ 	
+]*' AND NOT selector GLOB ('*' || char(0) || '*')),
+  policy TEXT NOT NULL CHECK (policy IN ('token_bucket', 'gcra', 'fixed_window',
+                               'sliding_window_log', 'sliding_window_counter', 'leaky_bucket')),
+  capacity INTEGER NULL CHECK (capacity IS NULL OR (typeof(capacity) = 'integer' AND capacity BETWEEN 1 AND 2147483647)),
+  refill_per_second REAL NULL CHECK (refill_per_second IS NULL OR (typeof(refill_per_second) = 'real' AND refill_per_second > 0)),
+  params TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params) AND json_type(params) = 'object'),
+  shadow INTEGER NOT NULL DEFAULT 0 CHECK (shadow IN (0, 1)),
+  updated_at TEXT NOT NULL DEFAULT ${NOW},
+  UNIQUE (limit_id, selector),
+  CHECK ((policy IN ('token_bucket', 'gcra')) = (capacity IS NOT NULL AND refill_per_second IS NOT NULL)),
+  CHECK (policy IN ('token_bucket', 'gcra') OR (capacity IS NULL AND refill_per_second IS NULL))
+);
+`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
+  (db) => db.exec(V3_OVERRIDES),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

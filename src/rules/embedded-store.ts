@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
+import { EmbeddedOverrideStore } from './embedded-overrides.js';
 import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
@@ -33,6 +34,7 @@ function sqliteValues([tenant, route, policy, capacity, refill, params, shadow]:
 export class EmbeddedRuleStore implements RuleStore {
   readonly kind = 'embedded';
   readonly location: string;
+  readonly overrides: EmbeddedOverrideStore;
   private readonly db: Database.Database;
   private readonly lock: DirLock;
   private readonly logger: RulesLogger;
@@ -56,6 +58,7 @@ export class EmbeddedRuleStore implements RuleStore {
       this.lock.release();
       throw error;
     }
+    this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (change) => this.emit(change), logger: this.logger, location: this.location });
   }
 
   /** The config's rules (parsed when the config was loaded), written on the first start only: afterwards the admin API owns them. */

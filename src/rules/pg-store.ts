@@ -10,6 +10,7 @@ import { type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
 import { PgListener } from './pg-listener.js';
+import { PgOverrideStore } from './pg-overrides.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
 import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord } from './rule-rows.js';
@@ -30,13 +31,12 @@ export interface PostgresStoreOptions {
   maxClockSkewMs?: number;
 }
 
-export { describeUrl } from './pg-errors.js';
-
 const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
 
 export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
   readonly location: string;
+  readonly overrides: PgOverrideStore;
   private readonly pool: pg.Pool;
   private readonly logger: RulesLogger;
   private ready: Promise<void> | undefined;
@@ -67,6 +67,7 @@ export class PostgresRuleStore implements RuleStore {
     });
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
+    this.overrides = new PgOverrideStore({ query: (...a) => this.query(...a), write: (...a) => this.write(...a), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location });
   }
 
   /** Migrates and seeds once; retried on the next call after a failure. */
