@@ -4,7 +4,7 @@
 // Immutable like the rule set beside it: a change builds a new index, swapped whole.
 import type { Rule } from '../core/rule.js';
 import type { RulesLogger } from './logger.js';
-import { parseSelector } from './override-selector.js';
+import { parseSelector, type Selector } from './override-selector.js';
 import type { StoredOverride } from './types.js';
 
 /** Networks of one family, by prefix length; `lengths` longest first. */
@@ -50,21 +50,24 @@ export function buildOverrideSet(stored: Iterable<StoredOverride>, logger?: Rule
       continue;
     }
     kept.set(overrideKey(entry.limitId, parsed.text), entry);
-    let limit = building.get(entry.limitId);
-    if (!limit) building.set(entry.limitId, (limit = { tenants: new Map(), headers: new Map(), ipv4: new Map(), ipv6: new Map() }));
-    const { selector } = parsed;
-    if (selector.kind === 'tenant') limit.tenants.set(selector.tenant, entry.rule);
-    else if (selector.kind === 'header') limit.headers.set(selector.id, entry.rule);
-    else {
-      const table = selector.family === 'ipv4' ? limit.ipv4 : limit.ipv6;
-      let networks = table.get(selector.prefix);
-      if (!networks) table.set(selector.prefix, (networks = new Map()));
-      networks.set(selector.network, entry.rule);
-    }
+    const limit = building.get(entry.limitId) ?? { tenants: new Map(), headers: new Map(), ipv4: new Map(), ipv6: new Map() };
+    building.set(entry.limitId, limit);
+    add(limit, parsed.selector, entry.rule);
   }
   const byLimit = new Map<string, LimitOverrides>();
   for (const [id, b] of building) byLimit.set(id, { tenants: b.tenants, headers: b.headers, ipv4: prefixTable(b.ipv4), ipv6: prefixTable(b.ipv6) });
   return { byLimit, stored: kept };
+}
+
+function add(limit: Building, selector: Selector, rule: Rule): void {
+  if (selector.kind === 'tenant') limit.tenants.set(selector.tenant, rule);
+  else if (selector.kind === 'header') limit.headers.set(selector.id, rule);
+  else {
+    const table = selector.family === 'ipv4' ? limit.ipv4 : limit.ipv6;
+    const networks = table.get(selector.prefix) ?? new Map<number | string, Rule>();
+    table.set(selector.prefix, networks);
+    networks.set(selector.network, rule);
+  }
 }
 
 function prefixTable(byLength: Map<number, Map<number | string, Rule>>): PrefixTable {
