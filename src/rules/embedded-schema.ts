@@ -83,14 +83,16 @@ function addChecks(db: Database.Database, logger: RulesLogger): void {
   db.exec('CREATE INDEX api_key_tenant_idx ON api_key (tenant_id)');
 }
 
+/** A space or an ASCII control character (PostgreSQL's [:space:][:cntrl:]; no text holds a NUL). */
+const SPACE_OR_CONTROL = ` ${String.fromCharCode(...Array.from({ length: 31 }, (_, i) => i + 1), 127)}`;
+
 /** migrations/004: per-key overrides, the rule in rate_limit_rule's columns and CHECKs. */
 const V3_OVERRIDES = `
 CREATE TABLE limit_override (
   id INTEGER PRIMARY KEY,
   limit_id TEXT NOT NULL CHECK (length(limit_id) BETWEEN 1 AND 64 AND limit_id ${ID_CHARS}),
   selector TEXT NOT NULL CHECK (length(selector) <= 128 AND (selector GLOB 'tenant:?*' OR selector GLOB 'ip:?*' OR selector GLOB 'header:?*')
-                                AND selector NOT GLOB '*[ 	
-]*' AND NOT selector GLOB ('*' || char(0) || '*')),
+                                AND selector NOT GLOB '*[${SPACE_OR_CONTROL}]*'),
   policy TEXT NOT NULL CHECK (policy IN ('token_bucket', 'gcra', 'fixed_window',
                                'sliding_window_log', 'sliding_window_counter', 'leaky_bucket')),
   capacity INTEGER NULL CHECK (capacity IS NULL OR (typeof(capacity) = 'integer' AND capacity BETWEEN 1 AND 2147483647)),
