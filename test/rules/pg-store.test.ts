@@ -5,7 +5,8 @@ import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import type { StoreChange } from '../../src/rules/store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
-import { eventually, storeContract } from './store-contract.js';
+import { eventually, type StoreFactory, storeContract } from './store-contract.js';
+import { overrideContract } from './override-contract.js';
 
 let server: PostgresServer;
 before(async () => {
@@ -15,13 +16,16 @@ after(async () => {
   await server?.stop();
 });
 
-storeContract('postgres', {
+const factory: StoreFactory = {
   location: () => createDatabase(server),
   open: (connectionString, options) => new PostgresRuleStore({ connectionString, ...options }),
   sql: async (url, text) => {
     await sql(url, text);
   },
-});
+};
+
+storeContract('postgres', factory);
+overrideContract('postgres', factory);
 
 describe('postgres store', () => {
   const bucket = { policy: 'token_bucket' as const, capacity: 5, refillPerSecond: 1 };
