@@ -60,6 +60,40 @@ describe('postgres store', () => {
     }
   });
 
+  it('announces override rows edited with plain SQL, and a truncate as a reload', async () => {
+    const url = await createDatabase(server);
+    const store = new PostgresRuleStore({ connectionString: url });
+    try {
+      await store.listRules(); // migrates
+      const seen: StoreChange[] = [];
+      await store.watch((change) => seen.push(change));
+      await sql(url, "INSERT INTO limit_override (limit_id, selector, policy, params) VALUES ('login-per-ip', 'ip:10.0.0.0/8', 'fixed_window', '{\"limit\": 9, \"windowMs\": 1000}')");
+      await eventually(() => assert.ok(seen.some((c) => c.kind === 'override' && c.limitId === 'login-per-ip' && c.selector === 'ip:10.0.0.0/8'), 'insert announced'));
+      await sql(url, 'TRUNCATE limit_override');
+      await eventually(() => assert.ok(seen.some((c) => c.kind === 'reload'), 'truncate announced'));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses to commit an override write past its deadline (migration 003 pattern)', async () => {
+    const url = await createDatabase(server);
+    const store = new PostgresRuleStore({ connectionString: url });
+    await store.listRules(); // migrates
+    await store.close();
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`BEGIN; SET LOCAL sluice.write_deadline = '${new Date(Date.now() - 1000).toISOString()}'`);
+      await client.query("INSERT INTO limit_override (limit_id, selector, policy, capacity, refill_per_second) VALUES ('l', 'tenant:a', 'gcra', 1, 1)");
+      await assert.rejects(client.query('COMMIT'), (error: { code?: string }) => error.code === 'SL001');
+      assert.deepEqual((await client.query('SELECT count(*)::int AS n FROM limit_override')).rows, [{ n: 0 }]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('seeds the config rules once even with two instances starting together', async () => {
     const url = await createDatabase(server);
     const seedRules = [{ tenant: 'shop-a', route: 'orders', rule: bucket }];
