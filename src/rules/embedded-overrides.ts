@@ -6,6 +6,7 @@ import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { RulesLogger } from './logger.js';
 import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from './override-rows.js';
+import { updateRuleColumns } from './rule-rows.js';
 import type { OverrideStore, StoreChange } from './store.js';
 import type { StoredOverride } from './types.js';
 
@@ -42,8 +43,7 @@ export class EmbeddedOverrideStore implements OverrideStore {
     this.access.db
       .prepare(
         `INSERT INTO limit_override (${OVERRIDE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (limit_id, selector) DO UPDATE SET policy = excluded.policy, capacity = excluded.capacity,
-           refill_per_second = excluded.refill_per_second, params = excluded.params, shadow = excluded.shadow, updated_at = excluded.updated_at`,
+         ON CONFLICT (limit_id, selector) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
       )
       .run(id, canonical, policy, capacity, refill, JSON.stringify(params), shadow ? 1 : 0, updatedAt);
     this.access.emit({ kind: 'override', limitId: id, selector: canonical });

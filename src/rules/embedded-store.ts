@@ -13,7 +13,7 @@ import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
 import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord } from './rule-rows.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
@@ -104,8 +104,7 @@ export class EmbeddedRuleStore implements RuleStore {
     this.db
       .prepare(
         `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = excluded.policy, capacity = excluded.capacity,
-           refill_per_second = excluded.refill_per_second, params = excluded.params, shadow = excluded.shadow, updated_at = excluded.updated_at`,
+         ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
       )
       .run(...sqliteValues(ruleValues(tenant, route, rule)), updatedAt);
     this.emit({ kind: 'rule', tenant, route });

@@ -6,6 +6,7 @@ import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { RulesLogger } from './logger.js';
 import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from './override-rows.js';
+import { updateRuleColumns } from './rule-rows.js';
 import type { OverrideStore } from './store.js';
 import type { StoredOverride } from './types.js';
 
@@ -43,9 +44,7 @@ export class PgOverrideStore implements OverrideStore {
     const [id, canonical] = overrideTarget(limitId, selector);
     const result = await this.db.write<{ updated_at: Date }>(
       `INSERT INTO limit_override (${OVERRIDE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (limit_id, selector) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
-         refill_per_second = EXCLUDED.refill_per_second, params = EXCLUDED.params, shadow = EXCLUDED.shadow, updated_at = now()
-       RETURNING updated_at`,
+       ON CONFLICT (limit_id, selector) DO UPDATE SET ${updateRuleColumns('now()')} RETURNING updated_at`,
       overrideValues(id, canonical, rule),
     );
     return overrideFromWrite(id, canonical, rule, result.rows[0]!.updated_at);

@@ -13,7 +13,7 @@ import { PgListener } from './pg-listener.js';
 import { PgOverrideStore } from './pg-overrides.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord } from './rule-rows.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
@@ -169,9 +169,7 @@ export class PostgresRuleStore implements RuleStore {
     assertRuleTarget(tenant, route);
     const result = await this.write<{ updated_at: Date }>(
       `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
-         refill_per_second = EXCLUDED.refill_per_second, params = EXCLUDED.params, shadow = EXCLUDED.shadow, updated_at = now()
-       RETURNING updated_at`,
+       ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('now()')} RETURNING updated_at`,
       ruleValues(tenant, route, rule),
     );
     return storedFromWrite(tenant, route, rule, result.rows[0]!.updated_at);

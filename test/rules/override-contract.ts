@@ -5,22 +5,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Rule } from '../../src/core/rule.js';
 import { headerBucketId } from '../../src/limits/request-limits.js';
-import type { RulesLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RuleStore, StoreChange } from '../../src/rules/store.js';
-import { eventually, type StoreFactory } from './store-contract.js';
+import { eventually, recordingLogger, type StoreFactory } from './store-contract.js';
 
 const more: Rule = { policy: 'leaky_bucket', ratePerSecond: 1, burst: 50, nodelay: true };
 const less: Rule = { policy: 'fixed_window', limit: 3, windowMs: 60_000 };
 const defaultRule: Rule = { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 };
-
-function recordingLogger(): RulesLogger & { lines: string[] } {
-  const lines: string[] = [];
-  const keep = (details: object, message: string): void => {
-    lines.push(`${message} ${JSON.stringify(details)}`);
-  };
-  return { lines, info: keep, warn: keep, error: keep };
-}
 
 export function overrideContract(name: string, factory: StoreFactory): void {
   describe(`override store contract: ${name}`, () => {
