@@ -72,5 +72,5 @@ const rows: Record<string, number> = {};
 for (let round = 0; round < 2; round++) {
   for (const [name, run] of Object.entries(cases)) rows[name] = Math.min(rows[name] ?? Number.POSITIVE_INFINITY, run());
 }
-const base = rows['IPv4, no overrides'];
+const base = rows['IPv4, no overrides'] ?? 1;
 for (const [name, ns] of Object.entries(rows)) console.log(`${name.padEnd(36)} ${ns.toFixed(0).padStart(6)} ns/resolve   ×${(ns / base).toFixed(2)}`);

@@ -157,6 +157,7 @@ function splitPath(pathname: string): string[] {
     });
 }
 
-function pathOf(req: IncomingMessage): string {
-  return (req.url ?? '/').split('?')[0]!;
+/** The path for a log line; an override's selector (an address, a header value) is left out. */
+function pathOf(req: Pick<IncomingMessage, 'url'>): string {
+  return (req.url ?? '/').split('?')[0]!.replace(/^(\/limits\/[^/]*\/overrides)\/.*$/, '$1/…');
 }

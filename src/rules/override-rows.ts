@@ -21,6 +21,21 @@ export function overrideTarget(limitId: unknown, selector: unknown): [string, st
   return [limitId, parseSelector(selector, 'selector').text];
 }
 
+/**
+ * The target when the limit id is valid and the selector already canonical,
+ * else undefined. A row (a hand edit) or a notification with another spelling
+ * is never served: looked up by its canonical form it would not be found, so
+ * a change batch and a full load could disagree about it.
+ */
+export function canonicalTarget(limitId: unknown, selector: unknown): [string, string] | undefined {
+  try {
+    const target = overrideTarget(limitId, selector);
+    return target[1] === selector ? target : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const iso = (time: Date | string): string => (typeof time === 'string' ? time : time.toISOString());
 
 /**
@@ -28,11 +43,9 @@ const iso = (time: Date | string): string => (typeof time === 'string' ? time : 
  * served. Logs name the limit, never the selector (it may be a client's address).
  */
 export function overrideFromRow(row: OverrideRow, logger: RulesLogger, location: string): StoredOverride[] {
-  let target: [string, string];
-  try {
-    target = overrideTarget(row.limit_id, row.selector);
-  } catch {
-    logger.error({ limit: String(row.limit_id).slice(0, 64), store: location }, 'skipping an override row with an invalid limit id or selector');
+  const target = canonicalTarget(row.limit_id, row.selector);
+  if (!target) {
+    logger.error({ limit: String(row.limit_id).slice(0, 64), store: location }, 'skipping an override row with an invalid limit id, or a selector not in canonical form');
     return [];
   }
   try {

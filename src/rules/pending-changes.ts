@@ -2,6 +2,7 @@
 // overrides by id, or "everything" (a full reload). A batch reads each pending
 // entry back from the store (a notification carries ids, never values); if the
 // read fails the entries go back, so nothing heard is ever dropped.
+import { canonicalTarget } from './override-rows.js';
 import { overrideKey } from './override-set.js';
 import { ruleKey, type RuleSetChanges, SEP } from './rule-set.js';
 import type { RuleStore, StoreChange } from './store.js';
@@ -49,7 +50,9 @@ export class PendingChanges {
         ...keys.map(async (id) => changes.keys.set(id, await store.getKey(id))),
         ...overrides.map(async (key) => {
           const [limitId, selector] = key.split(SEP) as [string, string];
-          changes.overrides.set(key, await store.overrides.get(limitId, selector));
+          // A hand edit's invalid selector is not an outage: that row is never served (override-rows.ts).
+          const valid = canonicalTarget(limitId, selector) !== undefined;
+          changes.overrides.set(key, valid ? await store.overrides.get(limitId, selector) : undefined);
         }),
       ]);
     } catch (error) {

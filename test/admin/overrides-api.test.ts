@@ -2,9 +2,17 @@
 // `sluice overrides`: CRUD, canonical selectors, 400s naming the field, the
 // rule cache following, the OpenAPI document, and header values never stored raw.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startAdminServer } from '../../src/admin/server.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
+import { StoreEngine } from '../../src/limiter/engine.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { silentLogger } from '../../src/rules/logger.js';
+import { RuleCache } from '../../src/rules/rule-cache.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
 import { run as overrides } from '../../src/cli/overrides-command.js';
 import { headerBucketId } from '../../src/limits/request-limits.js';
 import { eventually } from '../rules/store-contract.js';
@@ -98,6 +106,35 @@ describe('admin API: overrides', () => {
     for (const p of ['/overrides', '/limits/{limitId}/overrides', '/limits/{limitId}/overrides/{selector}']) assert.ok(doc.body.paths[p], p);
     assert.deepEqual(Object.keys(doc.body.paths['/limits/{limitId}/overrides/{selector}']).sort(), ['delete', 'get', 'parameters', 'put']);
     assert.ok(doc.body.components.schemas.StoredOverride);
+  });
+});
+
+describe('admin API: overrides when the store fails', () => {
+  it("logs the failure without the selector: it may be a client's address or a header value", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-overrides-log-'));
+    const store = new EmbeddedRuleStore({ dataDir: dir });
+    const cache = new RuleCache({ store, defaultRule: { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 }, logger: silentLogger });
+    await cache.start();
+    const engine = new StoreEngine(new MemoryStore());
+    const lines: string[] = [];
+    const keep = (details: object, message: string): void => void lines.push(`${message} ${JSON.stringify(details)}`);
+    const admin = await startAdminServer({ listen: { port: 0 }, token: TOKEN, store, cache, engine, logger: { info: keep, warn: keep, error: keep } });
+    try {
+      await store.close(); // every later read or write fails: a 500, logged
+      const reply = await fetch(`${admin.url}/limits/per-user/overrides/header:carol-secret`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(more),
+      });
+      assert.equal(reply.status, 500);
+      assert.ok(lines.some((line) => line.includes('/limits/per-user/overrides/…')), lines.join('\n'));
+      assert.ok(!lines.join('\n').includes('carol-secret'), lines.join('\n'));
+    } finally {
+      await admin.close();
+      await cache.close();
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadMigrations, migrate } from '../../src/rules/migrations.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { StoreChange } from '../../src/rules/store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
-import { eventually, type StoreFactory, storeContract } from './store-contract.js';
+import { eventually, recordingLogger, type StoreFactory, storeContract } from './store-contract.js';
 import { overrideContract } from './override-contract.js';
 
 let server: PostgresServer;
@@ -72,6 +73,30 @@ describe('postgres store', () => {
       await sql(url, 'TRUNCATE limit_override');
       await eventually(() => assert.ok(seen.some((c) => c.kind === 'reload'), 'truncate announced'));
     } finally {
+      await store.close();
+    }
+  });
+
+  it('a psql row with an invalid or non-canonical selector is never served and is not taken for an outage', async () => {
+    const url = await createDatabase(server);
+    const store = new PostgresRuleStore({ connectionString: url });
+    const logger = recordingLogger();
+    const cache = new RuleCache({ store, defaultRule: { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 }, logger });
+    try {
+      await cache.start();
+      const insert = (selector: string) =>
+        sql(url, `INSERT INTO limit_override (limit_id, selector, policy, capacity, refill_per_second) VALUES ('login-per-ip', '${selector}', 'gcra', 5, 1)`);
+      await insert('ip:10.1.2.3/8'); // host bits set
+      await insert('ip:10.0.0.1/32'); // canonical is ip:10.0.0.1
+      await insert('ip:192.0.2.0/24');
+      await eventually(() => assert.equal(cache.status().overrides, 1, 'only the valid row'), 5000);
+      assert.deepEqual([...cache.overrides().stored.values()].map((o) => o.selector), ['ip:192.0.2.0/24']);
+      assert.equal(cache.status().storeReachable, true);
+      assert.ok(!logger.lines.some((line) => line.includes('unreachable')), logger.lines.join('\n'));
+      await cache.refresh();
+      assert.equal(cache.status().overrides, 1, 'a full load agrees with the change batches');
+    } finally {
+      await cache.close();
       await store.close();
     }
   });
