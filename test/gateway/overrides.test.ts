@@ -1,7 +1,8 @@
 // Per-key overrides through the real gateway over real HTTP: an override PUT on
 // the admin API reaches the running gateway (polled, never timed), lets a login
 // route admit more for one IP or CIDR, gives a keyed tenant its own quota over
-// its tenant × route rule, and on PostgreSQL reaches a second instance.
+// its tenant × route rule, is served by the decision service's /decide too,
+// and on PostgreSQL reaches a second instance.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,7 @@ after(() => {
 function start(upstream: TestUpstream, databaseUrl?: string): Promise<RunningSluice> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-overrides-'));
   dirs.push(dir);
-  const env = { UP: upstream.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DATA_DIR: dir, ...(databaseUrl ? { SLUICE_DATABASE_URL: databaseUrl } : {}) };
+  const env = { UP: upstream.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_DECISION_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DATA_DIR: dir, ...(databaseUrl ? { SLUICE_DATABASE_URL: databaseUrl } : {}) };
   return startGateway(YAML, env, { ruleStore: true, admin: true });
 }
 
@@ -96,6 +97,15 @@ describe('overrides through the gateway on the embedded store', () => {
     assert.equal(await admitted(5, () => login(app, '2001:db8::1')), 3, 'an IPv6 client: the inline rule');
     assert.equal(await admin(app, 'PUT', overridePath('login-per-ip', 'ip:2001:db8:1::/48'), window(8)), 200);
     await limitSeen((i) => login(app, `2001:db8:1:${i.toString(16)}::1`), 8);
+  });
+
+  it("the decision service's /decide serves the same overrides", async () => {
+    const decide = (ip: string) =>
+      call(`${app.decisionUrl}/decide`, { headers: { 'x-forwarded-method': 'POST', 'x-forwarded-uri': '/login', 'x-forwarded-for': ip } });
+    assert.equal((await decide('198.18.0.1')).headers['x-ratelimit-limit'], '3', 'the inline rule');
+    assert.equal(await admin(app, 'PUT', overridePath('login-per-ip', 'ip:198.18.0.0/15'), window(5)), 200);
+    await limitSeen((i) => decide(`198.19.0.${i % 250}`), 5);
+    assert.equal(await admitted(8, () => decide('198.18.7.7')), 5);
   });
 
   it("a keyed tenant's override beats its tenant × route rule, and deleting it brings the rule back", async () => {
