@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { SLUICE_ERRORS } from '../core/error-codes.js';
 import { ruleSchema } from '../core/rule.js';
+import { overridePaths, storedOverrideSchema } from './openapi-overrides.js';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -31,7 +32,7 @@ export function openApiDocument(): object {
 function build(): object {
   return {
     openapi: '3.1.0',
-    info: { title: 'Sluice admin API', version: '1', description: 'Rules, API keys and buckets of a Sluice gateway. Every endpoint but /healthz, /readyz and /metrics needs Authorization: Bearer <SLUICE_ADMIN_TOKEN>.' },
+    info: { title: 'Sluice admin API', version: '1', description: 'Rules, per-key overrides, API keys and buckets of a Sluice gateway. Every endpoint but /healthz, /readyz and /metrics needs Authorization: Bearer <SLUICE_ADMIN_TOKEN>.' },
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: schemas() },
     paths: paths(),
   };
@@ -42,6 +43,7 @@ function schemas(): object {
   return {
     Rule: rule,
     StoredRule: { type: 'object', required: ['tenant', 'route', 'rule', 'updatedAt'], properties: { tenant: { type: 'string' }, route: { type: 'string' }, rule: ref('Rule'), updatedAt: { type: 'string', format: 'date-time' } } },
+    StoredOverride: storedOverrideSchema,
     KeyInfo: { type: 'object', required: ['id', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time' } } },
     CreatedKey: { type: 'object', required: ['id', 'key', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, key: { type: 'string', description: 'the clear key: shown once, never stored' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } } },
     Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(SLUICE_ERRORS) }, field: { type: 'string' }, message: { type: 'string' } } } } },
@@ -75,6 +77,7 @@ function paths(): object {
   '/keys/{id}': {
     delete: { ...authed, summary: 'Revoke a key (stops resolving on every instance within a second)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'revoked', ...json(ref('KeyInfo')) }, ...errors(400, 401, 403, 404, 503) } },
   },
+  ...overridePaths(errors, authed),
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },

@@ -8,6 +8,7 @@ import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
 import { bearerAuth } from './auth.js';
 import * as h from './handlers.js';
+import { routeOverrides } from './override-handlers.js';
 import { readJson, sendError, sendJson } from './http-util.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
@@ -108,6 +109,7 @@ function router(deps: h.AdminDeps): Route {
       if (!methods.includes(method)) throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
     };
     const [head, a, b] = parts;
+    if (head === 'limits' || head === 'overrides') return routeOverrides(deps, req, parts, allow);
     const shape = `${head ?? ''}/${parts.length}`;
     switch (shape) {
       case 'healthz/1':
@@ -155,6 +157,7 @@ function splitPath(pathname: string): string[] {
     });
 }
 
-function pathOf(req: IncomingMessage): string {
-  return (req.url ?? '/').split('?')[0]!;
+/** The path for a log line; an override's selector (an address, a header value) is left out. */
+function pathOf(req: Pick<IncomingMessage, 'url'>): string {
+  return (req.url ?? '/').split('?')[0]!.replace(/^(\/limits\/[^/]*\/overrides)\/.*$/, '$1/…');
 }

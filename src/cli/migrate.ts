@@ -3,8 +3,7 @@
 import pg from 'pg';
 import { CliError, type CliIo, processIo, runCli, UsageError } from './cli-io.js';
 import { migrate } from '../rules/migrations.js';
-import { isConnectionError } from '../rules/pg-errors.js';
-import { describeUrl } from '../rules/pg-store.js';
+import { describeUrl, isConnectionError } from '../rules/pg-errors.js';
 
 const USAGE = 'usage: SLUICE_DATABASE_URL=postgres://... sluice migrate\n';
 

@@ -117,7 +117,7 @@ export function formatRules(rules: Pick<StoredRule, 'tenant' | 'route' | 'rule'>
   return `rules:\n${lines.join('\n')}\n`;
 }
 
-function ruleFromOptions(options: Map<string, string | true>): Record<string, unknown> {
+export function ruleFromOptions(options: Map<string, string | true>): Record<string, unknown> {
   const rule: Record<string, unknown> = {};
   for (const [name, value] of options) {
     if (name === 'admin') continue;
@@ -135,7 +135,7 @@ function coerce(value: string): unknown {
   return value;
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {

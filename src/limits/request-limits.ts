@@ -10,13 +10,14 @@ import { capacityOf, type Rule } from '../core/rule.js';
 import type { RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
 import { ipBucketId } from './ip-address.js';
+import { overrideRule } from './override-lookup.js';
 import type { LimitConfig, RequestLimit } from './types.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
   /** A `key: { header }` limit and the request lacks the header (400). */
   | 'missing_limit_header'
-  /** The rule store's rule holds fewer units than the route's cost (503: the operator must fix the rule). */
+  /** The rule store's rule or override holds fewer units than the route's cost (503: the operator must fix the rule). */
   | 'cost_exceeds_capacity'
   /** The connection closed before we could read its address. */
   | 'no_client_address';
@@ -55,10 +56,12 @@ export class RouteLimits {
   }
 
   private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest): RequestLimit | LimitProblem {
-    const rule = limit.rule ?? this.rules.resolve(tenant as string, this.route.id).rule;
+    // Per-key override > inline rule > the rule store's tenant × route rule (docs/limits.md#overrides).
+    const override = overrideRule(this.rules.overrides?.(), limit, tenant, request, this.clientIp);
+    const rule = override ?? limit.rule ?? this.rules.resolve(tenant as string, this.route.id).rule;
     const cost = this.route.cost;
     // Config rules were checked at load; a rule from the store may have shrunk since.
-    if (cost > 1 && limit.rule === undefined && cost > capacityOf(rule)) return 'cost_exceeds_capacity';
+    if (cost > 1 && (override !== undefined || limit.rule === undefined) && cost > capacityOf(rule)) return 'cost_exceeds_capacity';
     switch (limit.key.kind) {
       case 'tenant':
         return made(limit.id, tenant as string, limit.id, rule, cost);

@@ -15,7 +15,7 @@ export function setFromSnapshot(path: string | undefined, cause: unknown): { set
       `cannot load rules: ${errorMessage(cause)}; and no rules snapshot ${path ? `at ${path}` : 'is configured'} to start from. Start the rule store (or fix SLUICE_DATABASE_URL) and retry.`,
     );
   }
-  return { set: buildRuleSet(snapshot.rules, snapshot.keys), savedAt: snapshot.savedAt };
+  return { set: buildRuleSet(snapshot.rules, snapshot.keys, snapshot.overrides ?? []), savedAt: snapshot.savedAt };
 }
 
 export class SnapshotWriter {
@@ -43,6 +43,7 @@ export class SnapshotWriter {
           source: this.source,
           rules: [...set.stored.values()],
           keys: [...set.keys].map(([hash, entry]) => ({ id: entry.id, tenant: entry.tenant, hash })),
+          overrides: [...set.overrides.stored.values()],
         });
       } catch (error) {
         this.logger.warn({ err: errorMessage(error), snapshot: this.path }, 'could not write the rules snapshot');

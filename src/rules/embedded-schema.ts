@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001 and 004 column for column and CHECK for CHECK
 // (test/rules/schema-parity.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -33,22 +33,26 @@ CREATE TABLE IF NOT EXISTS sluice_meta (key TEXT PRIMARY KEY, value TEXT NOT NUL
 const ID_CHARS = "NOT GLOB '*[^A-Za-z0-9._~@+-]*'";
 const NOW = "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))";
 
+/** A rule's columns and their CHECKs: rate_limit_rule's, and limit_override's (migrations/001 and 004). */
+const RULE_COLUMNS_CHECKED = `  policy TEXT NOT NULL CHECK (policy IN ('token_bucket', 'gcra', 'fixed_window',
+                               'sliding_window_log', 'sliding_window_counter', 'leaky_bucket')),
+  capacity INTEGER NULL CHECK (capacity IS NULL OR (typeof(capacity) = 'integer' AND capacity BETWEEN 1 AND 2147483647)),
+  refill_per_second REAL NULL CHECK (refill_per_second IS NULL OR (typeof(refill_per_second) = 'real' AND refill_per_second > 0)),
+  params TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params) AND json_type(params) = 'object'),
+  shadow INTEGER NOT NULL DEFAULT 0 CHECK (shadow IN (0, 1)),
+  updated_at TEXT NOT NULL DEFAULT ${NOW},`;
+const RULE_TABLE_CHECKS = `CHECK ((policy IN ('token_bucket', 'gcra')) = (capacity IS NOT NULL AND refill_per_second IS NOT NULL)),
+    CHECK (policy IN ('token_bucket', 'gcra') OR (capacity IS NULL AND refill_per_second IS NULL))`;
+
 /** migrations/001's CHECKs: ids, policy names, column types, and capacity/refill exactly for the bucket policies. */
 const V2_TABLES = `
 CREATE TABLE rate_limit_rule_v2 (
   id INTEGER PRIMARY KEY,
   tenant_id TEXT NOT NULL CHECK (tenant_id = '*' OR (length(tenant_id) BETWEEN 1 AND 64 AND tenant_id ${ID_CHARS})),
   route_id TEXT NOT NULL CHECK (route_id = '*' OR (length(route_id) BETWEEN 1 AND 64 AND route_id ${ID_CHARS})),
-  policy TEXT NOT NULL CHECK (policy IN ('token_bucket', 'gcra', 'fixed_window',
-                               'sliding_window_log', 'sliding_window_counter', 'leaky_bucket')),
-  capacity INTEGER NULL CHECK (capacity IS NULL OR (typeof(capacity) = 'integer' AND capacity BETWEEN 1 AND 2147483647)),
-  refill_per_second REAL NULL CHECK (refill_per_second IS NULL OR (typeof(refill_per_second) = 'real' AND refill_per_second > 0)),
-  params TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params) AND json_type(params) = 'object'),
-  shadow INTEGER NOT NULL DEFAULT 0 CHECK (shadow IN (0, 1)),
-  updated_at TEXT NOT NULL DEFAULT ${NOW},
+${RULE_COLUMNS_CHECKED}
   UNIQUE (tenant_id, route_id),
-  CHECK ((policy IN ('token_bucket', 'gcra')) = (capacity IS NOT NULL AND refill_per_second IS NOT NULL)),
-  CHECK (policy IN ('token_bucket', 'gcra') OR (capacity IS NULL AND refill_per_second IS NULL))
+  ${RULE_TABLE_CHECKS}
 );
 CREATE TABLE api_key_v2 (
   id TEXT PRIMARY KEY CHECK (length(id) BETWEEN 1 AND 64 AND id NOT GLOB '*[^A-Za-z0-9_-]*'),
@@ -83,9 +87,26 @@ function addChecks(db: Database.Database, logger: RulesLogger): void {
   db.exec('CREATE INDEX api_key_tenant_idx ON api_key (tenant_id)');
 }
 
+/** A space or an ASCII control character (PostgreSQL's [:space:][:cntrl:]; no text holds a NUL). */
+const SPACE_OR_CONTROL = ` ${String.fromCharCode(...Array.from({ length: 31 }, (_, i) => i + 1), 127)}`;
+
+/** migrations/004: per-key overrides, the rule in rate_limit_rule's columns and CHECKs. */
+const V3_OVERRIDES = `
+CREATE TABLE limit_override (
+  id INTEGER PRIMARY KEY,
+  limit_id TEXT NOT NULL CHECK (length(limit_id) BETWEEN 1 AND 64 AND limit_id ${ID_CHARS}),
+  selector TEXT NOT NULL CHECK (length(selector) <= 128 AND (selector GLOB 'tenant:?*' OR selector GLOB 'ip:?*' OR selector GLOB 'header:?*')
+                                AND selector NOT GLOB '*[${SPACE_OR_CONTROL}]*'),
+${RULE_COLUMNS_CHECKED}
+  UNIQUE (limit_id, selector),
+  ${RULE_TABLE_CHECKS}
+);
+`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
+  (db) => db.exec(V3_OVERRIDES),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

@@ -8,11 +8,12 @@ import Database from 'better-sqlite3';
 import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
+import { EmbeddedOverrideStore } from './embedded-overrides.js';
 import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
 import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord } from './rule-rows.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
@@ -33,6 +34,7 @@ function sqliteValues([tenant, route, policy, capacity, refill, params, shadow]:
 export class EmbeddedRuleStore implements RuleStore {
   readonly kind = 'embedded';
   readonly location: string;
+  readonly overrides: EmbeddedOverrideStore;
   private readonly db: Database.Database;
   private readonly lock: DirLock;
   private readonly logger: RulesLogger;
@@ -56,6 +58,7 @@ export class EmbeddedRuleStore implements RuleStore {
       this.lock.release();
       throw error;
     }
+    this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (change) => this.emit(change), logger: this.logger, location: this.location });
   }
 
   /** The config's rules (parsed when the config was loaded), written on the first start only: afterwards the admin API owns them. */
@@ -101,8 +104,7 @@ export class EmbeddedRuleStore implements RuleStore {
     this.db
       .prepare(
         `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = excluded.policy, capacity = excluded.capacity,
-           refill_per_second = excluded.refill_per_second, params = excluded.params, shadow = excluded.shadow, updated_at = excluded.updated_at`,
+         ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
       )
       .run(...sqliteValues(ruleValues(tenant, route, rule)), updatedAt);
     this.emit({ kind: 'rule', tenant, route });

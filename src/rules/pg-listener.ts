@@ -112,6 +112,9 @@ function parsePayload(payload: string | undefined): StoreChange {
       return { kind: 'rule', tenant: data.tenant, route: data.route };
     }
     if (data.kind === 'key' && typeof data.id === 'string') return { kind: 'key', id: data.id };
+    if (data.kind === 'override' && typeof data.limit === 'string' && typeof data.selector === 'string') {
+      return { kind: 'override', limitId: data.limit, selector: data.selector };
+    }
   } catch {
     // an unknown payload: fall through to a full reload, which is always correct
   }

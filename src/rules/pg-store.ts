@@ -10,9 +10,10 @@ import { type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
 import { PgListener } from './pg-listener.js';
+import { PgOverrideStore } from './pg-overrides.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord } from './rule-rows.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
@@ -30,13 +31,12 @@ export interface PostgresStoreOptions {
   maxClockSkewMs?: number;
 }
 
-export { describeUrl } from './pg-errors.js';
-
 const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
 
 export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
   readonly location: string;
+  readonly overrides: PgOverrideStore;
   private readonly pool: pg.Pool;
   private readonly logger: RulesLogger;
   private ready: Promise<void> | undefined;
@@ -67,6 +67,7 @@ export class PostgresRuleStore implements RuleStore {
     });
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
+    this.overrides = new PgOverrideStore({ query: (...a) => this.query(...a), write: (...a) => this.write(...a), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location });
   }
 
   /** Migrates and seeds once; retried on the next call after a failure. */
@@ -168,9 +169,7 @@ export class PostgresRuleStore implements RuleStore {
     assertRuleTarget(tenant, route);
     const result = await this.write<{ updated_at: Date }>(
       `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (tenant_id, route_id) DO UPDATE SET policy = EXCLUDED.policy, capacity = EXCLUDED.capacity,
-         refill_per_second = EXCLUDED.refill_per_second, params = EXCLUDED.params, shadow = EXCLUDED.shadow, updated_at = now()
-       RETURNING updated_at`,
+       ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('now()')} RETURNING updated_at`,
       ruleValues(tenant, route, rule),
     );
     return storedFromWrite(tenant, route, rule, result.rows[0]!.updated_at);

@@ -7,7 +7,9 @@
 import type { Rule } from '../core/rule.js';
 import { hashApiKeyHex } from './keys.js';
 import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
-import { applyChanges, buildRuleSet, defaultResolved, lookupRule, ruleKey, type RuleSet, type RuleSetChanges, SEP } from './rule-set.js';
+import type { OverrideSet } from './override-set.js';
+import { PendingChanges } from './pending-changes.js';
+import { applyChanges, buildRuleSet, defaultResolved, lookupRule, type RuleSet } from './rule-set.js';
 import { setFromSnapshot, SnapshotWriter } from './cache-snapshot.js';
 import type { RuleStore, StoreChange } from './store.js';
 import type { ResolvedRule, RuleResolver, StoredRule, TenantResolver } from './types.js';
@@ -35,6 +37,7 @@ export interface RuleCacheStatus {
   lastSync: string | undefined;
   rules: number;
   keys: number;
+  overrides: number;
 }
 
 const MAX_KEY_LENGTH = 512;
@@ -47,9 +50,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
   private source: RuleCacheStatus['source'] = 'none';
   private reachable = false;
   private lastSync: string | undefined;
-  private fullPending = false;
-  private readonly pendingRules = new Set<string>();
-  private readonly pendingKeys = new Set<string>();
+  private readonly pending = new PendingChanges();
   private running: Promise<void> | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -83,6 +84,10 @@ export class RuleCache implements RuleResolver, TenantResolver {
     return lookupRule(this.set.rules, tenant, route) ?? this.fallback;
   }
 
+  overrides(): OverrideSet {
+    return this.set.overrides;
+  }
+
   tenantFor(apiKey: string): string | undefined {
     if (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > MAX_KEY_LENGTH) return undefined;
     return this.tenantForHash(hashApiKeyHex(apiKey));
@@ -106,6 +111,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
       lastSync: this.lastSync,
       rules: this.set.rules.size,
       keys: this.set.keys.size,
+      overrides: this.set.overrides.stored.size,
     };
   }
 
@@ -129,14 +135,12 @@ export class RuleCache implements RuleResolver, TenantResolver {
       this.markUnreachable(new Error(`change notifications lost: ${change.error}`));
       return;
     }
-    if (change.kind === 'reload') this.fullPending = true;
-    else if (change.kind === 'rule') this.pendingRules.add(ruleKey(change.tenant, change.route));
-    else this.pendingKeys.add(change.id);
+    this.pending.add(change);
     this.kick();
   }
 
   private requestFull(): void {
-    this.fullPending = true;
+    this.pending.full = true;
     this.kick();
   }
 
@@ -152,21 +156,18 @@ export class RuleCache implements RuleResolver, TenantResolver {
     // Let a burst of notifications gather into one batch.
     await new Promise((resolve) => setImmediate(resolve));
     try {
-      while (!this.closed && (this.fullPending || this.pendingRules.size > 0 || this.pendingKeys.size > 0)) {
-        const maxBatch = this.options.maxBatch ?? 200;
-        if (this.fullPending || this.pendingRules.size + this.pendingKeys.size > maxBatch) {
+      while (!this.closed && (this.pending.full || this.pending.size > 0)) {
+        if (this.pending.full || this.pending.size > (this.options.maxBatch ?? 200)) {
           // A full load reads after every pending change committed: it covers them all.
-          this.fullPending = false;
-          this.pendingRules.clear();
-          this.pendingKeys.clear();
+          this.pending.clear();
           await this.loadAll();
         } else {
-          await this.applyBatch();
+          this.swap(applyChanges(this.set, await this.pending.fetch(this.options.store), this.logger), 'store');
         }
       }
     } catch (error) {
       // Retry everything once the store answers again; meanwhile the last set serves.
-      this.fullPending = true;
+      this.pending.full = true;
       this.markUnreachable(error);
       this.scheduleRetry();
     }
@@ -174,33 +175,8 @@ export class RuleCache implements RuleResolver, TenantResolver {
 
   private async loadAll(): Promise<void> {
     const { store } = this.options;
-    const [rules, keys] = await Promise.all([store.listRules(), store.listActiveKeyHashes()]);
-    this.swap(buildRuleSet(rules, keys), 'store');
-  }
-
-  private async applyBatch(): Promise<void> {
-    const { store } = this.options;
-    const ruleKeys = [...this.pendingRules];
-    const keyIds = [...this.pendingKeys];
-    this.pendingRules.clear();
-    this.pendingKeys.clear();
-    const changes: RuleSetChanges = { rules: new Map(), keys: new Map() };
-    try {
-      await Promise.all([
-        ...ruleKeys.map(async (key) => {
-          const [tenant, route] = key.split(SEP) as [string, string];
-          changes.rules.set(key, await store.getRule(tenant, route));
-        }),
-        ...keyIds.map(async (id) => {
-          changes.keys.set(id, await store.getKey(id));
-        }),
-      ]);
-    } catch (error) {
-      for (const key of ruleKeys) this.pendingRules.add(key);
-      for (const id of keyIds) this.pendingKeys.add(id);
-      throw error;
-    }
-    this.swap(applyChanges(this.set, changes), 'store');
+    const [rules, keys, overrides] = await Promise.all([store.listRules(), store.listActiveKeyHashes(), store.overrides.list()]);
+    this.swap(buildRuleSet(rules, keys, overrides, this.logger), 'store');
   }
 
   private swap(set: RuleSet, source: 'store'): void {

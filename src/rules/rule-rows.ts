@@ -12,6 +12,10 @@ export const RULE_COLUMNS = 'tenant_id, route_id, policy, capacity, refill_per_s
 /** The columns a rule write sets (updated_at is the database's own time). */
 export const RULE_WRITE_COLUMNS = 'tenant_id, route_id, policy, capacity, refill_per_second, params, shadow';
 
+/** The ON CONFLICT update of a rule's columns, in both stores, for rules and overrides; `updatedAt` is the new time's SQL. */
+export const updateRuleColumns = (updatedAt: string): string =>
+  `policy = excluded.policy, capacity = excluded.capacity, refill_per_second = excluded.refill_per_second, params = excluded.params, shadow = excluded.shadow, updated_at = ${updatedAt}`;
+
 export interface RuleRow {
   tenant_id: string;
   route_id: string;

@@ -1,8 +1,10 @@
 // An immutable rule set: what the hot path reads. Built once per load or change
 // batch and swapped in whole, so a lookup never sees half an update.
 import { type Rule, ruleFingerprint } from '../core/rule.js';
+import type { RulesLogger } from './logger.js';
+import { applyOverrideChanges, buildOverrideSet, type OverrideSet } from './override-set.js';
 import type { ApiKeyRecord } from './store.js';
-import { ANY, type ResolvedRule, type RuleMatch, type StoredRule } from './types.js';
+import { ANY, type ResolvedRule, type RuleMatch, type StoredOverride, type StoredRule } from './types.js';
 
 export const SEP = '\u0000';
 export const ruleKey = (tenant: string, route: string): string => `${tenant}${SEP}${route}`;
@@ -21,6 +23,8 @@ export interface RuleSet {
   readonly keys: ReadonlyMap<string, KeyEntry>;
   /** key id → SHA-256 hex, to drop a revoked key. */
   readonly keyIds: ReadonlyMap<string, string>;
+  /** Per-key overrides of limits, indexed for the request path. */
+  readonly overrides: OverrideSet;
 }
 
 /** The one rule lookup, most specific first: tenant × route, tenant × any route, any tenant × route, any × any. */
@@ -38,7 +42,12 @@ export function resolvedOf(entry: Pick<StoredRule, 'tenant' | 'route' | 'rule'>)
   return Object.freeze({ rule: entry.rule, match: matchOf(entry.tenant, entry.route), version: ruleFingerprint(entry.rule) });
 }
 
-export function buildRuleSet(rules: StoredRule[], keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[]): RuleSet {
+export function buildRuleSet(
+  rules: StoredRule[],
+  keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[],
+  overrides: StoredOverride[] = [],
+  logger?: RulesLogger,
+): RuleSet {
   const resolved = new Map<string, ResolvedRule>();
   const stored = new Map<string, StoredRule>();
   for (const rule of rules) {
@@ -52,17 +61,19 @@ export function buildRuleSet(rules: StoredRule[], keys: Pick<ApiKeyRecord, 'id' 
     keyMap.set(k.hash, { id: k.id, tenant: k.tenant });
     keyIds.set(k.id, k.hash);
   }
-  return { rules: resolved, stored, keys: keyMap, keyIds };
+  return { rules: resolved, stored, keys: keyMap, keyIds, overrides: buildOverrideSet(overrides, logger) };
 }
 
 export interface RuleSetChanges {
   rules: Map<string, StoredRule | undefined>; // ruleKey → new value, undefined = deleted
   keys: Map<string, ApiKeyRecord | undefined>; // key id → active record, undefined = gone or revoked
+  overrides: Map<string, StoredOverride | undefined>; // overrideKey → new value, undefined = deleted
 }
 
 /** A new set with `changes` applied; `base` is left as it is. */
-export function applyChanges(base: RuleSet, changes: RuleSetChanges): RuleSet {
+export function applyChanges(base: RuleSet, changes: RuleSetChanges, logger?: RulesLogger): RuleSet {
   let { rules, stored, keys, keyIds } = base;
+  const overrides = applyOverrideChanges(base.overrides, changes.overrides, logger);
   if (changes.rules.size > 0) {
     const nextRules = new Map(rules);
     const nextStored = new Map(stored);
@@ -78,22 +89,27 @@ export function applyChanges(base: RuleSet, changes: RuleSetChanges): RuleSet {
     rules = nextRules;
     stored = nextStored;
   }
-  if (changes.keys.size > 0) {
-    const nextKeys = new Map(keys);
-    const nextIds = new Map(keyIds);
-    for (const [id, record] of changes.keys) {
-      const oldHash = nextIds.get(id);
-      if (oldHash !== undefined) nextKeys.delete(oldHash);
-      nextIds.delete(id);
-      if (record && record.revokedAt === undefined) {
-        nextKeys.set(record.hash, { id: record.id, tenant: record.tenant });
-        nextIds.set(id, record.hash);
-      }
+  if (changes.keys.size > 0) [keys, keyIds] = applyKeyChanges(keys, keyIds, changes.keys);
+  return { rules, stored, keys, keyIds, overrides };
+}
+
+function applyKeyChanges(
+  keys: ReadonlyMap<string, KeyEntry>,
+  keyIds: ReadonlyMap<string, string>,
+  changes: RuleSetChanges['keys'],
+): [ReadonlyMap<string, KeyEntry>, ReadonlyMap<string, string>] {
+  const nextKeys = new Map(keys);
+  const nextIds = new Map(keyIds);
+  for (const [id, record] of changes) {
+    const oldHash = nextIds.get(id);
+    if (oldHash !== undefined) nextKeys.delete(oldHash);
+    nextIds.delete(id);
+    if (record && record.revokedAt === undefined) {
+      nextKeys.set(record.hash, { id: record.id, tenant: record.tenant });
+      nextIds.set(id, record.hash);
     }
-    keys = nextKeys;
-    keyIds = nextIds;
   }
-  return { rules, stored, keys, keyIds };
+  return [nextKeys, nextIds];
 }
 
 /** The resolved form of the default rule (config's `defaults`). */

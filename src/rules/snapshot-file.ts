@@ -1,11 +1,11 @@
 // The last good rule set on disk (JSON, in the data dir), so an instance that
 // starts while the rule store is unreachable can still serve the rules and keys
-// it last saw. It holds key hashes, never keys, and is written atomically.
+// it last saw (overrides too). It holds key hashes, never keys, and is written atomically.
 import { readFileSync } from 'node:fs';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ApiKeyRecord } from './store.js';
-import type { StoredRule } from './types.js';
+import type { StoredOverride, StoredRule } from './types.js';
 
 export const SNAPSHOT_FILE = 'rules-snapshot.json';
 
@@ -15,6 +15,8 @@ export interface SnapshotFile {
   source: string;
   rules: StoredRule[];
   keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[];
+  /** Absent in files written before overrides existed. */
+  overrides?: StoredOverride[];
 }
 
 export async function writeSnapshot(path: string, snapshot: SnapshotFile): Promise<void> {

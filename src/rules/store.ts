@@ -6,7 +6,7 @@
 // partly written) and parses every row it reads back (rule-rows.ts), since a
 // database can hold anything.
 import type { Rule } from '../core/rule.js';
-import type { StoredRule } from './types.js';
+import type { StoredOverride, StoredRule } from './types.js';
 
 export interface ApiKeyInfo {
   id: string;
@@ -36,6 +36,7 @@ export interface CreatedKey {
 export type StoreChange =
   | { kind: 'rule'; tenant: string; route: string }
   | { kind: 'key'; id: string }
+  | { kind: 'override'; limitId: string; selector: string }
   | { kind: 'reload' }
   | { kind: 'disconnected'; error: string };
 
@@ -56,8 +57,23 @@ export interface RuleFilter {
   interactive?: boolean;
 }
 
+/**
+ * Per-key overrides of a limit's rule. Ids and selectors are checked (a limit
+ * id need not be in this instance's config: instances with other configs share
+ * the store); `selector` must be canonical (parseSelector) and `rule` parsed.
+ */
+export interface OverrideStore {
+  /** Every override, or one limit's; `interactive` as for rules. */
+  list(filter?: { limitId?: string; interactive?: boolean }): Promise<StoredOverride[]>;
+  get(limitId: string, selector: string): Promise<StoredOverride | undefined>;
+  put(limitId: string, selector: string, rule: Rule): Promise<StoredOverride>;
+  /** Whether an override was there to delete. */
+  delete(limitId: string, selector: string): Promise<boolean>;
+}
+
 export interface RuleStore {
   readonly kind: 'postgres' | 'embedded';
+  readonly overrides: OverrideStore;
   /** Where the store lives, for logs and errors (never a password). */
   readonly location: string;
 

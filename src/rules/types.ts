@@ -2,6 +2,7 @@
 // cache that the hot path reads, and the gateway. The hot path only ever calls
 // `RuleResolver.resolve` and `TenantResolver.tenantFor`: both O(1), no I/O.
 import type { Rule } from '../core/rule.js';
+import type { OverrideSet } from './override-set.js';
 
 /** `*` as a route id means every route of the tenant; as a tenant id, every tenant. */
 export const ANY = '*';
@@ -23,9 +24,20 @@ export interface ResolvedRule {
   version: string;
 }
 
+/** A per-key override of a limit's rule (override-selector.ts for the selector's forms). */
+export interface StoredOverride {
+  limitId: string;
+  /** Canonical selector text: `tenant:ID`, `ip:ADDRESS[/LEN]` or `header:~h.<hash>`. */
+  selector: string;
+  rule: Rule;
+  updatedAt: string; // ISO timestamp
+}
+
 export interface RuleResolver {
   /** tenant × route, then tenant × any route, then any tenant × route, then the default rule. */
   resolve(tenant: string, route: string): ResolvedRule;
+  /** The per-key overrides in memory (a rule store's); none when absent. */
+  overrides?(): OverrideSet;
 }
 
 export interface TenantResolver {

@@ -75,7 +75,9 @@ describe('embedded schema migrations', () => {
       assert.throws(() => db.prepare("INSERT INTO rate_limit_rule (tenant_id, route_id, policy) VALUES ('shop-a', 'r', 'nope')").run(), /CHECK/);
       // The row that breaks them was moved aside, not lost.
       assert.deepEqual(db.prepare('SELECT tenant_id, route_id FROM rate_limit_rule_rejected').all(), [{ tenant_id: 'shop a', route_id: 'orders' }]);
-      assert.equal(db.pragma('user_version', { simple: true }), 2);
+      // ...and the overrides table (migration 3) is there, empty.
+      assert.deepEqual(db.prepare('SELECT count(*) AS n FROM limit_override').get(), { n: 0 });
+      assert.equal(db.pragma('user_version', { simple: true }), 3);
     } finally {
       db.close();
     }

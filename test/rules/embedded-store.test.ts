@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
-import { storeContract } from './store-contract.js';
+import { type StoreFactory, storeContract } from './store-contract.js';
+import { overrideContract } from './override-contract.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -18,7 +19,7 @@ after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-storeContract('embedded', {
+const factory: StoreFactory = {
   location: async () => tempDir(),
   open: (dataDir, options) => new EmbeddedRuleStore({ dataDir, ...options }),
   sql: async (dataDir, text) => {
@@ -29,7 +30,10 @@ storeContract('embedded', {
       db.close();
     }
   },
-});
+};
+
+storeContract('embedded', factory);
+overrideContract('embedded', factory);
 
 describe('embedded store', () => {
   const bucket = { policy: 'token_bucket' as const, capacity: 5, refillPerSecond: 1 };

@@ -72,7 +72,7 @@ describe('rule cache', () => {
     assert.equal(cache.tenantFor('not-a-key'), undefined);
     assert.equal(cache.tenantFor(''), undefined);
     assert.equal(cache.tenantFor('x'.repeat(10_000)), undefined);
-    assert.deepEqual({ ...cache.status(), lastSync: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1 });
+    assert.deepEqual({ ...cache.status(), lastSync: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0 });
     await cache.close();
     await store.close();
   });
@@ -83,6 +83,7 @@ describe('rule cache', () => {
     const store = new EmbeddedRuleStore({ dataDir: dir });
     await store.putRule('shop-a', 'orders', tb(7));
     const key = await store.createKey('shop-a');
+    await store.overrides.put('login-per-ip', 'ip:203.0.113.0/24', tb(9));
     const cache = new RuleCache({ store, defaultRule, snapshotPath, logger: silentLogger });
     await cache.start();
     await cache.close();
@@ -97,6 +98,7 @@ describe('rule cache', () => {
     await fromSnapshot.start();
     assert.deepEqual(fromSnapshot.resolve('shop-a', 'orders').rule, tb(7));
     assert.equal(fromSnapshot.tenantFor(key.key), 'shop-a');
+    assert.deepEqual([...fromSnapshot.overrides().stored.values()].map((o) => [o.limitId, o.selector, o.rule]), [['login-per-ip', 'ip:203.0.113.0/24', tb(9)]], 'overrides too');
     assert.equal(fromSnapshot.status().source, 'snapshot');
     assert.equal(fromSnapshot.status().storeReachable, false);
     assert.match(logged.join('\n'), /UNREACHABLE AT START/);

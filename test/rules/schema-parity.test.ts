@@ -58,6 +58,28 @@ const KEY_CASES: KeyCase[] = [
   ['a colon in a tenant', false, 'key_1', 32, 'shop:a'],
 ];
 
+type OverrideCase = [name: string, ok: boolean, limitId: string, selector: string, policy: string, capacity: unknown, refill: unknown, params: string];
+const OVERRIDE_CASES: OverrideCase[] = [
+  ['a tenant override', true, 'per-tenant', 'tenant:shop-a', 'token_bucket', 10, 1, '{}'],
+  ['an IPv4 CIDR', true, 'login-per-ip', 'ip:203.0.113.0/24', 'leaky_bucket', null, null, '{"ratePerSecond": 1, "burst": 5}'],
+  ['an IPv6 CIDR', true, 'login-per-ip', 'ip:2001:db8::/48', 'fixed_window', null, null, '{"limit": 5, "windowMs": 1000}'],
+  ['a header hash', true, 'per-user', `header:~h.${'a'.repeat(32)}`, 'gcra', 5, 2, '{}'],
+  ['a 128-character selector', true, 'l', `tenant:${'t'.repeat(121)}`, 'gcra', 5, 2, '{}'],
+  ['a 129-character selector', false, 'l', `tenant:${'t'.repeat(122)}`, 'gcra', 5, 2, '{}'],
+  ['an unknown selector kind', false, 'l', 'cookie:x', 'gcra', 5, 2, '{}'],
+  ['an empty selector value', false, 'l', 'ip:', 'gcra', 5, 2, '{}'],
+  ['a space in a selector', false, 'l', 'tenant:a b', 'gcra', 5, 2, '{}'],
+  ['a newline in a selector', false, 'l', 'tenant:a\nb', 'gcra', 5, 2, '{}'],
+  ['a colon in a limit id', false, 'l:1', 'tenant:a', 'gcra', 5, 2, '{}'],
+  ['any limit', false, '*', 'tenant:a', 'gcra', 5, 2, '{}'],
+  ['a 65-character limit id', false, 'l'.repeat(65), 'tenant:a', 'gcra', 5, 2, '{}'],
+  ['an unknown policy', false, 'l', 'tenant:a', 'bucket', 5, 2, '{}'],
+  ['a window with a capacity', false, 'l', 'tenant:a', 'fixed_window', 5, null, '{}'],
+  ['a bucket without refill', false, 'l', 'tenant:a', 'token_bucket', 5, null, '{}'],
+  ['params as an array', false, 'l', 'tenant:a', 'fixed_window', null, null, '[]'],
+];
+
+const OVERRIDE_INSERT = 'INSERT INTO limit_override (limit_id, selector, policy, capacity, refill_per_second, params, shadow)';
 const RULE_INSERT = 'INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)';
 const KEY_INSERT = 'INSERT INTO api_key (id, key_hash, tenant_id)';
 
@@ -112,7 +134,7 @@ after(async () => {
 
 describe('the PostgreSQL and embedded schemas', () => {
   it('have the same columns, in the same order', async () => {
-    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta']) {
+    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override']) {
       const inPg = await pgClient.query<{ column_name: string }>(
         'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
         [table],
@@ -127,6 +149,15 @@ describe('the PostgreSQL and embedded schemas', () => {
       const values = [tenant, route, policy, capacity, refill];
       const inPg = await takesPg(`${RULE_INSERT} VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`, [...values, params, shadow]);
       const inSqlite = takesSqlite(`${RULE_INSERT} VALUES (?, ?, ?, ?, ?, ?, ?)`, [...values, params, shadow ? 1 : 0]);
+      assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
+    }
+  });
+
+  it('take or refuse the same override rows', async () => {
+    for (const [name, ok, limitId, selector, policy, capacity, refill, params] of OVERRIDE_CASES) {
+      const values = [limitId, selector, policy, capacity, refill];
+      const inPg = await takesPg(`${OVERRIDE_INSERT} VALUES ($1, $2, $3, $4, $5, $6::jsonb, false)`, [...values, params]);
+      const inSqlite = takesSqlite(`${OVERRIDE_INSERT} VALUES (?, ?, ?, ?, ?, ?, 0)`, [...values, params]);
       assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
     }
   });

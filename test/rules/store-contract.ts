@@ -18,7 +18,7 @@ export interface StoreFactory {
 }
 
 /** A logger that keeps what it was told. */
-function recordingLogger(): RulesLogger & { lines: string[] } {
+export function recordingLogger(): RulesLogger & { lines: string[] } {
   const lines: string[] = [];
   const keep = (details: object, message: string): void => {
     lines.push(`${message} ${JSON.stringify(details)}`);
