@@ -204,8 +204,11 @@ export class Gateway {
     });
   }
 
-  private refuse({ res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
+  private refuse({ req, res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
     const { headers, body } = rejectionOf(views, governing, this.headerOptions);
+    // A body still on its way is not waited for: the connection closes after the 429
+    // (else a refused client could hold its socket until the request timeout).
+    if (!req.complete) res.shouldKeepAlive = false;
     headers.push('Content-Length', String(Buffer.byteLength(body)));
     res.writeHead(gatewayStatus('rate_limited'), headers);
     res.end(body);

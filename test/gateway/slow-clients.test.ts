@@ -10,12 +10,17 @@ import { call, startGateway, startUpstream, type TestUpstream } from './support.
 
 const YAML = `
 routes: [{ id: orders, path: /orders, upstream: '\${UP}' }]
-tenants: { unknownKeys: default-rule }
+tenants: { unknownKeys: default-rule, keys: [{ key: spent-key, tenant: spent }] }
 defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
 limits: { headerTimeoutMs: 500, requestTimeoutMs: 20000, bodyIdleTimeoutMs: 1000 }
 `;
 
 const KEY = { 'x-api-key': 'shop-a' };
+
+/** A tenant whose one unit the test spends first, so its next request is refused. */
+const SPENT_RULE = `
+rules: [{ tenant: spent, route: orders, policy: token_bucket, capacity: 1, refillPerSecond: 0.001 }]
+`;
 
 describe('slow clients', () => {
   let upstream: TestUpstream;
@@ -34,7 +39,7 @@ describe('slow clients', () => {
       peakConnections = Math.max(peakConnections, ++upstreamConnections);
       socket.once('close', () => upstreamConnections--);
     });
-    gateway = await startGateway(YAML, { UP: upstream.url });
+    gateway = await startGateway(YAML + SPENT_RULE, { UP: upstream.url });
   });
   after(async () => {
     await gateway.close();
@@ -58,6 +63,20 @@ describe('slow clients', () => {
     } finally {
       clearInterval(drip);
       for (const client of [...silent, ...drippers]) client.socket.destroy();
+    }
+  });
+
+  it('closes the connection of a refused request whose body has not arrived, instead of waiting for it', async () => {
+    const first = await call(`${gateway.url}/orders`, { method: 'POST', headers: { 'x-api-key': 'spent-key' }, body: '0123456789' });
+    assert.equal(first.status, 200);
+    const client = await rawClient(gateway.url, 'POST /orders HTTP/1.1\r\nHost: x\r\nX-Api-Key: spent-key\r\nContent-Length: 10\r\n\r\n');
+    try {
+      // requestTimeoutMs is 20 s here: before, the refused client kept its socket until then.
+      assert.ok(await within(client.closed, 10_000), 'the gateway closed the refused connection');
+      assert.equal(statusOf(client.received()), 429);
+      assert.match(client.received(), /\r\nConnection: close\r\n/i);
+    } finally {
+      client.socket.destroy();
     }
   });
 
