@@ -14,6 +14,8 @@ import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
 import { serveUi } from '../dashboard/ui-routes.js';
+import type { ReloadReport } from '../process/config-reload.js';
+import { processRegistry } from '../process/metrics.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
@@ -22,7 +24,11 @@ export interface AdminServerOptions extends h.AdminDeps {
   token: string | undefined;
   logger?: RulesLogger;
   /** Serves the operator's page at /ui (static files open, its data behind the token). */
-  dashboard?: Dashboard;
+  dashboard?: Pick<Dashboard, 'overview'> | undefined;
+  /** POST /reload: re-reads the config file (absent: 404). */
+  reload?: (() => Promise<ReloadReport>) | undefined;
+  /** The Prometheus text of /metrics (with workers: aggregated over them); default this process's registries. */
+  metrics?: () => Promise<string>;
 }
 
 export interface AdminServer {
@@ -69,7 +75,8 @@ function requestHandler(options: AdminServerOptions): (req: IncomingMessage, res
     if (!open) authorize(req);
     if (parts[0] === 'metrics' && parts.length === 1) {
       // Prometheus text format; counters carry no tenant ids or keys.
-      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end((await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics()));
+      const text = options.metrics ? await options.metrics() : (await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics());
+      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(text + (await processRegistry.metrics()));
       return;
     }
     const reply = await route(req, parts, url.searchParams);
@@ -101,7 +108,7 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen']): P
   return `http://${host}:${address.port}`;
 }
 
-function router(deps: h.AdminDeps): Route {
+function router(deps: AdminServerOptions): Route {
   return async (req, parts, query) => {
     const method = req.method ?? 'GET';
     const allow = (...methods: string[]): void => {
@@ -133,12 +140,23 @@ function router(deps: h.AdminDeps): Route {
       case 'keys/2':
         allow('DELETE');
         return h.revokeKey(deps, a!);
+      case 'reload/1':
+        allow('POST');
+        return reloadConfig(deps.reload);
       case 'buckets/3':
         allow('GET', 'DELETE');
         return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
     }
     throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
   };
+}
+
+/** An invalid file is a 400 naming file:line and field; the old config keeps serving. */
+async function reloadConfig(reload: AdminServerOptions['reload']): Promise<h.Reply> {
+  if (!reload) throw new SluiceError('ERR_NOT_FOUND', 'config reload is not available on this instance (it was not started by sluice start)');
+  const report = await reload();
+  if (report.outcome === 'invalid') throw new SluiceError('ERR_CONFIG_INVALID', report.error);
+  return { status: 200, body: report };
 }
 
 /** Path segments, percent-decoded; a bad escape is a 400, not a crash. */

@@ -95,6 +95,8 @@ export interface SluiceConfig {
     /** /readyz's store probe timeout. */
     readonly healthTimeoutMs: number;
   };
+  /** Gateway processes on this machine (`auto` resolved to the available cores); 1 = a single process, no primary. */
+  readonly workers: number;
   /** SLUICE_INSTANCES: a fixed instance count for the fallback; undefined = count live instances in Redis. */
   readonly instances: number | undefined;
   readonly region: string | undefined;

@@ -1,0 +1,73 @@
+// `sluice start` with workers > 1: this process (the primary) serves no
+// gateway traffic. It forks the workers that share the gateway listener
+// (node:cluster), and keeps what must be one per instance: the rule store (one
+// writer) and its relay to the workers, the admin listener with /readyz,
+// /metrics aggregated over the workers, the dashboard, and config reloads.
+import cluster from 'node:cluster';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import { type AdminServer, startAdminServer } from '../admin/server.js';
+import { rulesOptions } from '../app.js';
+import type { Env } from '../config/env.js';
+import type { SluiceConfig } from '../config/types.js';
+import { redisTargetOf } from '../dashboard/wire.js';
+import { WorkersOverview } from '../dashboard/workers-overview.js';
+import { StoreEngine } from '../limiter/engine.js';
+import { startRules } from '../rules/runtime.js';
+import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
+import { RedisStore } from '../stores/redis-store.js';
+import { ConfigReloader } from './config-reload.js';
+import { RuleRelay } from './rule-relay.js';
+import { untilStopped } from './stop.js';
+import { WorkerPool } from './worker-pool.js';
+
+export interface PrimaryOptions {
+  config: SluiceConfig;
+  file: string;
+  env: Env;
+  logger: Logger;
+}
+
+export async function runPrimary({ config, file, env, logger }: PrimaryOptions): Promise<number> {
+  cluster.setupPrimary({ serialization: 'advanced' });
+  const runtime = await startRules(rulesOptions(config, logger));
+  const relay = new RuleRelay(runtime.store, () => pool.workers);
+  const pool = new WorkerPool({ count: config.workers, config, store: { kind: runtime.store.kind, location: runtime.store.location }, logger, onMessage: (worker, message) => relay.handle(worker, message) });
+  const reloader = new ConfigReloader({ file, env, config, logger, apply: (next) => pool.reconfigure(next) });
+  await relay.start();
+  try {
+    await pool.start();
+  } catch (error) {
+    await pool.stop();
+    await runtime.close();
+    throw error;
+  }
+  // Workers > 1 needs Redis: the config refuses the memory store.
+  const redis = redisTargetOf(config) as RedisTarget;
+  // Bucket inspection and reset from the admin API; a plain store engine, so the primary is no member of the fallback's divisor.
+  const engine = new StoreEngine(new RedisStore(connectRedis(redis)));
+  const dashboard = new WorkersOverview(redis, (id) => pool.workers.some((worker) => id.startsWith(`${hostname()}-${worker.process.pid}-`)), logger);
+  const aggregator = new AggregatorRegistry();
+  let draining = false;
+  const health = () => ({ ...(draining ? { ready: false, draining } : {}), ...(pool.workers.length === 0 ? { ready: false } : {}), config: reloader.status(), workers: { wanted: config.workers, serving: pool.workers.map((worker) => worker.process.pid) } });
+  const admin: AdminServer = await startAdminServer({
+    listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health,
+    storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: () => reloader.reload(), metrics: () => aggregator.clusterMetrics(),
+  });
+  logger.info({ listen: `${config.listen.host}:${config.listen.port}`, admin: admin.url, workers: config.workers }, 'sluice workers serving');
+  process.on('SIGHUP', () => void reloader.reload());
+  process.on('SIGUSR2', () => {
+    logger.info({ workers: pool.workers.length }, 'replacing the workers one at a time');
+    pool.roll().then(() => logger.info('workers replaced'), (error: unknown) => logger.error({ err: error }, 'replacing the workers failed'));
+  });
+  return untilStopped(logger, async () => {
+    // /readyz answers 503 while the workers drain; the admin API closes after them.
+    draining = true;
+    await pool.stop();
+    relay.stop();
+    await Promise.allSettled([admin.close(), dashboard.close()]);
+    await Promise.allSettled([engine.close(), runtime.close()]);
+    logger.info('sluice stopped');
+  });
+}

@@ -1,0 +1,66 @@
+// One gateway worker (node:cluster): the gateway listener, its engine (a member
+// of the fallback's divisor on its own) and its dashboard snapshot; no admin
+// listener. Its config comes from the primary, at start and on each reload;
+// its rules and keys from the primary's store (ipc-rule-store.ts).
+import cluster from 'node:cluster';
+import { pino } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import { startSluice } from '../app.js';
+import type { SluiceConfig } from '../config/types.js';
+import { dashboardRegistry } from '../dashboard/metrics.js';
+import { resilienceRegistry } from '../limiter/metrics.js';
+import type { RulesLogger } from '../rules/logger.js';
+import { RuleCache } from '../rules/rule-cache.js';
+import type { RulesRuntime } from '../rules/runtime.js';
+import { IpcRuleStore } from './ipc-rule-store.js';
+import { type FromWorker, isSluiceMessage, type StoreIdentity, type ToWorker } from './messages.js';
+import { untilStopped } from './stop.js';
+
+const send = (message: FromWorker) => process.send?.(message);
+
+export async function runWorker(): Promise<number> {
+  const { config, store: identity } = await firstConfig();
+  const logger = pino({ level: config.log.level, name: 'sluice', base: { pid: process.pid, worker: cluster.worker?.id } });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+  const store = new IpcRuleStore(identity.kind, identity.location);
+  const app = await startSluice(config, { logger, openRules: () => rulesOver(store, config, logger) });
+  // prom-client's aggregator in the primary asks every worker for these.
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries([resilienceRegistry, dashboardRegistry]);
+  process.on('message', (message: unknown) => {
+    if (!isSluiceMessage<ToWorker>(message) || message.sluice !== 'config') return;
+    try {
+      app.reconfigure(message.config);
+      send({ sluice: 'configured', seq: message.seq });
+    } catch (error) {
+      send({ sluice: 'configured', seq: message.seq, error: error instanceof Error ? error.message : String(error) });
+    }
+  });
+  send({ sluice: 'ready', url: app.url });
+  return untilStopped(logger, () => app.close(), (stop) => process.on('message', (message: unknown) => isSluiceMessage<ToWorker>(message) && message.sluice === 'drain' && stop()));
+}
+
+function firstConfig(): Promise<{ config: SluiceConfig; store: StoreIdentity }> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (!isSluiceMessage<ToWorker>(message) || message.sluice !== 'config' || !message.store) return;
+      process.off('message', onMessage);
+      resolve({ config: message.config, store: message.store });
+    };
+    process.on('message', onMessage);
+  });
+}
+
+/** The worker's rule cache over the primary's store: same lookups, same change batches, no file or connection of its own. */
+async function rulesOver(store: IpcRuleStore, config: SluiceConfig, logger: RulesLogger): Promise<RulesRuntime> {
+  const cache = new RuleCache({ store, defaultRule: config.defaultRule, refreshIntervalMs: 30_000, logger });
+  await cache.start();
+  return {
+    store,
+    cache,
+    async close() {
+      await cache.close();
+      await store.close();
+    },
+  };
+}
