@@ -13,6 +13,7 @@ export type ToWorker =
 
 /** Worker → primary. */
 export type FromWorker =
+  | { sluice: 'hello' }
   | { sluice: 'ready'; url: string }
   | { sluice: 'configured'; seq: number; error?: string }
   | { sluice: 'rules-call'; id: number; method: RuleStoreMethod; args: unknown[] };

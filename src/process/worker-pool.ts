@@ -74,7 +74,6 @@ export class WorkerPool {
   private spawn(): Promise<Worker> {
     const worker = cluster.fork();
     this.started.set(worker, Date.now());
-    worker.send({ sluice: 'config', config: this.config, seq: this.seq, store: this.options.store } satisfies ToWorker);
     return this.ask(worker, undefined, (reply) => reply.sluice === 'ready').then((reply) => {
       if (!reply) throw new Error(`worker ${worker.process.pid} exited before it served`);
       this.serving.add(worker);
@@ -114,6 +113,9 @@ export class WorkerPool {
   }
 
   private receive(worker: Worker, message: unknown): void {
+    if (isSluiceMessage<FromWorker>(message) && message.sluice === 'hello') {
+      worker.send({ sluice: 'config', config: this.config, seq: this.seq, store: this.options.store } satisfies ToWorker);
+    }
     if (isSluiceMessage<FromWorker>(message)) for (const listener of this.waiters.get(worker) ?? []) listener(message);
     this.options.onMessage(worker, message);
   }

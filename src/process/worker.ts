@@ -37,7 +37,9 @@ export async function runWorker(): Promise<number> {
     }
   });
   send({ sluice: 'ready', url: app.url });
-  return untilStopped(logger, () => app.close(), (stop) => process.on('message', (message: unknown) => isSluiceMessage<ToWorker>(message) && message.sluice === 'drain' && stop()));
+  const code = await untilStopped(logger, () => app.close(), (stop) => process.on('message', (message: unknown) => isSluiceMessage<ToWorker>(message) && message.sluice === 'drain' && stop()));
+  // The IPC channel would keep the process alive: drained, it leaves.
+  process.exit(code);
 }
 
 function firstConfig(): Promise<{ config: SluiceConfig; store: StoreIdentity }> {
@@ -48,6 +50,8 @@ function firstConfig(): Promise<{ config: SluiceConfig; store: StoreIdentity }> 
       resolve({ config: message.config, store: message.store });
     };
     process.on('message', onMessage);
+    // Asked for, not pushed: a message sent before this listener existed would be lost.
+    send({ sluice: 'hello' });
   });
 }
 
