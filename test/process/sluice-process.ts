@@ -1,0 +1,64 @@
+// A real `sluice start` child for the worker and reload tests: spawned through
+// tsx on the source entry, its output kept, its admin API and signals at hand.
+import { type ChildProcess, spawn } from 'node:child_process';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class SluiceProcess {
+  output = '';
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+
+  constructor(configFile: string, readonly adminUrl: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const keep = (chunk: Buffer) => {
+      this.output += chunk.toString();
+    };
+    this.child.stdout?.on('data', keep);
+    this.child.stderr?.on('data', keep);
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Resolves once `line` was logged; rejects if the process exits first. */
+  async logged(line: string, timeoutMs = 60_000): Promise<void> {
+    for (let waited = 0; !this.output.includes(line); waited += 50) {
+      if (this.child.exitCode !== null) throw new Error(`sluice exited with ${this.child.exitCode}: ${this.output}`);
+      if (waited > timeoutMs) throw new Error(`no "${line}" logged: ${this.output}`);
+      await sleep(50);
+    }
+  }
+
+  async admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+    const res = await fetch(`${this.adminUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed, text };
+  }
+
+  /** The pids of the workers serving now (from /readyz). */
+  async workerPids(): Promise<number[]> {
+    return (await this.admin('GET', '/readyz')).body.workers.serving as number[];
+  }
+
+  /** Polls until `check` holds (no timing asserted: a busy machine only makes it slower). */
+  async until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+    for (let waited = 0; !(await check()); waited += 100) {
+      if (waited > timeoutMs) throw new Error(`never: ${what}\n${this.output}`);
+      await sleep(100);
+    }
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
