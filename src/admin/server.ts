@@ -79,7 +79,7 @@ function requestHandler(options: AdminServerOptions): (req: IncomingMessage, res
       res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(text + (await processRegistry.metrics()));
       return;
     }
-    const reply = await route(req, parts, url.searchParams);
+    const reply = parts.length === 1 && parts[0] === 'reload' ? await reloadConfig(req.method, options.reload) : await route(req, parts, url.searchParams);
     if (reply.status === 204) {
       res.writeHead(204).end();
       return;
@@ -108,7 +108,7 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen']): P
   return `http://${host}:${address.port}`;
 }
 
-function router(deps: AdminServerOptions): Route {
+function router(deps: h.AdminDeps): Route {
   return async (req, parts, query) => {
     const method = req.method ?? 'GET';
     const allow = (...methods: string[]): void => {
@@ -140,9 +140,6 @@ function router(deps: AdminServerOptions): Route {
       case 'keys/2':
         allow('DELETE');
         return h.revokeKey(deps, a!);
-      case 'reload/1':
-        allow('POST');
-        return reloadConfig(deps.reload);
       case 'buckets/3':
         allow('GET', 'DELETE');
         return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
@@ -152,7 +149,8 @@ function router(deps: AdminServerOptions): Route {
 }
 
 /** An invalid file is a 400 naming file:line and field; the old config keeps serving. */
-async function reloadConfig(reload: AdminServerOptions['reload']): Promise<h.Reply> {
+async function reloadConfig(method: string | undefined, reload: AdminServerOptions['reload']): Promise<h.Reply> {
+  if (method !== 'POST') throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use POST`, 'method');
   if (!reload) throw new SluiceError('ERR_NOT_FOUND', 'config reload is not available on this instance (it was not started by sluice start)');
   const report = await reload();
   if (report.outcome === 'invalid') throw new SluiceError('ERR_CONFIG_INVALID', report.error);

@@ -25,10 +25,13 @@ export interface WorkerPoolOptions {
 export class WorkerPool {
   private config: SluiceConfig;
   private seq = 0;
-  private stopping = false;
+  /** True from stop(): the instance drains (/readyz 503). */
+  stopping = false;
   private readonly serving = new Set<Worker>();
   private readonly retiring = new Set<Worker>();
   private readonly started = new Map<Worker, number>();
+  /** The config seq each worker was given at its start. */
+  private readonly given = new Map<Worker, number>();
   private readonly waiters = new Map<Worker, Set<(message: FromWorker) => void>>();
 
   constructor(private readonly options: WorkerPoolOptions) {
@@ -74,8 +77,11 @@ export class WorkerPool {
   private spawn(): Promise<Worker> {
     const worker = cluster.fork();
     this.started.set(worker, Date.now());
-    return this.ask(worker, undefined, (reply) => reply.sluice === 'ready').then((reply) => {
+    return this.ask(worker, undefined, (reply) => reply.sluice === 'ready').then(async (reply) => {
       if (!reply) throw new Error(`worker ${worker.process.pid} exited before it served`);
+      // A reload while it started: it serves with the newest config before it counts as serving.
+      const seq = this.seq;
+      if ((this.given.get(worker) ?? seq) < seq) await this.ask(worker, { sluice: 'config', config: this.config, seq }, (answer) => answer.sluice === 'configured' && answer.seq === seq);
       this.serving.add(worker);
       liveWorkers.set(this.serving.size);
       return worker;
@@ -114,6 +120,7 @@ export class WorkerPool {
 
   private receive(worker: Worker, message: unknown): void {
     if (isSluiceMessage<FromWorker>(message) && message.sluice === 'hello') {
+      this.given.set(worker, this.seq);
       worker.send({ sluice: 'config', config: this.config, seq: this.seq, store: this.options.store } satisfies ToWorker);
     }
     if (isSluiceMessage<FromWorker>(message)) for (const listener of this.waiters.get(worker) ?? []) listener(message);
@@ -123,6 +130,7 @@ export class WorkerPool {
   private exited(worker: Worker, code: number | null, signal: string | null): void {
     const startedAt = this.started.get(worker) ?? 0;
     this.started.delete(worker);
+    this.given.delete(worker);
     this.waiters.delete(worker);
     this.serving.delete(worker);
     liveWorkers.set(this.serving.size);

@@ -22,6 +22,8 @@ export async function runWorker(): Promise<number> {
   const { config, store: identity } = await firstConfig();
   const logger = pino({ level: config.log.level, name: 'sluice', base: { pid: process.pid, worker: cluster.worker?.id } });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+  // A hangup of the terminal reaches the whole group: the primary reloads, a worker must not die of it.
+  process.on('SIGHUP', () => undefined);
   const store = new IpcRuleStore(identity.kind, identity.location);
   const app = await startSluice(config, { logger, openRules: () => rulesOver(store, config, logger) });
   // prom-client's aggregator in the primary asks every worker for these.
