@@ -29,6 +29,7 @@ export class SluiceProcess {
     }
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: admin answers are read field by field in assertions
   async admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
     const res = await fetch(`${this.adminUrl}${path}`, {
       method,
