@@ -10,6 +10,7 @@ import { runEngineBench } from './engine.js';
 import { runFaultsBench } from './faults.js';
 import { runGatewayBench } from './gateway.js';
 import { runHotKeyBench } from './hotkey.js';
+import { runWorkersBench } from './workers.js';
 import { cleanupAll, runMain } from './lib/cleanup.js';
 import { machineInfo } from './lib/machine.js';
 import { parseOptions } from './lib/options.js';
@@ -21,19 +22,21 @@ await runMain(async () => {
   const began = performance.now();
   const step = (n: number, name: string) => (line: string) => {
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
-    console.log(`[${n}/6 ${name} ${seconds}s] ${line}`);
+    console.log(`[${n}/7 ${name} ${seconds}s] ${line}`);
   };
   const engine = await runEngineBench(options, step(1, 'engine'));
   await cleanupAll();
   const gateway = await runGatewayBench(options, step(2, 'gateway'));
   await cleanupAll();
-  const hotkey = await runHotKeyBench(options, step(3, 'hotkey'));
+  const workers = await runWorkersBench(options, step(3, 'workers'));
   await cleanupAll();
-  const faults = await runFaultsBench(options, step(4, 'faults'));
+  const hotkey = await runHotKeyBench(options, step(4, 'hotkey'));
   await cleanupAll();
-  const accuracy = await runAccuracyBench(options, step(5, 'accuracy'));
+  const faults = await runFaultsBench(options, step(5, 'faults'));
   await cleanupAll();
-  const dashboard = hasChromium() ? await runDashboardBench(options, step(6, 'dashboard')) : undefined;
+  const accuracy = await runAccuracyBench(options, step(6, 'accuracy'));
+  await cleanupAll();
+  const dashboard = hasChromium() ? await runDashboardBench(options, step(7, 'dashboard')) : undefined;
   await cleanupAll();
 
   const results: BenchResults = {
@@ -41,6 +44,7 @@ await runMain(async () => {
     machine: machineInfo(),
     engine,
     gateway,
+    workers,
     hotkey,
     faults,
     accuracy,
