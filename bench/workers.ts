@@ -147,7 +147,7 @@ function summarize(samples: Map<string, { result: LoadResult; cpuUs: number }[]>
     repeats,
     notes: [
       `2 workers ÷ 1 worker, requests/s at saturation (median of per-repeat ratios): ${ratio}`,
-      `The load generator, the upstream, Redis and the workers share this machine's ${availableParallelism()} cores: a second worker can only use what they leave; on a machine with spare cores the gain is larger.`,
+      `The load generator, the upstream, Redis and the workers share this machine's ${availableParallelism()} cores: a second worker can only use what they leave, and the primary's hand-off of each new connection adds its own CPU.`,
     ],
   };
 }

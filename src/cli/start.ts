@@ -8,6 +8,7 @@ import { type Logger, pino } from 'pino';
 import { type RunningSluice, startSluice } from '../app.js';
 import type { Env } from '../config/env.js';
 import type { SluiceConfig } from '../config/types.js';
+import { startDemoUpstream } from '../demo/upstream.js';
 import { ConfigReloader } from '../process/config-reload.js';
 import { untilStopped } from '../process/stop.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
@@ -26,8 +27,9 @@ export const command: Command = {
     const logger = pino({ level: config.log.level, name: 'sluice' });
     // A bug must be logged, not take every tenant's traffic down with it.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
-    if (config.workers > 1) return (await import('../process/primary.js')).runPrimary({ config, file, env, logger });
-    return runSingle(config, file, env, logger, args['demo-upstream'] === true && !process.env.UPSTREAM_URL);
+    const demoUpstream = args['demo-upstream'] === true && !process.env.UPSTREAM_URL;
+    if (config.workers > 1) return runWorkers(config, file, env, logger, demoUpstream);
+    return runSingle(config, file, env, logger, demoUpstream);
   },
 };
 
@@ -41,4 +43,15 @@ async function runSingle(config: SluiceConfig, file: string, env: Env, logger: L
   if (app.demoUpstreamUrl) logger.info({ url: app.demoUpstreamUrl }, 'demo upstream listening');
   const running = app;
   return untilStopped(logger, () => running.close());
+}
+
+/** The primary and its workers; the demo upstream, if asked for, runs in the primary. */
+async function runWorkers(config: SluiceConfig, file: string, env: Env, logger: Logger, demoUpstream: boolean): Promise<number> {
+  const demo = demoUpstream ? await startDemoUpstream({}) : undefined;
+  if (demo) logger.info({ url: demo.url }, 'demo upstream listening');
+  try {
+    return await (await import('../process/primary.js')).runPrimary({ config, file, env, logger });
+  } finally {
+    await demo?.close();
+  }
 }

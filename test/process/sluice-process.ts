@@ -1,6 +1,9 @@
 // A real `sluice start` child for the worker and reload tests: spawned through
 // tsx on the source entry, its output kept, its admin API and signals at hand.
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { Agent, request } from 'undici';
+import type { KeepAliveLoad } from '../gateway/drain-load.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -62,4 +65,25 @@ export class SluiceProcess {
   kill(): void {
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
   }
+}
+
+/** One request on a fresh connection: node:cluster hands each new connection to the next worker. */
+export async function freshRequest(url: string, headers: Record<string, string> = {}): Promise<{ status: number; limit: string | undefined }> {
+  const agent = new Agent({ connections: 1 });
+  try {
+    const res = await request(url, { headers: { 'x-api-key': 'someone-anonymous', ...headers }, dispatcher: agent });
+    await res.body.text();
+    return { status: res.statusCode, limit: res.headers['x-ratelimit-limit'] as string | undefined };
+  } finally {
+    await agent.close();
+  }
+}
+
+/** After the listener is gone: no client saw an error but the final refusals, and every answer was a 200. */
+export function assertNoClientErrors(load: KeepAliveLoad, atLeast: number): void {
+  const errors = load.outcomes.filter((outcome) => outcome.error !== undefined && outcome.error !== 'ECONNREFUSED');
+  assert.deepEqual(errors, [], 'no resets or other socket errors');
+  const answered = load.outcomes.filter((outcome) => outcome.status !== undefined);
+  assert.ok(answered.length >= atLeast, `${answered.length} answered`);
+  assert.deepEqual(new Set(answered.map((outcome) => outcome.status)), new Set([200]));
 }
