@@ -148,4 +148,33 @@ describe('config reload in one process (SIGHUP)', () => {
     assert.equal(ready.status, 200);
     assert.equal(ready.body.config.hash, createHash('sha256').update(configText(setup, 2)).digest('hex').slice(0, 12));
   });
+
+  it("applies the tenants' keys, the header options and a route's limit", async () => {
+    const file = join(setup.dir, 'sluice.yaml');
+    const gateway = `http://127.0.0.1:${setup.port}`;
+    writeFileSync(
+      file,
+      `listen: 127.0.0.1:${setup.port}
+admin: { listen: '127.0.0.1:${setup.adminPort}', token: ${ADMIN_TOKEN} }
+dataDir: ${join(setup.dir, 'data')}
+routes:
+  - { id: r, path: /r, upstream: '${setup.upstream}', limits: [{ id: per-tenant, key: tenant, rule: { policy: token_bucket, capacity: 3, refillPerSecond: 0.001 } }] }
+tenants: { unknownKeys: reject, keys: [{ key: reloaded-key-1, tenant: shop }] }
+headers: { ietf: true }
+`,
+    );
+    const hash = hashOf(file);
+    process.kill(sluice.child.pid!, 'SIGHUP');
+    await sluice.until('the reload applied', async () => (await sluice.admin('GET', '/readyz')).body.config.hash === hash);
+    assert.equal((await freshRequest(`${gateway}/r`)).status, 401, 'unknown keys are refused now');
+    const answers = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${gateway}/r`, { headers: { 'x-api-key': 'reloaded-key-1' } });
+      await res.text();
+      answers.push({ status: res.status, limit: res.headers.get('x-ratelimit-limit'), policy: res.headers.get('ratelimit-policy') });
+    }
+    assert.deepEqual(answers.map((answer) => answer.status), [200, 200, 200, 429], 'the new limit of 3');
+    assert.equal(answers[0]!.limit, '3');
+    assert.match(answers[0]!.policy ?? '', /q=3/, 'the IETF fields are on');
+  });
 });
