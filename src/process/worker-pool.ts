@@ -10,6 +10,8 @@ import { liveWorkers, workerRestarts } from './metrics.js';
 /** A worker that dies this soon after its start is crashing: wait before the next one. */
 const CRASH_WINDOW_MS = 5_000;
 const RESTART_DELAY_MS = 1_000;
+/** How long stop() waits for the workers to drain before it kills what is left. */
+const STOP_TIMEOUT_MS = 20_000;
 /** How long a reload waits for every worker to confirm it. */
 const CONFIGURE_TIMEOUT_MS = 10_000;
 
@@ -71,7 +73,13 @@ export class WorkerPool {
   /** Drains every worker (each answers its in-flight requests with Connection: close) and waits for their exits. */
   async stop(): Promise<void> {
     this.stopping = true;
-    await Promise.all([...this.started.keys()].map((worker) => this.retire(worker)));
+    const workers = [...this.started.keys()];
+    // Past the drain's grace period (10 s) and a margin, what is left is stuck: killed, not waited for forever.
+    const stuck = setTimeout(() => {
+      for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');
+    }, STOP_TIMEOUT_MS);
+    await Promise.all(workers.map((worker) => this.retire(worker)));
+    clearTimeout(stuck);
   }
 
   private spawn(): Promise<Worker> {
@@ -121,7 +129,9 @@ export class WorkerPool {
   private receive(worker: Worker, message: unknown): void {
     if (isSluiceMessage<FromWorker>(message) && message.sluice === 'hello') {
       this.given.set(worker, this.seq);
-      worker.send({ sluice: 'config', config: this.config, seq: this.seq, store: this.options.store } satisfies ToWorker);
+      // One that starts while the instance stops is told so at once: a drain sent earlier found no listener.
+      if (this.stopping) worker.send({ sluice: 'drain' } satisfies ToWorker);
+      else worker.send({ sluice: 'config', config: this.config, seq: this.seq, store: this.options.store } satisfies ToWorker);
     }
     if (isSluiceMessage<FromWorker>(message)) for (const listener of this.waiters.get(worker) ?? []) listener(message);
     this.options.onMessage(worker, message);

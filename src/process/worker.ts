@@ -47,6 +47,7 @@ export async function runWorker(): Promise<number> {
 function firstConfig(): Promise<{ config: SluiceConfig; store: StoreIdentity }> {
   return new Promise((resolve) => {
     const onMessage = (message: unknown) => {
+      if (isSluiceMessage<ToWorker>(message) && message.sluice === 'drain') process.exit(0); // the instance stops before this one served
       if (!isSluiceMessage<ToWorker>(message) || message.sluice !== 'config' || !message.store) return;
       process.off('message', onMessage);
       resolve({ config: message.config, store: message.store });
