@@ -37,6 +37,8 @@ export interface AccuracyResult {
   workers: number;
   /** Whether another process kept one core busy during the run (--busy-core). */
   busyCore: boolean;
+  /** Whether the variants ran one after the other (--one-at-a-time) rather than all at once. */
+  oneAtATime: boolean;
   /** os.loadavg() (1, 5, 15 min) when the run started and when it ended. */
   load: { start: number[]; end: number[] };
   rows: AccuracyRow[];
@@ -134,6 +136,12 @@ export interface AccuracyOptions {
    * it moves more decisions to the fallback: a diagnosis, not the default.
    */
   redisClock?: boolean;
+  /**
+   * Run the variants one after the other, each alone on the machine, instead of
+   * all at once: the load is then one variant's K engines (plus, with busyCore,
+   * the busy process), the condition the accuracy target is stated for.
+   */
+  oneAtATime?: boolean;
 }
 
 /** Starts a process that spins one core until the returned function stops it. */
@@ -164,9 +172,12 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
   clusterPromise.catch(() => undefined);
   const normal = await Promise.all(Array.from({ length: workerCount }, () => startWorker(0)));
   const skewed = await Promise.all(Array.from({ length: workerCount }, (_, i) => startWorker(i % 2 === 0 ? -SKEW_MS : SKEW_MS)));
-  progress(`accuracy: K = ${KS.join(', ')}, spread / one instance / skewed, every policy (${durationMs / 1000} s, all at once on distinct keys)`);
+  const together = !extra.oneAtATime;
+  progress(`accuracy: K = ${KS.join(', ')}, spread / one instance / skewed, every policy (${durationMs / 1000} s, ${together ? 'all at once on distinct keys' : 'one variant at a time'})`);
   const monitor = extra.redisClock ? redis.client() : undefined;
-  const rows = await runPhase(variants(), normal, skewed, { url: redis.url }, durationMs, monitor);
+  const phases = together ? [variants()] : variants().map((variant) => [variant]);
+  const rows: AccuracyRow[] = [];
+  for (const phase of phases) rows.push(...(await runPhase(phase, normal, skewed, { url: redis.url }, durationMs, monitor)));
   monitor?.disconnect();
   progress('accuracy: 6-node cluster, 1,000 tenants');
   const cluster = await clusterPromise;
@@ -178,9 +189,10 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
     durationMs,
     workers: workerCount * 2,
     busyCore,
+    oneAtATime: !together,
     load,
     rows,
-    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with 8 busy workers and Redis on 2 cores, Redis is starved for tens of ms at a time and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). Every variant runs at the same time on its own keys. Expected: each tenant's bucket, the policy's pure model run over the instants its requests were actually sent (every instance merged; "from" sent), so a loaded machine that sends late or unevenly moves the figure with the run; with --redis-clock, over the instants Redis ran each request's script ("from" Redis; sent where Redis did not see every request once: leasing, the cluster, breaker-open decisions). "at sends" and "at replies" are the same model over the instants the requests left and their decisions came back (Redis decided each in between: the gap between the two is how far the machine's delays alone move the exact figure); "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
+    note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with busy workers and Redis on 2 cores, Redis can be starved for tens of ms at a time, and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). ${together ? 'Every variant runs at the same time on its own keys.' : 'The variants ran one after the other, each alone.'} Expected: each tenant's bucket, the policy's pure model run over the instants its requests were actually sent (every instance merged; "from" sent), so a loaded machine that sends late or unevenly moves the figure with the run; with --redis-clock, over the instants Redis ran each request's script ("from" Redis; sent where Redis did not see every request once: leasing, the cluster, breaker-open decisions). "at sends" and "at replies" are the same model over the instants the requests left and their decisions came back (Redis decided each in between: the gap between the two is how far the machine's delays alone move the exact figure); "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
   };
 }
 
@@ -202,8 +214,8 @@ export function printAccuracy(result: AccuracyResult): string {
 if (isMain(import.meta.url)) {
   await runMain(async () => {
     const argv = process.argv.slice(2);
-    const own = ['--busy-core', '--redis-clock'];
-    const extra = { busyCore: argv.includes('--busy-core'), redisClock: argv.includes('--redis-clock') };
+    const own = ['--busy-core', '--redis-clock', '--one-at-a-time'];
+    const extra = { busyCore: argv.includes('--busy-core'), redisClock: argv.includes('--redis-clock'), oneAtATime: argv.includes('--one-at-a-time') };
     const result = await runAccuracyBench(parseOptions(argv.filter((arg) => !own.includes(arg))), console.log, extra);
     console.log('\n' + printAccuracy(result));
   });

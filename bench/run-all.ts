@@ -34,7 +34,8 @@ await runMain(async () => {
   await cleanupAll();
   const faults = await runFaultsBench(options, step(5, 'faults'));
   await cleanupAll();
-  const accuracy = await runAccuracyBench(options, step(6, 'accuracy'));
+  // The condition issue 11's target is stated for: one core kept busy, each variant alone.
+  const accuracy = await runAccuracyBench(options, step(6, 'accuracy'), { busyCore: true, oneAtATime: true });
   await cleanupAll();
   const dashboard = hasChromium() ? await runDashboardBench(options, step(7, 'dashboard')) : undefined;
   await cleanupAll();
