@@ -18,6 +18,7 @@ import { type RulesRuntime, startRules } from '../rules/runtime.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { RedisStore } from '../stores/redis-store.js';
 import { ConfigReloader } from './config-reload.js';
+import { ConnectionHandOff } from './hand-off.js';
 import { RuleRelay } from './rule-relay.js';
 import { untilStopped } from './stop.js';
 import { WorkerPool } from './worker-pool.js';
@@ -37,8 +38,10 @@ export async function runPrimary({ config, file, env, logger }: PrimaryOptions):
   const reloader = new ConfigReloader({ file, env, config, logger, apply: (next) => pool.reconfigure(next) });
   process.on('SIGHUP', () => void reloader.reload());
   await relay.start();
+  const handOff = new ConnectionHandOff(() => pool.workers);
   try {
     await pool.start();
+    await handOff.listen(config.listen.host, config.listen.port);
   } catch (error) {
     await pool.stop();
     await runtime.close();
@@ -51,8 +54,11 @@ export async function runPrimary({ config, file, env, logger }: PrimaryOptions):
     pool.roll().then(() => logger.info('workers replaced'), (error: unknown) => logger.error({ err: error }, 'replacing the workers failed'));
   });
   return untilStopped(logger, async () => {
-    // /readyz answers 503 while the workers drain (their pool is stopping); the admin API closes after them.
+    // New connections are refused from now on, as by one process's closed listener; /readyz answers 503
+    // while the workers drain what was accepted (their pool is stopping); the admin API closes after them.
+    const accepting = handOff.close();
     await pool.stop();
+    await accepting;
     relay.stop();
     await close();
     logger.info('sluice stopped');

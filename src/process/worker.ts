@@ -12,6 +12,7 @@ import { resilienceRegistry } from '../limiter/metrics.js';
 import type { RulesLogger } from '../rules/logger.js';
 import { RuleCache } from '../rules/rule-cache.js';
 import type { RulesRuntime } from '../rules/runtime.js';
+import { acceptHandedConnections } from './hand-off.js';
 import { IpcRuleStore } from './ipc-rule-store.js';
 import { type FromWorker, isSluiceMessage, type StoreIdentity, type ToWorker } from './messages.js';
 import { untilStopped } from './stop.js';
@@ -25,7 +26,9 @@ export async function runWorker(): Promise<number> {
   // A hangup of the terminal reaches the whole group: the primary reloads, a worker must not die of it.
   process.on('SIGHUP', () => undefined);
   const store = new IpcRuleStore(identity.kind, identity.location);
-  const app = await startSluice(config, { logger, openRules: () => rulesOver(store, config, logger) });
+  // The primary accepts on the gateway's address and hands connections over (hand-off.ts); this listener on a loopback port of its own only gives the server its bookkeeping.
+  const app = await startSluice({ ...config, listen: { host: '127.0.0.1', port: 0 } }, { logger, openRules: () => rulesOver(store, config, logger) });
+  acceptHandedConnections(app.gateway.server);
   // prom-client's aggregator in the primary asks every worker for these.
   new AggregatorRegistry();
   AggregatorRegistry.setRegistries([resilienceRegistry, dashboardRegistry]);

@@ -2,6 +2,10 @@
 // tsx on the source entry, its output kept, its admin API and signals at hand.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../helpers/ports.js';
 import { Agent, request } from 'undici';
 import type { KeepAliveLoad } from '../gateway/drain-load.js';
 
@@ -86,4 +90,27 @@ export function assertNoClientErrors(load: KeepAliveLoad, atLeast: number): void
   const answered = load.outcomes.filter((outcome) => outcome.status !== undefined);
   assert.ok(answered.length >= atLeast, `${answered.length} answered`);
   assert.deepEqual(new Set(answered.map((outcome) => outcome.status)), new Set([200]));
+}
+
+export interface WorkersSetup {
+  dir: string;
+  file: string;
+  gateway: string;
+  adminUrl: string;
+}
+
+/** A temp dir and a config on free ports with Redis for buckets; `rest` adds routes and the rest. */
+export async function writeWorkersConfig(prefix: string, redisPort: number, rest: string): Promise<WorkersSetup> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const file = join(dir, 'sluice.yaml');
+  writeFileSync(
+    file,
+    `listen: 127.0.0.1:${port}
+admin: { listen: '127.0.0.1:${adminPort}', token: ${ADMIN_TOKEN} }
+dataDir: ${join(dir, 'data')}
+store: { url: 'redis://127.0.0.1:${redisPort}', deadlineMs: 2000 }
+${rest}`,
+  );
+  return { dir, file, gateway: `http://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${adminPort}` };
 }

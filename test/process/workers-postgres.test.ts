@@ -2,15 +2,12 @@
 // LISTEN connection and relays each change, so a rule, a new key and a
 // revocation written through the admin API reach both workers.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { startUpstream, type TestUpstream } from '../gateway/support.js';
-import { freePort } from '../helpers/ports.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { ADMIN_TOKEN, freshRequest, SluiceProcess } from './sluice-process.js';
+import { freshRequest, SluiceProcess, writeWorkersConfig } from './sluice-process.js';
 
 describe('sluice start --workers 2 with PostgreSQL', () => {
   let redis: RedisServer;
@@ -22,22 +19,16 @@ describe('sluice start --workers 2 with PostgreSQL', () => {
 
   before(async () => {
     [redis, postgres, upstream] = await Promise.all([startRedis(), startPostgres(), startUpstream()]);
-    dir = mkdtempSync(join(tmpdir(), 'sluice-workers-pg-'));
-    const [port, adminPort] = [await freePort(), await freePort()];
-    gateway = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'sluice.yaml');
-    writeFileSync(
-      config,
-      `listen: 127.0.0.1:${port}
-admin: { listen: '127.0.0.1:${adminPort}', token: ${ADMIN_TOKEN} }
-dataDir: ${join(dir, 'data')}
-database: { url: '${postgres.url}' }
-store: { url: 'redis://127.0.0.1:${redis.port}', deadlineMs: 2000 }
+    const setup = await writeWorkersConfig(
+      'sluice-workers-pg-',
+      redis.port,
+      `database: { url: '${postgres.url}' }
 workers: 2
 routes: [{ id: r, path: /r, upstream: '${upstream.url}' }]
 `,
     );
-    sluice = new SluiceProcess(config, `http://127.0.0.1:${adminPort}`);
+    ({ dir, gateway } = setup);
+    sluice = new SluiceProcess(setup.file, setup.adminUrl);
     await sluice.logged('sluice workers serving');
   });
   after(async () => {

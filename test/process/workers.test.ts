@@ -4,17 +4,14 @@
 // no lock error), a killed worker is replaced and counted, SIGTERM under
 // keep-alive load drains both with no client error.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { DASHBOARD_KEY } from '../../src/dashboard/cluster-feed.js';
 import { KeepAliveLoad } from '../gateway/drain-load.js';
 import { startUpstream, type TestUpstream } from '../gateway/support.js';
-import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { ADMIN_TOKEN, assertNoClientErrors, freshRequest, SluiceProcess, sleep } from './sluice-process.js';
+import { assertNoClientErrors, freshRequest, SluiceProcess, sleep, writeWorkersConfig } from './sluice-process.js';
 
 describe('sluice start --workers 2', () => {
   let redis: RedisServer;
@@ -27,24 +24,18 @@ describe('sluice start --workers 2', () => {
   before(async () => {
     redis = await startRedis();
     upstream = await startUpstream();
-    dir = mkdtempSync(join(tmpdir(), 'sluice-workers-'));
-    const [port, adminPort] = [await freePort(), await freePort()];
-    gateway = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'sluice.yaml');
-    writeFileSync(
-      config,
-      `listen: 127.0.0.1:${port}
-admin: { listen: '127.0.0.1:${adminPort}', token: ${ADMIN_TOKEN} }
-dataDir: ${join(dir, 'data')}
-store: { url: 'redis://127.0.0.1:${redis.port}', deadlineMs: 2000 }
-routes:
+    const setup = await writeWorkersConfig(
+      'sluice-workers-',
+      redis.port,
+      `routes:
   - { id: r, path: /r, upstream: '${upstream.url}' }
   - { id: capped, path: /capped, upstream: '${upstream.url}', anonymous: true, limits: [{ id: capped, key: route, rule: { policy: token_bucket, capacity: 25, refillPerSecond: 0.001 } }] }
 tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
 `,
     );
-    sluice = new SluiceProcess(config, `http://127.0.0.1:${adminPort}`, ['--workers', '2']);
+    ({ dir, gateway } = setup);
+    sluice = new SluiceProcess(setup.file, setup.adminUrl, ['--workers', '2']);
     await sluice.logged('sluice workers serving');
     reader = new Redis(redis.port, '127.0.0.1');
   });
