@@ -11,6 +11,7 @@ import { runDecisionBench } from './decision.js';
 import { runFaultsBench } from './faults.js';
 import { runGatewayBench } from './gateway.js';
 import { runHotKeyBench } from './hotkey.js';
+import { runWorkersBench } from './workers.js';
 import { cleanupAll, runMain } from './lib/cleanup.js';
 import { machineInfo } from './lib/machine.js';
 import { parseOptions } from './lib/options.js';
@@ -28,14 +29,16 @@ await runMain(async () => {
   await cleanupAll();
   const gateway = await runGatewayBench(options, step(2, 'gateway'));
   await cleanupAll();
-  const hotkey = await runHotKeyBench(options, step(3, 'hotkey'));
+  const workers = await runWorkersBench(options, step(3, 'workers'));
   await cleanupAll();
-  const faults = await runFaultsBench(options, step(4, 'faults'));
+  const hotkey = await runHotKeyBench(options, step(4, 'hotkey'));
+  await cleanupAll();
+  const faults = await runFaultsBench(options, step(5, 'faults'));
   await cleanupAll();
   // The condition issue 11's target is stated for: one core kept busy, each variant alone.
-  const accuracy = await runAccuracyBench(options, step(5, 'accuracy'), { busyCore: true, oneAtATime: true });
+  const accuracy = await runAccuracyBench(options, step(6, 'accuracy'), { busyCore: true, oneAtATime: true });
   await cleanupAll();
-  const dashboard = hasChromium() ? await runDashboardBench(options, step(6, 'dashboard')) : undefined;
+  const dashboard = hasChromium() ? await runDashboardBench(options, step(7, 'dashboard')) : undefined;
   await cleanupAll();
   const decision = await runDecisionBench(options, step(7, 'decision'));
   await cleanupAll();
@@ -45,6 +48,7 @@ await runMain(async () => {
     machine: machineInfo(),
     engine,
     gateway,
+    workers,
     hotkey,
     faults,
     accuracy,

@@ -9,7 +9,8 @@ import { buildEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { resolversFor } from './rules/resolvers.js';
-import { type RulesRuntime, startRules } from './rules/runtime.js';
+import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules/runtime.js';
+import type { ConfigReloader } from './process/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
 import { withDashboard } from './dashboard/wire.js';
@@ -35,6 +36,10 @@ export interface StartOptions {
   admin?: boolean;
   /** How long shutdown waits for in-flight requests (default 10 s). */
   shutdownGraceMs?: number;
+  /** Opens the rules runtime instead of the store the config names (a worker: the primary's store over IPC). */
+  openRules?: (config: SluiceConfig) => Promise<RulesRuntime>;
+  /** Config reload for the admin API (POST /reload) and the loaded config's hash on /readyz. */
+  reloader?: Pick<ConfigReloader, 'reload' | 'status'>;
 }
 
 export interface RunningSluice {
@@ -47,6 +52,8 @@ export interface RunningSluice {
   readonly decisionUrl?: string;
   readonly engine: Engine;
   readonly gateway: Gateway;
+  /** Puts a reloaded config to use: routes, upstreams, limits, keys, header options (see docs/operations.md). */
+  reconfigure(config: SluiceConfig): void;
   /** Stops accepting, lets in-flight requests finish, closes pools and the store. */
   close(): Promise<void>;
 }
@@ -76,6 +83,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     decisionUrl: decision?.httpUrl,
     engine,
     gateway,
+    reconfigure: (next) => gateway.reconfigure({ config: next, ...resolversFor(next, runtime?.cache) }),
     close: () => {
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
@@ -103,10 +111,8 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
   const { engine, dashboard } = deciding;
   let runtime: RulesRuntime | undefined;
   try {
-    if (options.ruleStore) {
-      const { url: databaseUrl, ...timeouts } = config.database;
-      runtime = await startRules({ databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger });
-    }
+    if (options.openRules) runtime = await options.openRules(config);
+    else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
     const gateway = new Gateway({ config, engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger });
     const address = await gateway.listen(config.listen.host, config.listen.port);
@@ -118,14 +124,21 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     let admin: AdminServer | undefined;
     if (options.admin && runtime) {
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
-      const health = () => (gateway.draining ? { ready: false, draining: true } : {});
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs });
+      const reloader = options.reloader;
+      const health = () => ({ ...(gateway.draining ? { ready: false, draining: true } : {}), ...(reloader ? { config: reloader.status() } : {}) });
+      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader) });
     }
     return { runtime, gateway, address, admin, decision };
   } catch (error) {
     await runtime?.close();
     throw error;
   }
+}
+
+/** The rule store the config names (PostgreSQL, or the embedded store in dataDir), seeded with the config's rules. */
+export function rulesOptions(config: SluiceConfig, logger: Logger): RulesRuntimeOptions {
+  const { url: databaseUrl, ...timeouts } = config.database;
+  return { databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { EngineResult } from '../engine.js';
 import type { FaultsResult } from '../faults.js';
 import type { Figure, GatewayResult } from '../gateway.js';
 import type { HotKeyResult } from '../hotkey.js';
+import type { WorkersResult } from '../workers.js';
 import { round } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { ScaleResult } from './scale.js';
@@ -16,6 +17,7 @@ export interface BenchResults {
   machine: MachineInfo;
   engine: EngineResult;
   gateway: GatewayResult;
+  workers: WorkersResult;
   hotkey: HotKeyResult;
   faults: FaultsResult;
   accuracy: AccuracyResult;
@@ -26,7 +28,7 @@ export interface BenchResults {
   skipped: string[];
 }
 
-export const SECTIONS = ['Machine', 'Engine', 'Engine-level peers', 'Gateway', 'Dashboard', 'Hot key', 'Faults', 'Accuracy', 'Decision service', 'Scale on paper', 'Skipped'] as const;
+export const SECTIONS = ['Machine', 'Engine', 'Engine-level peers', 'Gateway', 'Workers', 'Dashboard', 'Hot key', 'Faults', 'Accuracy', 'Decision service', 'Scale on paper', 'Skipped'] as const;
 
 const fig = (f: Figure, digits = 0) => `${round(f.median, digits)} (${round(f.min, digits)}–${round(f.max, digits)})`;
 const sources = (s: Record<string, number>) => Object.entries(s).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -63,6 +65,11 @@ export function renderReport(r: BenchResults): string {
   out.push(`Loopback HTTP, 10 tenants by \`X-Api-Key\`, GET /orders proxied to a tiny Node upstream in its own process. Saturation: autocannon, 64 connections. Paced: 2,500 req/s evenly spaced by a 1 ms timer loop on an undici pool, latency from each request's scheduled time. Targets run in turn, ${r.gateway.repeats} repeat(s); median (min–max). CPU µs/request: user+system time of the server process (/proc) over completed requests.`, '');
   out.push(markdownTable(['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'], r.gateway.rows.map((g) => [g.target, g.mode === 'paced' ? 'paced 2,500/s' : 'saturation', fig(g.requestsPerSec), fig(g.p50Ms, 2), fig(g.p99Ms, 2), fig(g.cpuUsPerRequest), g.non2xx, g.errors])), '');
   out.push(...r.gateway.notes.map((n) => `- ${n}`), '');
+
+  out.push('## Workers', '');
+  out.push(`\`sluice start\` on Redis with 1 and 2 workers (node:cluster), the same route and load as above; CPU µs/request is the whole instance's (primary and workers, /proc). ${r.workers.repeats} repeat(s), alternating; median (min–max).`, '');
+  out.push(markdownTable(['workers', 'load', 'req/s', 'p99 ms', 'CPU µs/req', 'errors'], r.workers.rows.map((w) => [w.workers, w.mode === 'paced' ? 'paced 2,500/s' : 'saturation', fig(w.requestsPerSec), fig(w.p99Ms, 2), fig(w.cpuUsPerRequest), w.errors])), '');
+  out.push(...r.workers.notes.map((n) => `- ${n}`), '');
 
   out.push('## Dashboard', '');
   out.push('Sluice (Redis store, admin listener) under the gateway load, with the operator\'s page open and signed in in Chromium (polling every second) and with the tab on about:blank, runs alternating; medians. CPU µs/request is the gateway process\'s, which also serves the page.', '');

@@ -78,6 +78,9 @@ function paths(): object {
     delete: { ...authed, summary: 'Revoke a key (stops resolving on every instance within a second)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'revoked', ...json(ref('KeyInfo')) }, ...errors(400, 401, 403, 404, 503) } },
   },
   ...overridePaths(errors, authed),
+  '/reload': {
+    post: { ...authed, summary: 'Re-read the config file (like SIGHUP): routes, upstreams, limits, keys and header options change without dropping a request; an invalid file is refused (400 naming file:line) and the old config keeps serving', responses: { 200: { description: 'applied: the new hash, when, and changed fields that need a restart', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } },
+  },
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },

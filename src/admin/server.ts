@@ -15,6 +15,8 @@ import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
 import { serveUi } from '../dashboard/ui-routes.js';
+import type { ReloadReport } from '../process/config-reload.js';
+import { processRegistry } from '../process/metrics.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
@@ -23,7 +25,11 @@ export interface AdminServerOptions extends h.AdminDeps {
   token: string | undefined;
   logger?: RulesLogger;
   /** Serves the operator's page at /ui (static files open, its data behind the token). */
-  dashboard?: Dashboard;
+  dashboard?: Pick<Dashboard, 'overview'> | undefined;
+  /** POST /reload: re-reads the config file (absent: 404). */
+  reload?: (() => Promise<ReloadReport>) | undefined;
+  /** The Prometheus text of /metrics (with workers: aggregated over them); default this process's registries. */
+  metrics?: () => Promise<string>;
 }
 
 export interface AdminServer {
@@ -70,10 +76,11 @@ function requestHandler(options: AdminServerOptions): (req: IncomingMessage, res
     if (!open) authorize(req);
     if (parts[0] === 'metrics' && parts.length === 1) {
       // Prometheus text format; counters carry no tenant ids or keys.
-      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end((await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics()));
+      const text = options.metrics ? await options.metrics() : (await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics());
+      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(text + (await processRegistry.metrics()));
       return;
     }
-    const reply = await route(req, parts, url.searchParams);
+    const reply = parts.length === 1 && parts[0] === 'reload' ? await reloadConfig(req.method, options.reload) : await route(req, parts, url.searchParams);
     if (reply.status === 204) {
       res.writeHead(204).end();
       return;
@@ -141,6 +148,15 @@ function router(deps: h.AdminDeps): Route {
     }
     throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
   };
+}
+
+/** An invalid file is a 400 naming file:line and field; the old config keeps serving. */
+async function reloadConfig(method: string | undefined, reload: AdminServerOptions['reload']): Promise<h.Reply> {
+  if (method !== 'POST') throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use POST`, 'method');
+  if (!reload) throw new SluiceError('ERR_NOT_FOUND', 'config reload is not available on this instance (it was not started by sluice start)');
+  const report = await reload();
+  if (report.outcome === 'invalid') throw new SluiceError('ERR_CONFIG_INVALID', report.error);
+  return { status: 200, body: report };
 }
 
 /** Path segments, percent-decoded; a bad escape is a 400, not a crash. */

@@ -2,6 +2,7 @@
 // config is reported: one line naming file, line and field, exit code 2.
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
+import type { Env } from '../config/env.js';
 
 export const DEFAULT_CONFIG_FILE = 'sluice.yaml';
 
@@ -10,13 +11,13 @@ export function configFileFrom(explicit: string | undefined): string {
 }
 
 /** The loaded config, or undefined after printing why it cannot be used. */
-export function loadConfigOrReport(file: string): SluiceConfig | undefined {
+export function loadConfigOrReport(file: string, env: Env = process.env): SluiceConfig | undefined {
   if (!existsSync(file)) {
     process.stderr.write(`sluice: config file ${file} not found (give --config FILE)\n`);
     return undefined;
   }
   try {
-    return loadConfig(file, process.env);
+    return loadConfig(file, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);

@@ -1,38 +1,57 @@
-// `sluice start [--config FILE] [--demo-upstream]`: runs the gateway until
-// SIGTERM or SIGINT, then drains in-flight requests and exits.
+// `sluice start [--config FILE] [--workers N|auto] [--demo-upstream]`: runs the
+// gateway until SIGTERM or SIGINT, then drains in-flight requests and exits.
+// SIGHUP reloads the config file. With workers > 1 this process becomes the
+// primary (src/process/primary.ts) and each worker re-enters here.
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { startSluice } from '../app.js';
+import { type Logger, pino } from 'pino';
+import { type RunningSluice, startSluice } from '../app.js';
+import type { Env } from '../config/env.js';
+import type { SluiceConfig } from '../config/types.js';
+import { startDemoUpstream } from '../demo/upstream.js';
+import { ConfigReloader } from '../process/config-reload.js';
+import { untilStopped } from '../process/stop.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
 import type { Command } from './main.js';
 
 export const command: Command = {
-  summary: 'run the gateway (--config FILE, --demo-upstream)',
+  summary: 'run the gateway (--config FILE, --workers N|auto, --demo-upstream); SIGHUP reloads the config',
   async run(argv) {
-    const args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, 'demo-upstream': { type: 'boolean' } } }).values;
-    const config = loadConfigOrReport(configFileFrom(args.config));
+    if (cluster.isWorker) return (await import('../process/worker.js')).runWorker();
+    const options = { config: { type: 'string', short: 'c' }, workers: { type: 'string', short: 'w' }, 'demo-upstream': { type: 'boolean' } } as const;
+    const args = parseArgs({ args: argv, options }).values;
+    const file = configFileFrom(args.config);
+    const env: Env = args.workers === undefined ? process.env : { ...process.env, SLUICE_WORKERS: args.workers };
+    const config = loadConfigOrReport(file, env);
     if (!config) return 2;
     const logger = pino({ level: config.log.level, name: 'sluice' });
     // A bug must be logged, not take every tenant's traffic down with it.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
-
-    const app = await startSluice(config, { logger, ruleStore: true, admin: true, demoUpstream: args['demo-upstream'] === true && !process.env.UPSTREAM_URL });
-    if (app.adminUrl) logger.info({ url: app.adminUrl }, 'admin API listening');
-    if (app.demoUpstreamUrl) logger.info({ url: app.demoUpstreamUrl }, 'demo upstream listening');
-    return new Promise<number>((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        logger.info({ signal }, 'shutting down');
-        process.once(signal, () => process.exit(1)); // a second signal: stop now
-        app.close().then(
-          () => resolve(0),
-          (error: unknown) => {
-            logger.error({ err: error }, 'shutdown failed');
-            resolve(1);
-          },
-        );
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-    });
+    const demoUpstream = args['demo-upstream'] === true && !process.env.UPSTREAM_URL;
+    if (config.workers > 1) return runWorkers(config, file, env, logger, demoUpstream);
+    return runSingle(config, file, env, logger, demoUpstream);
   },
 };
+
+/** One process: gateway, admin API and reloads together. */
+async function runSingle(config: SluiceConfig, file: string, env: Env, logger: Logger, demoUpstream: boolean): Promise<number> {
+  let app: RunningSluice | undefined;
+  const reloader = new ConfigReloader({ file, env, config, logger, apply: (next) => app?.reconfigure(next) });
+  process.on('SIGHUP', () => void reloader.reload());
+  app = await startSluice(config, { logger, ruleStore: true, admin: true, demoUpstream, reloader });
+  if (app.adminUrl) logger.info({ url: app.adminUrl }, 'admin API listening');
+  if (app.demoUpstreamUrl) logger.info({ url: app.demoUpstreamUrl }, 'demo upstream listening');
+  const running = app;
+  return untilStopped(logger, () => running.close());
+}
+
+/** The primary and its workers; the demo upstream, if asked for, runs in the primary. */
+async function runWorkers(config: SluiceConfig, file: string, env: Env, logger: Logger, demoUpstream: boolean): Promise<number> {
+  const demo = demoUpstream ? await startDemoUpstream({}) : undefined;
+  if (demo) logger.info({ url: demo.url }, 'demo upstream listening');
+  try {
+    return await (await import('../process/primary.js')).runPrimary({ config, file, env, logger });
+  } finally {
+    await demo?.close();
+  }
+}

@@ -71,6 +71,7 @@ export function envOverrides(env: Env): Override[] {
   add('SLUICE_DATABASE_URL', ['database', 'url']);
   add('SLUICE_INSTANCES', ['instances'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
   add('SLUICE_REGION', ['region']);
+  add('SLUICE_WORKERS', ['workers'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
   add('SLUICE_DATA_DIR', ['dataDir']);
   add('SLUICE_GRPC_LISTEN', ['decisionService', 'grpcListen']);
   add('SLUICE_DECISION_LISTEN', ['decisionService', 'httpListen']);

@@ -3,6 +3,7 @@
 // then cross-field checks. The result is a frozen SluiceConfig.
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { isSluiceError } from '../core/errors.js';
@@ -92,6 +93,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
   if (file.limits.headerTimeoutMs > file.limits.requestTimeoutMs) fail(['limits', 'headerTimeoutMs'], 'must be at most limits.requestTimeoutMs');
   const store = storeOf(file, fail);
+  const workers = workersOf(file, store.type, fail);
   return deepFreeze({
     source,
     listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
@@ -113,6 +115,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
     limits: file.limits,
     database: { ...file.database, url: file.database.url },
     decisionService: decisionServiceOf(file, baseDir),
+    workers,
     instances: file.instances,
     region: file.region,
     dataDir: file.dataDir ?? './data',
@@ -172,6 +175,15 @@ function storeOf(file: ConfigFile, fail: Fail): SluiceConfig['store'] {
   if (type === 'redis' && !store.url && !store.cluster) fail(['store', 'type'], 'redis needs store.url or store.cluster (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER)');
   if (store.url && store.cluster) fail(['store', 'cluster'], 'give store.url or store.cluster, not both');
   return { type, url: store.url, cluster: store.cluster?.map(listenAddress), deadlineMs: store.deadlineMs, maxKeys: store.maxKeys };
+}
+
+/** `auto` is this machine's cores; buckets in process memory cannot be shared by several workers. */
+function workersOf(file: ConfigFile, storeType: 'memory' | 'redis', fail: Fail): number {
+  const workers = file.workers === 'auto' ? availableParallelism() : (file.workers ?? 1);
+  if (workers > 1 && storeType === 'memory') {
+    fail(['workers'], `${workers} workers need a shared bucket store: the memory store keeps buckets inside one process, so each worker would admit a full limit of its own; set store.url (Redis) or workers: 1`);
+  }
+  return workers;
 }
 
 export function listenAddress(text: string): ListenAddress {

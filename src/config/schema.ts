@@ -155,6 +155,8 @@ export const configFileSchema = z
       })
       .strict()
       .optional(),
+    /** Gateway processes on this machine: a count, or `auto` for one per available core. */
+    workers: z.union([positiveInt(1024), z.literal('auto')], 'must be a whole number from 1 to 1024, or auto').optional(),
     instances: positiveInt(10_000).optional(),
     region: idSchema.optional(),
     dataDir: z.string().min(1).optional(),

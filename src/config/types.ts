@@ -117,6 +117,8 @@ export interface SluiceConfig {
     readonly healthTimeoutMs: number;
   };
   readonly decisionService: DecisionServiceConfig;
+  /** Gateway processes on this machine (`auto` resolved to the available cores); 1 = a single process, no primary. */
+  readonly workers: number;
   /** SLUICE_INSTANCES: a fixed instance count for the fallback; undefined = count live instances in Redis. */
   readonly instances: number | undefined;
   readonly region: string | undefined;

@@ -93,8 +93,10 @@ export function currentProbe(): EngineProbe | undefined {
 
 new Gauge({
   name: 'sluice_instances',
-  help: 'Live gateway instances this instance counts (the divisor of the fallback limit); 1 with the memory store',
+  help: 'Live gateway instances this instance counts (the divisor of the fallback limit; with workers, every worker of every machine); 1 with the memory store',
   registers: [dashboardRegistry],
+  // With workers each counts the same members: summed over them it would be N times too high.
+  aggregator: 'max',
   collect() {
     this.set(probe?.instances() ?? 1);
   },

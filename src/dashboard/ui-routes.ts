@@ -41,7 +41,8 @@ const FILES: Record<string, string> = {
 const cache = new Map<string, Buffer>();
 
 export interface UiContext {
-  dashboard: Dashboard | undefined;
+  /** This instance's overview: its own Dashboard, or with workers the primary's view of their snapshots. */
+  dashboard: Pick<Dashboard, 'overview'> | undefined;
   authorize: (req: IncomingMessage) => void;
 }
 

@@ -13,7 +13,8 @@ export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logg
   return { engine: observed, dashboard: new Dashboard({ engine: observed, ...(redis ? { redis } : {}), logger }) };
 }
 
-function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
+/** The Redis the config's store names; undefined with the memory store. */
+export function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
   const { store } = config;
   if (store.type !== 'redis') return undefined;
   return store.cluster ? { cluster: store.cluster.map(({ host, port }) => `${host}:${port}`) } : { url: store.url! };

@@ -51,42 +51,48 @@ export interface GatewayOptions {
 
 export class Gateway {
   readonly server: Server;
-  private readonly routes: RouteTable<LimitedTarget>;
   private readonly upstreams = new Upstreams();
   private readonly shaping: ShapingQueue;
-  private readonly keyHeader: string;
-  private readonly headerOptions: HeaderOptions;
-  private readonly maxBodyBytes: number;
-  private readonly bodyLimits: BodyLimits;
   private readonly drain = new Drain();
   private readonly engine: Engine;
-  private readonly rules: RuleResolver;
-  private readonly tenants: TenantResolver;
   private readonly log: Logger;
-  private readonly counters: ReadonlyMap<string, LimitCounters>;
+  // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
+  private routes!: RouteTable<LimitedTarget>;
+  private keyHeader!: string;
+  private headerOptions!: HeaderOptions;
+  private maxBodyBytes!: number;
+  private bodyLimits!: BodyLimits;
+  private tenants!: TenantResolver;
+  private counters!: ReadonlyMap<string, LimitCounters>;
 
   constructor(options: GatewayOptions) {
     const { config } = options;
     this.engine = options.engine;
-    this.rules = options.rules;
-    this.tenants = options.tenants;
     this.log = options.logger;
-    this.keyHeader = config.tenants.header;
-    this.headerOptions = config.headers;
-    this.maxBodyBytes = config.limits.maxBodyBytes;
-    this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, this.maxBodyBytes), maxBytes: this.maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.shaping = new ShapingQueue(config.limits.maxQueued);
-    this.counters = countersFor(config.routes);
-    const clientIp = new ClientIpResolver(config.clientIp);
-    this.routes = new RouteTable(config.routes, (route: RouteConfig) => ({
-      pool: this.upstreams.pool(route.upstream),
-      timeoutMs: route.timeoutMs,
-      limits: new RouteLimits(route, this.rules, clientIp, config.clientIp.ipv6Prefix),
-    }));
+    this.reconfigure(options);
     this.server = createServer(listenerOptions(config.limits), (req, res) => this.handle(req, res));
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
     this.server.on('connect', answerConnect);
+  }
+
+  /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
+  reconfigure({ config, rules, tenants }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants'>): void {
+    const clientIp = new ClientIpResolver(config.clientIp);
+    const maxBodyBytes = config.limits.maxBodyBytes;
+    const routes = new RouteTable(config.routes, (route: RouteConfig) => ({
+      pool: this.upstreams.pool(route.upstream),
+      timeoutMs: route.timeoutMs,
+      limits: new RouteLimits(route, rules, clientIp, config.clientIp.ipv6Prefix),
+    }));
+    this.counters = countersFor(config.routes);
+    this.tenants = tenants;
+    this.keyHeader = config.tenants.header;
+    this.headerOptions = config.headers;
+    this.maxBodyBytes = maxBodyBytes;
+    this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, maxBodyBytes), maxBytes: maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
+    this.routes = routes;
   }
 
   /** True from the start of close(): /readyz answers 503 and every response closes its connection. */

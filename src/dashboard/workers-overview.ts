@@ -1,0 +1,45 @@
+// The dashboard's overview in a primary with workers: the primary decides
+// nothing, so the page is made of the snapshots every worker (of this machine
+// and the others) publishes to Redis as its own instance. "self" marks one of
+// this machine's workers.
+import type { Logger } from 'pino';
+import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
+import { ClusterFeed } from './cluster-feed.js';
+import type { Overview } from './dashboard.js';
+import { type InstanceSnapshot, mergeSnapshots } from './snapshot.js';
+
+export class WorkersOverview {
+  private readonly feed: ClusterFeed;
+
+  constructor(
+    redis: RedisTarget,
+    private readonly isLocal: (id: string) => boolean,
+    private readonly logger: Logger,
+  ) {
+    const client = connectRedis(redis);
+    client.on('error', (error: Error) => logger.debug({ err: error }, 'dashboard Redis connection error'));
+    // Reads only: there is no snapshot of the primary's own.
+    this.feed = new ClusterFeed({ client, ownsClient: true, snapshot: () => undefined as unknown as InstanceSnapshot, logger });
+  }
+
+  async overview(): Promise<Overview> {
+    let snapshots: InstanceSnapshot[];
+    try {
+      snapshots = await this.feed.read();
+    } catch (error) {
+      this.logger.debug({ err: error }, 'dashboard snapshots not read from Redis');
+      return empty('cluster view unavailable: Redis does not answer');
+    }
+    if (snapshots.length === 0) return empty('no worker has published its snapshot yet');
+    const self = snapshots.find((snapshot) => this.isLocal(snapshot.id))?.id ?? '';
+    return { ...mergeSnapshots(snapshots, self), self, scope: 'cluster' };
+  }
+
+  close(): Promise<void> {
+    return this.feed.stop('');
+  }
+}
+
+function empty(scopeNote: string): Overview {
+  return { seconds: [], routes: {}, top: [], shadowTop: [], degraded: {}, instances: [], self: '', scope: 'local', scopeNote };
+}

@@ -1,0 +1,108 @@
+// Reload without downtime: re-read and validate the config file, apply what can
+// change while serving, keep the old config when the new one is invalid (a bad
+// reload never takes a working instance down). Used by SIGHUP, `sluice reload`
+// (POST /reload) and, with workers, by the primary for all of them.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
+import type { Env } from '../config/env.js';
+import { configReloads, noteConfigLoaded } from './metrics.js';
+
+/** Fields read once at start: a reload that changes them applies the rest and says these wait for a restart. */
+export const RESTART_FIELDS = ['listen', 'admin', 'store', 'resilience', 'database', 'dataDir', 'instances', 'region', 'workers', 'log', 'rules', 'defaultRule'] as const;
+/** Listener protections set on the socket server when it starts. */
+const RESTART_LIMITS = ['maxHeaderBytes', 'headerTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxQueued'] as const;
+
+export interface LoadedConfig {
+  /** First 12 hex digits of the file's SHA-256. */
+  hash: string;
+  /** ISO time it was loaded. */
+  loadedAt: string;
+}
+
+export type ReloadReport =
+  | ({ outcome: 'applied'; needsRestart: string[] } & LoadedConfig)
+  | { outcome: 'invalid'; error: string; field: string | undefined };
+
+export interface ConfigReloaderOptions {
+  file: string;
+  env: Env;
+  /** The config the process started with. */
+  config: SluiceConfig;
+  /** Puts a validated config to use; may reject (then the reload counts as invalid). */
+  apply: (config: SluiceConfig) => Promise<void> | void;
+  logger: Logger;
+}
+
+export class ConfigReloader {
+  private current: SluiceConfig;
+  private loaded: LoadedConfig;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ConfigReloaderOptions) {
+    this.current = options.config;
+    this.loaded = this.note(fileHash(options.file));
+  }
+
+  get config(): SluiceConfig {
+    return this.current;
+  }
+
+  status(): LoadedConfig {
+    return this.loaded;
+  }
+
+  /** One reload at a time: a second SIGHUP waits for the first. */
+  reload(): Promise<ReloadReport> {
+    const next = this.queue.then(() => this.reloadNow());
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async reloadNow(): Promise<ReloadReport> {
+    const { file, logger } = this.options;
+    let config: SluiceConfig;
+    let hash: string;
+    try {
+      hash = fileHash(file);
+      config = loadConfig(file, this.options.env);
+      await this.options.apply(config);
+    } catch (error) {
+      configReloads.labels('invalid').inc();
+      const field = error instanceof ConfigError ? error.field : undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      logger.error({ err: message }, 'config reload refused: still serving the previous config');
+      return { outcome: 'invalid', error: message, field };
+    }
+    const needsRestart = restartOnlyChanges(this.current, config);
+    if (needsRestart.length > 0) logger.warn({ fields: needsRestart }, 'config reload: these fields take effect only after a restart');
+    this.current = config;
+    this.loaded = this.note(hash);
+    configReloads.labels('applied').inc();
+    logger.info({ hash, routes: config.routes.length }, 'config reloaded');
+    return { outcome: 'applied', needsRestart, ...this.loaded };
+  }
+
+  private note(hash: string): LoadedConfig {
+    const now = Date.now();
+    noteConfigLoaded(hash, now);
+    return { hash, loadedAt: new Date(now).toISOString() };
+  }
+}
+
+/** The restart-only fields whose value differs, e.g. `listen`, `limits.keepAliveTimeoutMs`. */
+export function restartOnlyChanges(before: SluiceConfig, after: SluiceConfig): string[] {
+  const differs = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+  const fields: string[] = RESTART_FIELDS.filter((field) => differs(before[field], after[field]));
+  for (const limit of RESTART_LIMITS) if (before.limits[limit] !== after.limits[limit]) fields.push(`limits.${limit}`);
+  return fields;
+}
+
+function fileHash(file: string): string {
+  try {
+    return createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+  } catch {
+    return 'unreadable';
+  }
+}
