@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { DASHBOARD_KEY } from '../../src/dashboard/cluster-feed.js';
 import { KeepAliveLoad } from '../gateway/drain-load.js';
 import { startUpstream, type TestUpstream } from '../gateway/support.js';
+import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { assertNoClientErrors, freshRequest, SluiceProcess, sleep, writeWorkersConfig } from './sluice-process.js';
 
@@ -20,8 +21,11 @@ describe('sluice start --workers 2', () => {
   let sluice: SluiceProcess;
   let gateway: string;
   let reader: Redis;
+  let decisionUrl: string;
 
   before(async () => {
+    const decisionPort = await freePort();
+    decisionUrl = `http://127.0.0.1:${decisionPort}`;
     redis = await startRedis();
     upstream = await startUpstream();
     const setup = await writeWorkersConfig(
@@ -30,8 +34,10 @@ describe('sluice start --workers 2', () => {
       `routes:
   - { id: r, path: /r, upstream: '${upstream.url}' }
   - { id: capped, path: /capped, upstream: '${upstream.url}', anonymous: true, limits: [{ id: capped, key: route, rule: { policy: token_bucket, capacity: 25, refillPerSecond: 0.001 } }] }
+  - { id: decided, path: /decided, upstream: '${upstream.url}', anonymous: true, limits: [{ id: decided, key: route, rule: { policy: token_bucket, capacity: 10, refillPerSecond: 0.001 } }] }
 tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
+decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
 `,
     );
     ({ dir, gateway } = setup);
@@ -60,6 +66,13 @@ defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
     }
     return out;
   }
+
+  it("serves the decision service's forward-auth from the workers, one limit across them", async () => {
+    const forwarded = { 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/decided' };
+    const statuses = await Promise.all(Array.from({ length: 30 }, () => freshRequest(`${decisionUrl}/decide`, forwarded)));
+    assert.equal(statuses.filter(({ status }) => status === 200).length, 10);
+    assert.equal(statuses.filter(({ status }) => status === 429).length, 20);
+  });
 
   it('serves from both workers, and a limit of 25 admits exactly 25 across them', async () => {
     const pids = await sluice.workerPids();
