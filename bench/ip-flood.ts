@@ -78,8 +78,8 @@ async function main(): Promise<void> {
     const noTtl = ttls.filter((ttl) => ttl === -1).length; // -2: expired since KEYS
     const longest = Math.max(0, ...ttls);
     rows.push({ store: 'redis', requests: count * 2, heapBeforeMb: redisBefore, heapAfterFirstMb: redisFirst, heapAfterSecondMb: heapMb(), buckets: `${keys.length} keys right after, ${noTtl} without TTL`, statuses: redisStatuses });
-    const stats = (sluice.engine as { stats?: { bySource: object; deadlineTimeouts: number } }).stats;
-    if (stats) notes.push(`Redis engine: decisions by source ${JSON.stringify(stats.bySource)}, ${stats.deadlineTimeouts} past the deadline.`);
+    const stats = sluice.engine.counters();
+    notes.push(`Redis engine: decisions by source ${JSON.stringify(stats.bySource)}, ${stats.deadlineTimeouts} past the deadline.`);
     await sleep(longest + 500);
     notes.push(`Redis: longest TTL ${longest} ms; ${(await client.keys('rl:*')).length} bucket keys left after it passed.`);
     client.disconnect();
