@@ -83,7 +83,13 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     decisionUrl: decision?.httpUrl,
     engine,
     gateway,
-    reconfigure: (next) => gateway.reconfigure({ config: next, ...resolversFor(next, runtime?.cache) }),
+    reconfigure: (next) => {
+      const resolvers = resolversFor(next, runtime?.cache);
+      const rules = options.rules ?? resolvers.rules;
+      const tenants = options.tenants ?? resolvers.tenants;
+      gateway.reconfigure({ config: next, rules, tenants });
+      decision?.reconfigure(next, { engine, rules, tenants, logger });
+    },
     close: () => {
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.

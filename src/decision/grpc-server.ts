@@ -6,20 +6,21 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
-import type { RateLimitDecider } from './rls.js';
+import type { DecisionFaces } from './faces.js';
 import { RlsBadRequest, type RlsRequestIn } from './rls-request.js';
 
 export class RlsGrpcServer {
   private readonly server = new grpc.Server();
   private readonly health = new HealthImplementation({ '': 'SERVING', [RLS_SERVICE_NAME]: 'SERVING' });
 
+  /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
-    decider: RateLimitDecider,
+    faces: Pick<DecisionFaces, 'decider'>,
     private readonly log: Logger,
   ) {
     this.server.addService(loadRls().service, {
       ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        decider.shouldRateLimit(call.request).then(
+        faces.decider.shouldRateLimit(call.request).then(
           (response) => callback(null, response),
           (error: unknown) => callback(this.failure(error)),
         );

@@ -6,9 +6,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { sendError } from '../gateway/errors.js';
-import type { ForwardAuth } from './forward-auth.js';
 import { requestFromJson, responseToJson } from './json-mapping.js';
-import type { RateLimitDecider } from './rls.js';
+import type { DecisionFaces } from './faces.js';
 import { RlsBadRequest } from './rls-request.js';
 
 /** Largest /json body read: a request of many descriptors still fits. */
@@ -18,9 +17,9 @@ export class DecisionHttpServer {
   readonly server: Server;
   draining = false;
 
+  /** `faces` are read per request, so a reload swaps them under a running listener. */
   constructor(
-    private readonly decider: RateLimitDecider,
-    private readonly forwardAuth: ForwardAuth,
+    private readonly faces: DecisionFaces,
     private readonly log: Logger,
   ) {
     this.server = createServer((req, res) => this.route(req, res));
@@ -47,7 +46,7 @@ export class DecisionHttpServer {
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
     try {
-      if (path === '/decide') this.forwardAuth.handle(req, res);
+      if (path === '/decide') this.faces.forwardAuth.handle(req, res);
       else if (path === '/json' && req.method === 'POST') this.json(req, res);
       else if (path === '/healthcheck') res.writeHead(this.draining ? 503 : 200, { 'content-type': 'text/plain' }).end(this.draining ? 'draining\n' : 'OK\n');
       else sendError(res, 'no_route');
@@ -78,7 +77,7 @@ export class DecisionHttpServer {
       badRequest(res, error instanceof RlsBadRequest ? error : new RlsBadRequest('body', 'must be JSON'));
       return;
     }
-    this.decider.shouldRateLimit(request).then(
+    this.faces.decider.shouldRateLimit(request).then(
       (response) => {
         const body = JSON.stringify(responseToJson(response));
         res.writeHead(response.overall_code === 'OVER_LIMIT' ? 429 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);

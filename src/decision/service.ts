@@ -5,10 +5,9 @@ import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
-import { ForwardAuth } from './forward-auth.js';
+import { buildFaces } from './faces.js';
 import { RlsGrpcServer } from './grpc-server.js';
 import { DecisionHttpServer } from './http-server.js';
-import { RateLimitDecider } from './rls.js';
 
 export interface DecisionService {
   /** `host:port` of the gRPC listener. */
@@ -17,6 +16,8 @@ export interface DecisionService {
   readonly httpUrl: string | undefined;
   /** Called when the drain starts: health turns NOT_SERVING. */
   drain(): void;
+  /** Applies a reloaded config: Envoy domains, routes and their limits, header options (the listen addresses need a restart). */
+  reconfigure(config: SluiceConfig, deps: DecisionDeps): void;
   close(graceMs: number): Promise<void>;
 }
 
@@ -31,9 +32,17 @@ export const decisionServiceWanted = (config: SluiceConfig): boolean => config.d
 
 export async function startDecisionService(config: SluiceConfig, deps: DecisionDeps): Promise<DecisionService> {
   const { grpcListen, httpListen } = config.decisionService;
-  const decider = new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers);
-  const grpc = grpcListen ? new RlsGrpcServer(decider, deps.logger) : undefined;
-  const http = httpListen ? new DecisionHttpServer(decider, new ForwardAuth({ config, ...deps }), deps.logger) : undefined;
+  let faces = buildFaces(config, deps);
+  const current = {
+    get decider() {
+      return faces.decider;
+    },
+    get forwardAuth() {
+      return faces.forwardAuth;
+    },
+  };
+  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger) : undefined;
+  const http = httpListen ? new DecisionHttpServer(current, deps.logger) : undefined;
   let grpcAddress: string | undefined;
   let httpUrl: string | undefined;
   try {
@@ -47,6 +56,9 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
   return {
     grpcAddress,
     httpUrl,
+    reconfigure(next, nextDeps) {
+      faces = buildFaces(next, nextDeps);
+    },
     drain() {
       grpc?.setServing(false);
       if (http) http.draining = true;

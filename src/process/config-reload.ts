@@ -96,6 +96,10 @@ export function restartOnlyChanges(before: SluiceConfig, after: SluiceConfig): s
   const differs = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
   const fields: string[] = RESTART_FIELDS.filter((field) => differs(before[field], after[field]));
   for (const limit of RESTART_LIMITS) if (before.limits[limit] !== after.limits[limit]) fields.push(`limits.${limit}`);
+  // The decision service's listeners stay where they are; its domains and routes reload.
+  for (const listener of ['grpcListen', 'httpListen'] as const) {
+    if (differs(before.decisionService[listener], after.decisionService[listener])) fields.push(`decisionService.${listener}`);
+  }
   return fields;
 }
 

@@ -177,4 +177,36 @@ headers: { ietf: true }
     assert.equal(answers[0]!.limit, '3');
     assert.match(answers[0]!.policy ?? '', /q=3/, 'the IETF fields are on');
   });
+  it("applies the decision service's routes and limits, on the listener it already has", async () => {
+    const file = join(setup.dir, 'sluice.yaml');
+    const decisionPort = await freePort();
+    const decide = async (uri: string) => {
+      const res = await fetch(`http://127.0.0.1:${decisionPort}/decide`, { headers: { 'x-forwarded-method': 'GET', 'x-forwarded-uri': uri } });
+      await res.text();
+      return res.status;
+    };
+    const withRoute = (id: string, capacity: number) => `listen: 127.0.0.1:${setup.port}
+admin: { listen: '127.0.0.1:${setup.adminPort}', token: ${ADMIN_TOKEN} }
+dataDir: ${join(setup.dir, 'data')}
+routes:
+  - { id: ${id}, path: /${id}, upstream: '${setup.upstream}', anonymous: true, limits: [{ id: ${id}, key: route, rule: { policy: token_bucket, capacity: ${capacity}, refillPerSecond: 0.001 } }] }
+decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
+`;
+    // The decision listener is new: it comes with a restart, then reloads apply under it.
+    if (sluice?.child.exitCode === null) {
+      const gone = new Promise((resolve) => sluice.child.once('exit', resolve));
+      sluice.kill();
+      await gone;
+    }
+    writeFileSync(file, withRoute('d1', 5));
+    sluice = new SluiceProcess(file, `http://127.0.0.1:${setup.adminPort}`);
+    await sluice.logged('decision service listening');
+    assert.equal(await decide('/d1'), 200);
+    writeFileSync(file, withRoute('d2', 1));
+    const hash = hashOf(file);
+    process.kill(sluice.child.pid!, 'SIGHUP');
+    await sluice.until('the reload applied', async () => (await sluice.admin('GET', '/readyz')).body.config.hash === hash);
+    // The old route is gone: without an API key that is a 401 before a 404, as on the gateway.
+    assert.deepEqual([await decide('/d1'), await decide('/d2'), await decide('/d2')], [401, 200, 429], 'the old route is gone; the new one has its limit of 1');
+  });
 });

@@ -1,0 +1,20 @@
+// What the decision service's listeners decide with, built from one config:
+// the Envoy decider (domains, header options) and forward-auth (routes, their
+// limits). A reload builds new ones and swaps them whole; the listeners read
+// them per request, so no connection is dropped.
+import type { SluiceConfig } from '../config/types.js';
+import { ForwardAuth } from './forward-auth.js';
+import { RateLimitDecider } from './rls.js';
+import type { DecisionDeps } from './service.js';
+
+export interface DecisionFaces {
+  decider: RateLimitDecider;
+  forwardAuth: ForwardAuth;
+}
+
+export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFaces {
+  return {
+    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers),
+    forwardAuth: new ForwardAuth({ config, ...deps }),
+  };
+}
