@@ -83,13 +83,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     decisionUrl: decision?.httpUrl,
     engine,
     gateway,
-    reconfigure: (next) => {
-      const resolvers = resolversFor(next, runtime?.cache);
-      const rules = options.rules ?? resolvers.rules;
-      const tenants = options.tenants ?? resolvers.tenants;
-      gateway.reconfigure({ config: next, rules, tenants });
-      decision?.reconfigure(next, { engine, rules, tenants, logger });
-    },
+    reconfigure: (next) => reconfigure(next, fronts, { engine, options, logger }),
     close: () => {
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
@@ -102,6 +96,15 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
       return closing;
     },
   };
+}
+
+/** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
+function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger }: { engine: Engine; options: StartOptions; logger: Logger }): void {
+  const resolvers = resolversFor(next, runtime?.cache);
+  const rules = options.rules ?? resolvers.rules;
+  const tenants = options.tenants ?? resolvers.tenants;
+  gateway.reconfigure({ config: next, rules, tenants });
+  decision?.reconfigure(next, { engine, rules, tenants, logger });
 }
 
 interface Fronts {

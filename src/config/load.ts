@@ -93,7 +93,6 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
   if (file.limits.headerTimeoutMs > file.limits.requestTimeoutMs) fail(['limits', 'headerTimeoutMs'], 'must be at most limits.requestTimeoutMs');
   const store = storeOf(file, fail);
-  const workers = workersOf(file, store.type, fail);
   return deepFreeze({
     source,
     listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
@@ -115,7 +114,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
     limits: file.limits,
     database: { ...file.database, url: file.database.url },
     decisionService: decisionServiceOf(file, baseDir),
-    workers,
+    workers: workersOf(file, store.type, fail),
     instances: file.instances,
     region: file.region,
     dataDir: file.dataDir ?? './data',

@@ -212,9 +212,7 @@ export class Gateway {
 
   private refuse({ req, res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
     const { headers, body } = rejectionOf(views, governing, this.headerOptions);
-    // A body still on its way is not waited for: the connection closes after the 429
-    // (else a refused client could hold its socket until the request timeout).
-    if (!req.complete) res.shouldKeepAlive = false;
+    if (!req.complete) res.shouldKeepAlive = false; // a body still on its way is not waited for
     headers.push('Content-Length', String(Buffer.byteLength(body)));
     res.writeHead(gatewayStatus('rate_limited'), headers);
     res.end(body);
