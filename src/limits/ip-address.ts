@@ -84,15 +84,21 @@ export function maxIpIdLength(ipv6Prefix: number): number {
  */
 export function ipBucketId(ip: ParsedIp, ipv6Prefix: number): string {
   if (ip.family === 'ipv4') return derivedId('ip.', ip.address);
-  const groups = ipv6Groups(ip.address) ?? [];
+  return derivedId('ip6.', ipv6Key(ipv6Hex(ip.address), ipv6Prefix));
+}
+
+/** The 32 hex nibbles of an IPv6 address. */
+export function ipv6Hex(address: string): string {
   let hex = '';
-  for (const group of groups) hex += group.toString(16).padStart(4, '0');
-  const nibbles = Math.ceil(ipv6Prefix / 4);
-  let prefix = hex.slice(0, nibbles);
-  const spare = nibbles * 4 - ipv6Prefix; // bits of the last nibble beyond the prefix
-  if (spare > 0) {
-    const lastNibble = Number.parseInt(prefix.slice(-1), 16) & (0xf << spare) & 0xf;
-    prefix = prefix.slice(0, -1) + lastNibble.toString(16);
-  }
-  return derivedId('ip6.', prefix);
+  for (const group of ipv6Groups(address) ?? []) hex += group.toString(16).padStart(4, '0');
+  return hex;
+}
+
+/** The nibbles that hold the first `prefix` bits, the bits past the prefix zeroed: bucket ids, override selectors and their lookup all key by it. */
+export function ipv6Key(hex: string, prefix: number): string {
+  const nibbles = Math.ceil(prefix / 4);
+  const spare = nibbles * 4 - prefix; // bits of the last nibble beyond the prefix
+  if (spare === 0) return hex.slice(0, nibbles);
+  const last = Number.parseInt(hex[nibbles - 1] ?? '0', 16) & (0xf << spare) & 0xf;
+  return hex.slice(0, nibbles - 1) + last.toString(16);
 }

@@ -6,41 +6,36 @@
 // for one /128 admits that host more, while its bucket stays the /64's.
 import type { Rule } from '../core/rule.js';
 import type { LimitOverrides, OverrideSet, PrefixTable } from '../rules/override-set.js';
-import { ipv4Network, ipv4Number, ipv6Hex, ipv6Key } from '../rules/override-selector.js';
-import type { ClientIpResolver } from './client-ip.js';
-import type { ParsedIp } from './ip-address.js';
-import type { LimitRequest } from './request-limits.js';
-import { headerBucketId } from './request-limits.js';
+import { ipv4Network, ipv4Number } from '../rules/override-selector.js';
+import { type ParsedIp, ipv6Hex, ipv6Key } from './ip-address.js';
 import type { LimitConfig } from './types.js';
 
-export function overrideRule(
-  set: OverrideSet | undefined,
-  limit: LimitConfig,
-  tenant: string | undefined,
-  request: LimitRequest,
-  clientIp: ClientIpResolver,
-): Rule | undefined {
+/** What identifies the request's key for this limit, already worked out for its bucket. */
+export interface KeyIdentity {
+  readonly tenant: string | undefined;
+  /** The client's address (ip and tenant+ip limits). */
+  readonly ip?: ParsedIp;
+  /** The header value's bucket id (header limits). */
+  readonly headerId?: string;
+}
+
+export function overrideRule(set: OverrideSet | undefined, limit: LimitConfig, key: KeyIdentity): Rule | undefined {
   const entry = set?.byLimit.get(limit.id);
   if (entry === undefined) return undefined;
-  const kind = limit.key.kind;
-  if ((kind === 'ip' || kind === 'tenant+ip') && (entry.ipv4.lengths.length > 0 || entry.ipv6.lengths.length > 0)) {
-    const byIp = ipOverride(entry, clientIp.clientIp(request.socket.remoteAddress, request.headers));
+  if (key.ip !== undefined && (entry.ipv4.lengths.length > 0 || entry.ipv6.lengths.length > 0)) {
+    const byIp = ipOverride(entry, key.ip);
     if (byIp) return byIp;
   }
-  if ((kind === 'tenant' || kind === 'tenant+ip') && tenant !== undefined) {
-    const byTenant = entry.tenants.get(tenant);
+  const kind = limit.key.kind;
+  if ((kind === 'tenant' || kind === 'tenant+ip') && key.tenant !== undefined) {
+    const byTenant = entry.tenants.get(key.tenant);
     if (byTenant) return byTenant;
   }
-  if (limit.key.kind === 'header' && entry.headers.size > 0) {
-    const value = request.headers[limit.key.header];
-    if (typeof value === 'string' && value !== '') return entry.headers.get(headerBucketId(value));
-  }
-  return undefined;
+  return key.headerId === undefined ? undefined : entry.headers.get(key.headerId);
 }
 
 /** The override of the longest prefix holding `ip` (an exact address is its /32 or /128). */
-function ipOverride(entry: LimitOverrides, ip: ParsedIp | undefined): Rule | undefined {
-  if (ip === undefined) return undefined;
+function ipOverride(entry: LimitOverrides, ip: ParsedIp): Rule | undefined {
   if (ip.family === 'ipv4') {
     const address = ipv4Number(ip.address);
     return longest(entry.ipv4, (prefix) => ipv4Network(address, prefix));

@@ -6,11 +6,11 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RouteConfig } from '../config/types.js';
 import { derivedId } from '../core/ids.js';
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf } from '../core/rule.js';
 import type { RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
-import { ipBucketId } from './ip-address.js';
-import { overrideRule } from './override-lookup.js';
+import { ipBucketId, type ParsedIp } from './ip-address.js';
+import { type KeyIdentity, overrideRule } from './override-lookup.js';
 import type { LimitConfig, RequestLimit } from './types.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
@@ -47,44 +47,62 @@ export class RouteLimits {
   /** The request's limits; `tenant` is undefined on an anonymous route. */
   resolve(tenant: string | undefined, request: LimitRequest): RequestLimit[] | LimitProblem {
     const out: RequestLimit[] = [];
+    // The client's address is worked out once per request, whatever number of limits key by it.
+    let ip: ParsedIp | undefined | null = null;
+    const ipOf = () => {
+      if (ip === null) ip = this.clientIp.clientIp(request.socket.remoteAddress, request.headers);
+      return ip;
+    };
     for (const limit of this.limits) {
-      const resolved = this.one(limit, tenant, request);
+      const resolved = this.one(limit, tenant, request, ipOf);
       if (typeof resolved === 'string') return resolved;
       out.push(resolved);
     }
     return out;
   }
 
-  private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest): RequestLimit | LimitProblem {
+  private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
+    const bucket = this.bucketOf(limit, tenant, request, ipOf);
+    if (typeof bucket === 'string') return bucket;
     // Per-key override > inline rule > the rule store's tenant × route rule (docs/limits.md#overrides).
-    const override = overrideRule(this.rules.overrides?.(), limit, tenant, request, this.clientIp);
+    const override = overrideRule(this.rules.overrides?.(), limit, bucket);
     const rule = override ?? limit.rule ?? this.rules.resolve(tenant as string, this.route.id).rule;
     const cost = this.route.cost;
     // Config rules were checked at load; a rule from the store may have shrunk since.
     if (cost > 1 && (override !== undefined || limit.rule === undefined) && cost > capacityOf(rule)) return 'cost_exceeds_capacity';
+    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule, cost };
+  }
+
+  /** Where the limit's bucket is (`rl:{tag}:name`), and the key it was made from, for the override lookup. */
+  private bucketOf(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): Bucket | LimitProblem {
     switch (limit.key.kind) {
       case 'tenant':
-        return made(limit.id, tenant as string, limit.id, rule, cost);
+        return { tenant, tag: tenant as string, name: limit.id };
       case 'route':
-        return made(limit.id, ROUTE_TAG, limit.id, rule, cost);
+        return { tenant, tag: ROUTE_TAG, name: limit.id };
       case 'header': {
         const value = request.headers[limit.key.header];
         if (typeof value !== 'string' || value === '') return 'missing_limit_header';
-        return made(limit.id, headerBucketId(value), limit.id, rule, cost);
+        const headerId = headerBucketId(value);
+        return { tenant, headerId, tag: headerId, name: limit.id };
       }
       default: {
-        const ip = this.clientIp.clientIp(request.socket.remoteAddress, request.headers);
+        const ip = ipOf();
         if (ip === undefined) return 'no_client_address';
         const ipId = ipBucketId(ip, this.ipv6Prefix);
-        if (limit.key.kind === 'ip') return made(limit.id, ipId, limit.id, rule, cost);
+        if (limit.key.kind === 'ip') return { tenant, ip, tag: ipId, name: limit.id };
         // tenant+ip: in the tenant's slot, so a tenant's limits can be decided in one call
-        return made(limit.id, tenant as string, `${ipId}.${limit.id}`, rule, cost);
+        return { tenant, ip, tag: tenant as string, name: `${ipId}.${limit.id}` };
       }
     }
   }
 }
 
-const made = (limitId: string, tag: string, name: string, rule: Rule, cost: number): RequestLimit => ({ limitId, tag, name, rule, cost });
+/** A limit's bucket for one request, with the key identity it came from. */
+interface Bucket extends KeyIdentity {
+  readonly tag: string;
+  readonly name: string;
+}
 
 /** `~h.` and 128 bits of the value's SHA-256: the raw value never reaches a key or a log. */
 export function headerBucketId(value: string): string {

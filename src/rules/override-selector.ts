@@ -7,7 +7,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { SluiceError } from '../core/errors.js';
 import { headerBucketId } from '../limits/request-limits.js';
-import { ipv6Groups, parseIp } from '../limits/ip-address.js';
+import { ipv6Hex, ipv6Key, parseIp } from '../limits/ip-address.js';
 import { assertTenantId } from './anonymous-tenant.js';
 
 export type Selector =
@@ -87,22 +87,6 @@ export function ipv4Network(address: number, prefix: number): number {
 }
 
 const ipv4Text = (n: number): string => `${n >>> 24}.${(n >>> 16) & 0xff}.${(n >>> 8) & 0xff}.${n & 0xff}`;
-
-/** The 32 hex nibbles of an IPv6 address. */
-export function ipv6Hex(address: string): string {
-  let hex = '';
-  for (const group of ipv6Groups(address) ?? []) hex += group.toString(16).padStart(4, '0');
-  return hex;
-}
-
-/** The nibbles that hold the first `prefix` bits, the bits past the prefix zeroed: the key both selector and lookup use. */
-export function ipv6Key(hex: string, prefix: number): string {
-  const nibbles = Math.ceil(prefix / 4);
-  const spare = nibbles * 4 - prefix;
-  if (spare === 0) return hex.slice(0, nibbles);
-  const last = Number.parseInt(hex[nibbles - 1] ?? '0', 16) & (0xf << spare) & 0xf;
-  return hex.slice(0, nibbles - 1) + last.toString(16);
-}
 
 /** The full 32 nibbles of the network (the key padded with zeros). */
 function ipv6Network(hex: string, prefix: number): string {
