@@ -4,6 +4,7 @@
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
 import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine.js';
+import { decideOne } from '../limiter/decide-all.js';
 import type { BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
 import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
@@ -46,10 +47,7 @@ export class ObservedEngine implements Engine {
 
   /** Every limit's decision is recorded; a shadow limit's as the refusal it would have made. */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    if (calls.length === 1) {
-      const call = calls[0]!;
-      return this.decide(call.tag, call.name, call.rule, call.cost).then((decision) => ({ allowed: decision.allowed, decisions: [decision], governing: 0 }));
-    }
+    if (calls.length === 1) return decideOne(this, calls[0]!);
     const started = performance.now();
     return this.inner.decideAll(calls).then((outcome) => {
       const ended = performance.now();

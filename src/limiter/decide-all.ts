@@ -14,7 +14,12 @@ import { assertValidCost } from '../core/rule.js';
 import { redisKeyOf } from '../stores/redis/scripts.js';
 import { keySlot } from '../stores/redis/key-slot.js';
 import type { GroupReply, Store, StoreCall } from '../stores/store.js';
-import { applyShadow, type LimitCall, type LimitsDecision } from './engine.js';
+import { applyShadow, type Engine, type LimitCall, type LimitsDecision } from './engine.js';
+
+/** A lone limit takes the engine's single decide (leasing and hot keys included), as a LimitsDecision. */
+export function decideOne(engine: Pick<Engine, 'decide'>, call: LimitCall): Promise<LimitsDecision> {
+  return engine.decide(call.tag, call.name, call.rule, call.cost).then((decision) => ({ allowed: decision.allowed, decisions: [decision], governing: 0 }));
+}
 
 /** The calls' buckets and shadow flags, each cost checked against its rule. */
 export function storeCallsOf(calls: readonly LimitCall[]): StoreCall[] {

@@ -5,7 +5,7 @@ import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import { assertValidCost, type Rule } from '../core/rule.js';
 import type { BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
-import { consumeGroup, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
+import { consumeGroup, decideOne, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
 import { ChainStats, type EngineCounters } from './stats.js';
 
 export type { EngineCounters } from './stats.js';
@@ -86,6 +86,7 @@ export class StoreEngine implements Engine {
 
   /** One store call per hash slot (one in all on the memory store); a refusal refunds the other slots. */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    if (calls.length === 1) return decideOne(this, calls[0]!);
     const storeCalls = storeCallsOf(calls);
     const groups = slotGroups(storeCalls, this.store.kind === 'memory');
     const replies = await Promise.all(groups.map((group) => this.consumeGroup(group.map((i) => storeCalls[i]!))));

@@ -12,7 +12,7 @@ import type { Membership } from '../cluster/membership.js';
 import type { RegionRebalancer } from '../cluster/region-rebalancer.js';
 import type { BucketInfo, SharedStore } from '../stores/store.js';
 import type { DecisionChain } from './chain.js';
-import { limitsDecision } from './decide-all.js';
+import { decideOne, limitsDecision } from './decide-all.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
 import type { InstanceCount } from './instances.js';
 import { degradedDecisions } from './metrics.js';
@@ -65,11 +65,7 @@ export class ResilientEngine implements Engine {
   /** A lone limit takes the single path (with leasing); several go through the multi-limit chain (multi-step.ts). */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
-    if (calls.length === 1) {
-      const call = calls[0]!;
-      const decision = await this.decide(call.tag, call.name, call.rule, call.cost);
-      return { allowed: decision.allowed, decisions: [decision], governing: 0 };
-    }
+    if (calls.length === 1) return decideOne(this, calls[0]!);
     for (const call of calls) assertValidCost(call.rule, call.cost);
     const plans = calls.map((call) => this.plan(call.tag, call.name, call.rule));
     this.membership.countRequest();
