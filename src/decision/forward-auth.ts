@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import { sendError } from '../gateway/errors.js';
-import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from '../gateway/headers.js';
+import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
 import { tenantOfRequest } from '../gateway/identify.js';
 import { RouteTable } from '../gateway/routes.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
@@ -81,22 +81,23 @@ export class ForwardAuth {
     );
   }
 
+  /** The gateway's answer without the proxying: the same headers, every limit listed in the IETF fields. */
   private answer(res: ServerResponse, limits: readonly RequestLimit[], result: LimitsDecision): void {
     if (res.destroyed) return;
     const decision = result.decisions[result.governing]!;
-    const limit = limits[result.governing]!;
     if (decision.source === 'closed') {
       sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(decision))]);
       return;
     }
+    const views = limitViews(limits, result);
     if (!result.allowed) {
-      const { headers, body } = rejection(decision, limit.limitId, limit.rule, this.headerOptions);
+      const { headers, body } = rejectionOf(views, result.governing, this.headerOptions);
       headers.push('Content-Length', String(Buffer.byteLength(body)));
       res.writeHead(this.refusedStatus, headers).end(body);
       return;
     }
     const headers: string[] = ['Content-Length', '0'];
-    pushLimitHeaders(headers, decision, limit.limitId, limit.rule, this.headerOptions);
+    pushLimitsHeaders(headers, views, result.governing, this.headerOptions);
     res.writeHead(200, headers).end();
   }
 }

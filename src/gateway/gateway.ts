@@ -13,7 +13,7 @@ import { type LimitProblem, RouteLimits } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { gatewayStatus, sendError } from './errors.js';
-import { type HeaderOptions, type LimitView, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
+import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
 import { type ForwardTarget, forward, Upstreams } from './proxy.js';
 import type { BodyLimits } from './request-body.js';
@@ -178,7 +178,7 @@ export class Gateway {
     try {
       if (res.destroyed) return; // the client left while we decided
       this.count(limits, outcome);
-      const views = limits.map((limit, i): LimitView => ({ limitId: limit.limitId, rule: limit.rule, decision: outcome.decisions[i]!, consulted: outcome.consulted?.[i] ?? true }));
+      const views = limitViews(limits, outcome);
       const governing = outcome.decisions[outcome.governing]!;
       if (!outcome.allowed && governing.source === 'closed') {
         sendError(res, 'store_unavailable', ['Retry-After', String(retryAfterSeconds(governing))]);

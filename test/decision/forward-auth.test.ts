@@ -32,7 +32,9 @@ routes:
   - { id: orders, methods: [POST], path: /orders, upstream: 'http://127.0.0.1:9' }
   - { id: login, path: /login, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: per-ip, key: ip, rule: { policy: fixed_window, limit: 1, windowMs: 60000 } }] }
   - { id: closed, path: /closed, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: shut, key: route, rule: { policy: fixed_window, limit: 9, windowMs: 60000, onStoreDown: closed } }] }
+  - { id: pair, path: /pair, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: pair-burst, key: route, rule: { policy: fixed_window, limit: 2, windowMs: 60000 } }, { id: pair-daily, key: route, rule: { policy: fixed_window, limit: 100, windowMs: 86400000 } }] }
 tenants: { keys: [{ key: shop-a-demo-key, tenant: shop-a }] }
+headers: { ietf: true }
 rules: [{ tenant: shop-a, route: orders, policy: token_bucket, capacity: 2, refillPerSecond: 0.01 }]
 clientIp: { trustedProxies: [127.0.0.2/32] }
 store: { url: ${redisUrl}, deadlineMs: 2000 }
@@ -66,6 +68,15 @@ describe('forward-auth /decide and /json', () => {
     assert.deepEqual(replies.map((reply) => reply.status), [200, 200, 429]);
     assert.deepEqual(replies.map((reply) => reply.headers['x-ratelimit-remaining']), ['1', '0', '0']);
     assert.match(String(replies[2]!.headers['retry-after']), /^[1-9]\d*$/);
+  });
+
+  it('a route with several limits: the IETF fields list every limit, as on the gateway', async () => {
+    const replies = [];
+    for (let i = 0; i < 3; i++) replies.push(await decide({ 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/pair' }));
+    assert.deepEqual(replies.map((reply) => reply.status), [200, 200, 429]);
+    for (const reply of replies) assert.match(String(reply.headers['ratelimit-policy']), /^"pair-burst";q=2;w=60, "pair-daily";q=100;w=86400$/);
+    assert.match(String(replies[0]!.headers.ratelimit), /"pair-burst";r=1;.*"pair-daily";r=99;/);
+    assert.equal(replies[2]!.headers['x-ratelimit-limit'], '2', 'X-RateLimit-* describe the refusing limit');
   });
 
   it("X-Original-Method/-URI (nginx): the same route and bucket", async () => {
