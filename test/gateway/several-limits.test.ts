@@ -1,7 +1,9 @@
 // A route with several limits (its own and a global one) through the real
 // gateway over real HTTP: X-RateLimit-* and Retry-After from the governing
 // limit, the IETF fields listing every limit, per-limit metrics, shaping by
-// the longest delay; on the memory store and on a real redis-server.
+// the longest delay; on the memory store and on a real redis-server. The
+// route's own limit is a sliding log: a fixed window is aligned to the
+// clock, so its Retry-After depends on when the test runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
@@ -19,7 +21,7 @@ routes:
     path: /reports
     upstream: \${UP}
     limits:
-      - { id: several-small, key: tenant, rule: { policy: fixed_window, limit: 3, windowMs: 600000 } }
+      - { id: several-small, key: tenant, rule: { policy: sliding_window_log, limit: 3, windowMs: 600000 } }
   - id: shaped
     path: /shaped
     upstream: \${UP}
