@@ -30,9 +30,9 @@ function yamlFor(redisUrl: string, envoyFile: string, extra = ''): string {
   return `
 routes:
   - { id: orders, methods: [POST], path: /orders, upstream: 'http://127.0.0.1:9' }
-  - { id: login, path: /login, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: per-ip, key: ip, rule: { policy: fixed_window, limit: 1, windowMs: 60000 } }] }
+  - { id: login, path: /login, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: per-ip, key: ip, rule: { policy: sliding_window_log, limit: 1, windowMs: 60000 } }] }
   - { id: closed, path: /closed, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: shut, key: route, rule: { policy: fixed_window, limit: 9, windowMs: 60000, onStoreDown: closed } }] }
-  - { id: pair, path: /pair, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: pair-burst, key: route, rule: { policy: fixed_window, limit: 2, windowMs: 60000 } }, { id: pair-daily, key: route, rule: { policy: fixed_window, limit: 100, windowMs: 86400000 } }] }
+  - { id: pair, path: /pair, upstream: 'http://127.0.0.1:9', anonymous: true, limits: [{ id: pair-burst, key: route, rule: { policy: sliding_window_log, limit: 2, windowMs: 60000 } }, { id: pair-daily, key: route, rule: { policy: fixed_window, limit: 100, windowMs: 86400000 } }] }
 tenants: { keys: [{ key: shop-a-demo-key, tenant: shop-a }] }
 headers: { ietf: true }
 rules: [{ tenant: shop-a, route: orders, policy: token_bucket, capacity: 2, refillPerSecond: 0.01 }]
