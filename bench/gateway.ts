@@ -12,6 +12,7 @@ import { type LoadResult, paced, saturate } from './lib/http-load.js';
 import { median, round } from './lib/latency.js';
 import { binaryExists, NGINX_PLAIN, startHaproxy, startNginx } from './lib/native-peers.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
+import { LOAD_CORE, pin, pinningUnavailable, TARGET_CORE, unpin } from './lib/pinning.js';
 import { benchRedis } from './lib/servers.js';
 import { textTable } from './lib/table.js';
 
@@ -21,6 +22,8 @@ export const PACED_RATE = 2500;
 const SLUICE = 'Sluice, Redis store';
 const EXACT = 'Sluice, Redis store, one script call per request';
 const NONE = 'Sluice, no limiter';
+/** The floor of any Redis-backed limiter: no limiter, one bare Redis round trip (PING) per request. */
+const PING = 'Sluice, no limiter, one Redis PING per request';
 const FASTIFY = 'Fastify + http-proxy + rate-limit (Redis)';
 
 export interface Figure {
@@ -29,9 +32,13 @@ export interface Figure {
   max: number;
 }
 
+type Mode = 'saturation' | 'paced' | 'paced-pinned';
+const MODES: readonly Mode[] = ['saturation', 'paced', 'paced-pinned'];
+
 export interface GatewayRow {
   target: string;
-  mode: 'saturation' | 'paced';
+  /** `paced-pinned`: the paced load with the load generator and upstream on one core, the target and Redis on the other. */
+  mode: Mode;
   requestsPerSec: Figure;
   p50Ms: Figure;
   p99Ms: Figure;
@@ -63,6 +70,7 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
     const base = { upstream: upstream.url, redisUrl: redis.url };
     const started = await Promise.all([
       forkServer(NONE, 'sluice.ts', { ...base, limiter: 'none' }),
+      forkServer(PING, 'sluice.ts', { ...base, limiter: 'ping' }),
       forkServer('Sluice, memory store', 'sluice.ts', { ...base, limiter: 'memory' }),
       forkServer(SLUICE, 'sluice.ts', { ...base, limiter: 'redis' }),
       forkServer(EXACT, 'sluice.ts', { ...base, limiter: 'redis', exact: true }),
@@ -76,7 +84,7 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
     else skipped.push('HAProxy stick table: no haproxy binary');
 
     const samples: Samples = new Map();
-    const record = (target: Child, mode: string, result: LoadResult, cpuUs: number) => {
+    const record = (target: Child, mode: Mode, result: LoadResult, cpuUs: number) => {
       const key = `${target.name}\u0000${mode}`;
       samples.set(key, [...(samples.get(key) ?? []), { result, cpuUs: result.completed ? cpuUs / result.completed : Number.NaN }]);
     };
@@ -93,11 +101,15 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
         record(target, 'paced', steady, target.cpuMicros() - cpu);
       }
     }
+    const unpinnable = pinningUnavailable();
+    if (unpinnable) skipped.push(unpinnable);
+    else await pinnedRuns({ upstream, redisPid: redis.pid, targets: children.filter((c) => PINNED.includes(c.name)), repeats, durationMs, record, progress });
 
     const rows: GatewayRow[] = [];
     for (const target of children) {
-      for (const mode of ['saturation', 'paced'] as const) {
+      for (const mode of MODES) {
         const runs = samples.get(`${target.name}\u0000${mode}`) ?? [];
+        if (runs.length === 0) continue;
         rows.push({
           target: target.name,
           mode,
@@ -127,6 +139,49 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
   }
 }
 
+/** The targets of the pinned pass: the upstream, Sluice with and without limiting, nginx. */
+const PINNED = ['upstream alone', NONE, PING, SLUICE, EXACT, NGINX_PLAIN];
+
+interface PinnedPlan {
+  upstream: Child;
+  redisPid: number;
+  targets: Child[];
+  repeats: number;
+  durationMs: number;
+  record: (target: Child, mode: Mode, result: LoadResult, cpuUs: number) => void;
+  progress: (line: string) => void;
+}
+
+/**
+ * The paced load again, pinned (pinning.ts): this process (the load generator)
+ * and the upstream on one core, the target and Redis on the other. The
+ * upstream-alone row keeps its core with the load generator.
+ */
+async function pinnedRuns(plan: PinnedPlan): Promise<void> {
+  const { upstream, redisPid, targets, repeats, durationMs, record, progress } = plan;
+  pin(process.pid, LOAD_CORE, true);
+  pin(upstream.pid, LOAD_CORE);
+  pin(redisPid, TARGET_CORE);
+  try {
+    for (let repeat = 1; repeat <= repeats; repeat++) {
+      for (const target of targets) {
+        progress(`gateway: pinned run ${repeat}/${repeats}, ${target.name}`);
+        if (target !== upstream) pin(target.pid, TARGET_CORE);
+        try {
+          const cpu = target.cpuMicros();
+          const steady = await paced(target.url, PACED_RATE, durationMs);
+          record(target, 'paced-pinned', steady, target.cpuMicros() - cpu);
+        } finally {
+          if (target !== upstream) unpin(target.pid);
+        }
+      }
+    }
+  } finally {
+    for (const pid of [redisPid, upstream.pid]) unpin(pid);
+    unpin(process.pid, true);
+  }
+}
+
 /** One run of one target: the load's result and the server's CPU µs per completed request. */
 type Sample = { result: LoadResult; cpuUs: number };
 type Samples = Map<string, Sample[]>;
@@ -141,21 +196,29 @@ function ratioNotes(samples: Samples): string[] {
     return values.length ? round(median(values), 3) : Number.NaN;
   };
   const rps = (a: string, b: string) => paired(a, b, 'saturation', (x, y) => x.result.requestsPerSec / y.result.requestsPerSec);
+  const cpu = (a: string, b: string, mode: Mode) => round(paired(a, b, mode, (x, y) => x.cpuUs / y.cpuUs) - 1, 3);
+  const addedP99 = (a: string, b: string, mode: Mode) => paired(a, b, mode, (x, y) => x.result.p99Ms - y.result.p99Ms);
+  const p99Ratio = (mode: Mode) => paired(NONE, NGINX_PLAIN, mode, (x, y) => x.result.p99Ms / y.result.p99Ms);
   return [
     `Sluice on Redis ÷ nginx plain proxy, requests/s at saturation: ${rps(SLUICE, NGINX_PLAIN)} (target ≥ 0.55)`,
     `Sluice on Redis ÷ Fastify + @fastify/rate-limit, requests/s at saturation: ${rps(SLUICE, FASTIFY)} by default, ${rps(EXACT, FASTIFY)} with one script call per request`,
     `the ceiling of both ratios above, Sluice without limiting ÷ the same peers: ${rps(NONE, NGINX_PLAIN)} of nginx plain proxy, ${rps(NONE, FASTIFY)} of Fastify + @fastify/rate-limit (the gateway's HTTP path alone, node's http server and undici, with an engine that asks no store)`,
-    `cost of limiting on Redis, 1 − Sluice on Redis ÷ Sluice without limiting, at saturation: ${round(1 - rps(SLUICE, NONE), 3)} by default, ${round(1 - rps(EXACT, NONE), 3)} with one script call per request (target < 0.10)`,
-    `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${paired(SLUICE, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms by default, ${paired(EXACT, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms with one script call per request (target < 0.5 ms); Fastify's added p99 over Sluice without limiting: ${paired(FASTIFY, NONE, 'paced', (x, y) => x.result.p99Ms - y.result.p99Ms)} ms`,
+    `cost of limiting on Redis in requests/s, 1 − Sluice on Redis ÷ Sluice without limiting, at saturation: ${round(1 - rps(SLUICE, NONE), 3)} by default, ${round(1 - rps(EXACT, NONE), 3)} with one script call per request (target < 0.10)`,
+    `cost of limiting on Redis in CPU per request, Sluice on Redis ÷ Sluice without limiting − 1, with one script call per request: ${cpu(EXACT, NONE, 'saturation')} at saturation, ${cpu(EXACT, NONE, 'paced')} paced, ${cpu(EXACT, NONE, 'paced-pinned')} paced and pinned; by default ${cpu(SLUICE, NONE, 'saturation')}, ${cpu(SLUICE, NONE, 'paced')}, ${cpu(SLUICE, NONE, 'paced-pinned')} (target ≤ 0.10)`,
+    `of that, one bare Redis round trip per request (${PING} ÷ ${NONE} − 1): ${cpu(PING, NONE, 'saturation')} at saturation, ${cpu(PING, NONE, 'paced')} paced, ${cpu(PING, NONE, 'paced-pinned')} paced and pinned; Sluice's decision above that floor (Sluice on Redis, one script call per request ÷ ${PING} − 1): ${cpu(EXACT, PING, 'saturation')}, ${cpu(EXACT, PING, 'paced')}, ${cpu(EXACT, PING, 'paced-pinned')}`,
+    `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${addedP99(SLUICE, NONE, 'paced')} ms by default, ${addedP99(EXACT, NONE, 'paced')} ms with one script call per request; pinned ${addedP99(SLUICE, NONE, 'paced-pinned')} and ${addedP99(EXACT, NONE, 'paced-pinned')} ms (target ≤ 2 ms); Fastify's added p99 over Sluice without limiting: ${addedP99(FASTIFY, NONE, 'paced')} ms`,
+    `p99 at an even 2,500 req/s, Sluice without limiting ÷ nginx plain proxy: ${p99Ratio('paced')} unpinned, ${p99Ratio('paced-pinned')} pinned (target ≤ 3)`,
   ];
 }
+
+const MODE_LABELS: Record<Mode, string> = { saturation: 'saturation', paced: `paced ${PACED_RATE}/s`, 'paced-pinned': `paced ${PACED_RATE}/s, pinned` };
 
 const showFigure = (f: Figure, digits = 0) => `${round(f.median, digits).toLocaleString('en-US')} (${round(f.min, digits).toLocaleString('en-US')}–${round(f.max, digits).toLocaleString('en-US')})`;
 
 export function printGateway(result: GatewayResult): string {
   const table = textTable(
     ['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'],
-    result.rows.map((r) => [r.target, r.mode === 'paced' ? `paced ${PACED_RATE}/s` : 'saturation', showFigure(r.requestsPerSec), showFigure(r.p50Ms, 2), showFigure(r.p99Ms, 2), showFigure(r.cpuUsPerRequest), r.non2xx, r.errors]),
+    result.rows.map((r) => [r.target, MODE_LABELS[r.mode], showFigure(r.requestsPerSec), showFigure(r.p50Ms, 2), showFigure(r.p99Ms, 2), showFigure(r.cpuUsPerRequest), r.non2xx, r.errors]),
   );
   return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`)].join('\n');
 }
@@ -163,6 +226,6 @@ export function printGateway(result: GatewayResult): string {
 if (isMain(import.meta.url)) {
   await runMain(async () => {
     const result = await runGatewayBench(parseOptions());
-    console.log('\n' + printGateway(result));
+    console.log(['', printGateway(result), '', ...result.notes].join('\n'));
   });
 }

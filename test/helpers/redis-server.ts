@@ -11,6 +11,8 @@ import { freePort } from './ports.js';
 export interface RedisServer {
   readonly port: number;
   readonly url: string;
+  /** The process id of the running server (changes on restart). */
+  readonly pid: number;
   /** A fresh client to this server (the caller closes it). */
   client(): Redis;
   kill(): Promise<void>;
@@ -44,6 +46,9 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
   const server: RedisServer = {
     port,
     url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid ?? 0;
+    },
     client: () => new Redis({ port, host: '127.0.0.1', lazyConnect: false, maxRetriesPerRequest: 1 }),
     async kill() {
       child?.kill('SIGKILL');

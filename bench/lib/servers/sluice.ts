@@ -2,16 +2,20 @@
 // X-Api-Key, a rule so large nothing is refused. `limiter: none` hands the
 // gateway an engine that allows without asking any store: the gateway's own
 // cost with no limiting at all (the gateway has no switch to turn limiting off).
+// `limiter: ping` is that engine plus one bare Redis PING per request (ioredis):
+// the floor any Redis-backed limiter pays for its round trip, to tell it apart
+// from what Sluice's own decision adds.
 import { startSluice } from '../../../src/app.js';
 import { parseConfig } from '../../../src/config/index.js';
 import type { Decision } from '../../../src/core/decision.js';
 import type { Engine } from '../../../src/limiter/engine.js';
 import { ChainStats } from '../../../src/limiter/stats.js';
+import { Redis } from 'ioredis';
 import { args, serve } from './serve.js';
 
 interface Args {
   upstream: string;
-  limiter: 'none' | 'memory' | 'redis';
+  limiter: 'none' | 'ping' | 'memory' | 'redis';
   redisUrl?: string;
   /** Automatic hot-key leasing off: every request is one Redis script call, like the peers. */
   exact?: boolean;
@@ -30,6 +34,21 @@ const allowAll: Engine = {
   close: async () => {},
 };
 
+/** allowAll after one PING on a connection of its own. */
+function pingThenAllow(url: string): Engine {
+  const redis = new Redis(url);
+  return {
+    ...allowAll,
+    decideAll: async (calls) => {
+      await redis.ping();
+      return allowAll.decideAll(calls);
+    },
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}
+
 const { upstream, limiter, redisUrl, exact } = args<Args>();
 const config = parseConfig(
   JSON.stringify({
@@ -43,4 +62,5 @@ const config = parseConfig(
   }),
   { source: 'bench' },
 );
-await serve(() => startSluice(config, limiter === 'none' ? { engine: allowAll } : {}));
+const engines = { none: () => allowAll, ping: () => pingThenAllow(redisUrl!) };
+await serve(() => startSluice(config, limiter === 'none' || limiter === 'ping' ? { engine: engines[limiter]() } : {}));
