@@ -39,6 +39,10 @@ function pingThenAllow(url: string): Engine {
   const redis = new Redis(url);
   return {
     ...allowAll,
+    decide: async () => {
+      await redis.ping();
+      return ALLOW;
+    },
     decideAll: async (calls) => {
       await redis.ping();
       return allowAll.decideAll(calls);
