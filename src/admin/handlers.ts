@@ -3,7 +3,7 @@
 import { SluiceError } from '../core/errors.js';
 import { assertValidId } from '../core/ids.js';
 import { parseRule } from '../core/rule.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine, EngineHealth } from '../limiter/engine.js';
 import { assertValidKeyId } from '../rules/keys.js';
 import type { RuleCacheStatus } from '../rules/rule-cache.js';
 import { assertTenantId } from '../rules/anonymous-tenant.js';
@@ -22,6 +22,8 @@ export interface AdminDeps {
   engine: Engine;
   /** Extra readiness detail (e.g. the gateway's own checks); `ready: false` makes /readyz 503. */
   health?: () => Record<string, unknown> & { ready?: boolean };
+  /** What /readyz says of the engine, when not `engine.health()` (the primary of workers: theirs). */
+  engineHealth?: () => EngineHealth;
   /** How long /readyz waits for the rule store's answer (default 2000 ms). */
   storeProbeTimeoutMs?: number;
 }
@@ -41,7 +43,7 @@ export async function readiness(deps: AdminDeps): Promise<Reply> {
   const extra = deps.health?.() ?? {};
   // Serving from the last loaded set while the store is down is the fallback, and ready.
   const ready = rules.loaded && extra.ready !== false;
-  return { status: ready ? 200 : 503, body: { ready, rules, store, engine: deps.engine.health(), ...extra } };
+  return { status: ready ? 200 : 503, body: { ready, rules, store, engine: deps.engineHealth?.() ?? deps.engine.health(), ...extra } };
 }
 
 /** The rule store's own answer, bounded by a short timeout: a frozen database must not stall /readyz. */

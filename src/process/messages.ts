@@ -2,6 +2,7 @@
 // `serialization: 'advanced'`, so values arrive as sent). Each carries
 // `sluice` so prom-client's own metric messages pass by untouched.
 import type { SluiceConfig } from '../config/types.js';
+import type { EngineHealth } from '../limiter/engine.js';
 import type { StoreChange } from '../rules/store.js';
 
 /** Primary → worker. */
@@ -16,7 +17,8 @@ export type FromWorker =
   | { sluice: 'hello' }
   | { sluice: 'ready'; url: string }
   | { sluice: 'configured'; seq: number; error?: string }
-  | { sluice: 'rules-call'; id: number; method: RuleStoreMethod; args: unknown[] };
+  | { sluice: 'rules-call'; id: number; method: RuleStoreMethod; args: unknown[] }
+  | { sluice: 'health'; health: EngineHealth };
 
 /** Which rule store the primary holds: a worker's rule cache reports it as its own. */
 export interface StoreIdentity {

@@ -3,7 +3,7 @@
 // (node:cluster), and keeps what must be one per instance: the rule store (one
 // writer) and its relay to the workers, the admin listener with /readyz,
 // /metrics aggregated over the workers, the dashboard, and config reloads.
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
@@ -22,6 +22,8 @@ import { ConnectionHandOff } from './hand-off.js';
 import { RuleRelay } from './rule-relay.js';
 import { untilStopped } from './stop.js';
 import { WorkerPool } from './worker-pool.js';
+import { WorkersHealth } from './worker-health.js';
+import { type FromWorker, isSluiceMessage } from './messages.js';
 
 export interface PrimaryOptions {
   config: SluiceConfig;
@@ -34,7 +36,12 @@ export async function runPrimary({ config, file, env, logger }: PrimaryOptions):
   cluster.setupPrimary({ serialization: 'advanced' });
   const runtime = await startRules(rulesOptions(config, logger));
   const relay = new RuleRelay(runtime.store, () => pool.workers);
-  const pool = new WorkerPool({ count: config.workers, config, store: { kind: runtime.store.kind, location: runtime.store.location }, logger, onMessage: (worker, message) => relay.handle(worker, message) });
+  const health = new WorkersHealth();
+  const onMessage = (worker: Worker, message: unknown) => {
+    if (isSluiceMessage<FromWorker>(message) && message.sluice === 'health') health.note(worker.process.pid!, message.health);
+    else relay.handle(worker, message);
+  };
+  const pool = new WorkerPool({ count: config.workers, config, store: { kind: runtime.store.kind, location: runtime.store.location }, logger, onMessage });
   const reloader = new ConfigReloader({ file, env, config, logger, apply: (next) => pool.reconfigure(next) });
   process.on('SIGHUP', () => void reloader.reload());
   await relay.start();
@@ -47,7 +54,7 @@ export async function runPrimary({ config, file, env, logger }: PrimaryOptions):
     await runtime.close();
     throw error;
   }
-  const { admin, close } = await startPrimaryAdmin(config, logger, { runtime, pool, reloader });
+  const { admin, close } = await startPrimaryAdmin(config, logger, { runtime, pool, reloader, health });
   logger.info({ listen: `${config.listen.host}:${config.listen.port}`, admin: admin.url, workers: config.workers }, 'sluice workers serving');
   process.on('SIGUSR2', () => {
     logger.info({ workers: pool.workers.length }, 'replacing the workers one at a time');
@@ -69,10 +76,11 @@ interface PrimaryParts {
   runtime: RulesRuntime;
   pool: WorkerPool;
   reloader: ConfigReloader;
+  health: WorkersHealth;
 }
 
 /** The admin listener of the instance: the primary's store and cache, the workers' metrics and dashboard snapshots. */
-async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime, pool, reloader }: PrimaryParts): Promise<{ admin: AdminServer; close: () => Promise<void> }> {
+async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime, pool, reloader, health: workersHealth }: PrimaryParts): Promise<{ admin: AdminServer; close: () => Promise<void> }> {
   // Workers > 1 needs Redis: the config refuses the memory store.
   const redis = redisTargetOf(config) as RedisTarget;
   // Bucket inspection and reset from the admin API; a plain store engine, so the primary is no member of the fallback's divisor.
@@ -87,6 +95,7 @@ async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime
   const admin = await startAdminServer({
     ...{ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health },
     ...{ storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: () => reloader.reload(), metrics: () => aggregator.clusterMetrics() },
+    engineHealth: () => workersHealth.combined(pool.workers.map((worker) => worker.process.pid!)),
   });
   const close = async () => {
     await Promise.allSettled([admin.close(), dashboard.close()]);

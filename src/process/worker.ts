@@ -16,6 +16,7 @@ import { acceptHandedConnections } from './hand-off.js';
 import { IpcRuleStore } from './ipc-rule-store.js';
 import { type FromWorker, isSluiceMessage, type StoreIdentity, type ToWorker } from './messages.js';
 import { untilStopped } from './stop.js';
+import { reportHealth } from './worker-health.js';
 
 const send = (message: FromWorker) => process.send?.(message);
 
@@ -42,6 +43,7 @@ export async function runWorker(): Promise<number> {
     }
   });
   send({ sluice: 'ready', url: app.url });
+  reportHealth(() => app.engine.health(), (health) => send({ sluice: 'health', health }));
   const code = await untilStopped(logger, () => app.close(), (stop) => process.on('message', (message: unknown) => isSluiceMessage<ToWorker>(message) && message.sluice === 'drain' && stop()));
   // The IPC channel would keep the process alive: drained, it leaves.
   process.exit(code);

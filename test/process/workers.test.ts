@@ -1,7 +1,8 @@
 // `sluice start` with 2 workers on Redis and the embedded SQLite rule store,
 // as real processes: both workers serve, a tenant's limit holds across them, a
 // rule and a key written through the admin API reach both (one SQLite writer,
-// no lock error), a killed worker is replaced and counted, SIGTERM under
+// no lock error), /readyz tells which workers decide on the fallback, a
+// killed worker is replaced and counted, SIGTERM under
 // keep-alive load drains both with no client error.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -103,6 +104,35 @@ decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
       return answers.every(({ status, limit }) => status === 200 && limit === '777');
     });
     assert.doesNotMatch(sluice.output, /SQLITE_BUSY|database is locked|SqliteError/);
+  });
+
+  it("reports each worker's engine on /readyz: Redis paused puts them on the fallback, and back", async () => {
+    const engine = async () => (await sluice.admin('GET', '/readyz')).body.engine as { mode: string; storeReachable: boolean; workers: { pid: number; mode: string }[] };
+    const traffic = () => Promise.all(Array.from({ length: 12 }, () => fresh('/r', { 'x-api-key': 'key-readyz' })));
+    const all = (mode: string) => async () => {
+      const now = await engine();
+      return now.workers.length === 2 && now.workers.every((worker) => worker.mode === mode);
+    };
+    await sluice.until('both workers report Redis', all('redis'));
+    redis.pause();
+    try {
+      // Each worker's breaker opens on its own failed calls: requests keep reaching both until both say so.
+      await sluice.until('both workers on the fallback', async () => {
+        await traffic();
+        return all('fallback')();
+      });
+      const paused = await engine();
+      assert.equal(paused.mode, 'fallback');
+      assert.equal(paused.storeReachable, false);
+      assert.deepEqual(paused.workers.map((worker) => worker.pid).sort(), (await sluice.workerPids()).sort());
+    } finally {
+      redis.resume();
+    }
+    await sluice.until('both workers back on Redis', async () => {
+      await traffic();
+      return all('redis')();
+    });
+    assert.equal((await engine()).storeReachable, true);
   });
 
   it('replaces a killed worker and counts it', async () => {
