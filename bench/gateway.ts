@@ -32,12 +32,16 @@ export interface Figure {
   max: number;
 }
 
-type Mode = 'saturation' | 'paced' | 'paced-pinned';
-const MODES: readonly Mode[] = ['saturation', 'paced', 'paced-pinned'];
+type Mode = 'saturation' | 'paced' | 'paced-pinned' | 'paced-pinned-apart';
+const MODES: readonly Mode[] = ['saturation', 'paced', 'paced-pinned', 'paced-pinned-apart'];
 
 export interface GatewayRow {
   target: string;
-  /** `paced-pinned`: the paced load with the load generator and upstream on one core, the target and Redis on the other. */
+  /**
+   * `paced-pinned`: the paced load with the load generator and upstream on one
+   * core, the target and Redis on the other; `paced-pinned-apart`: Redis moved
+   * to the load generator's core, the target alone on its own.
+   */
   mode: Mode;
   requestsPerSec: Figure;
   p50Ms: Figure;
@@ -103,7 +107,11 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
     }
     const unpinnable = pinningUnavailable();
     if (unpinnable) skipped.push(unpinnable);
-    else await pinnedRuns({ upstream, redisPid: redis.pid, targets: children.filter((c) => PINNED.includes(c.name)), repeats, durationMs, record, progress });
+    else {
+      const plan = { upstream, redisPid: redis.pid, targets: children.filter((c) => PINNED.includes(c.name)), repeats, durationMs, record, progress };
+      await pinnedRuns(plan, 'paced-pinned', TARGET_CORE);
+      await pinnedRuns(plan, 'paced-pinned-apart', LOAD_CORE);
+    }
 
     const rows: GatewayRow[] = [];
     for (const target of children) {
@@ -154,23 +162,23 @@ interface PinnedPlan {
 
 /**
  * The paced load again, pinned (pinning.ts): this process (the load generator)
- * and the upstream on one core, the target and Redis on the other. The
- * upstream-alone row keeps its core with the load generator.
+ * and the upstream on one core, the target on the other, Redis on
+ * `redisCore`. The upstream-alone row keeps its core with the load generator.
  */
-async function pinnedRuns(plan: PinnedPlan): Promise<void> {
+async function pinnedRuns(plan: PinnedPlan, mode: Mode, redisCore: string): Promise<void> {
   const { upstream, redisPid, targets, repeats, durationMs, record, progress } = plan;
   pin(process.pid, LOAD_CORE, true);
   pin(upstream.pid, LOAD_CORE);
-  pin(redisPid, TARGET_CORE);
+  pin(redisPid, redisCore);
   try {
     for (let repeat = 1; repeat <= repeats; repeat++) {
       for (const target of targets) {
-        progress(`gateway: pinned run ${repeat}/${repeats}, ${target.name}`);
+        progress(`gateway: ${MODE_LABELS[mode]} run ${repeat}/${repeats}, ${target.name}`);
         if (target !== upstream) pin(target.pid, TARGET_CORE);
         try {
           const cpu = target.cpuMicros();
           const steady = await paced(target.url, PACED_RATE, durationMs);
-          record(target, 'paced-pinned', steady, target.cpuMicros() - cpu);
+          record(target, mode, steady, target.cpuMicros() - cpu);
         } finally {
           if (target !== upstream) unpin(target.pid);
         }
@@ -204,14 +212,14 @@ function ratioNotes(samples: Samples): string[] {
     `Sluice on Redis ÷ Fastify + @fastify/rate-limit, requests/s at saturation: ${rps(SLUICE, FASTIFY)} by default, ${rps(EXACT, FASTIFY)} with one script call per request`,
     `the ceiling of both ratios above, Sluice without limiting ÷ the same peers: ${rps(NONE, NGINX_PLAIN)} of nginx plain proxy, ${rps(NONE, FASTIFY)} of Fastify + @fastify/rate-limit (the gateway's HTTP path alone, node's http server and undici, with an engine that asks no store)`,
     `cost of limiting on Redis in requests/s, 1 − Sluice on Redis ÷ Sluice without limiting, at saturation: ${round(1 - rps(SLUICE, NONE), 3)} by default, ${round(1 - rps(EXACT, NONE), 3)} with one script call per request (target < 0.10)`,
-    `cost of limiting on Redis in CPU per request, Sluice on Redis ÷ Sluice without limiting − 1, with one script call per request: ${cpu(EXACT, NONE, 'saturation')} at saturation, ${cpu(EXACT, NONE, 'paced')} paced, ${cpu(EXACT, NONE, 'paced-pinned')} paced and pinned; by default ${cpu(SLUICE, NONE, 'saturation')}, ${cpu(SLUICE, NONE, 'paced')}, ${cpu(SLUICE, NONE, 'paced-pinned')} (target ≤ 0.10)`,
-    `of that, one bare Redis round trip per request (${PING} ÷ ${NONE} − 1): ${cpu(PING, NONE, 'saturation')} at saturation, ${cpu(PING, NONE, 'paced')} paced, ${cpu(PING, NONE, 'paced-pinned')} paced and pinned; Sluice's decision above that floor (Sluice on Redis, one script call per request ÷ ${PING} − 1): ${cpu(EXACT, PING, 'saturation')}, ${cpu(EXACT, PING, 'paced')}, ${cpu(EXACT, PING, 'paced-pinned')}`,
-    `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${addedP99(SLUICE, NONE, 'paced')} ms by default, ${addedP99(EXACT, NONE, 'paced')} ms with one script call per request; pinned ${addedP99(SLUICE, NONE, 'paced-pinned')} and ${addedP99(EXACT, NONE, 'paced-pinned')} ms (target ≤ 2 ms); Fastify's added p99 over Sluice without limiting: ${addedP99(FASTIFY, NONE, 'paced')} ms`,
-    `p99 at an even 2,500 req/s, Sluice without limiting ÷ nginx plain proxy: ${p99Ratio('paced')} unpinned, ${p99Ratio('paced-pinned')} pinned (target ≤ 3)`,
+    `cost of limiting on Redis in CPU per request, Sluice on Redis ÷ Sluice without limiting − 1, with one script call per request: ${cpu(EXACT, NONE, 'saturation')} at saturation, ${cpu(EXACT, NONE, 'paced')} paced, ${cpu(EXACT, NONE, 'paced-pinned')} paced and pinned (${cpu(EXACT, NONE, 'paced-pinned-apart')} with Redis apart); by default ${cpu(SLUICE, NONE, 'saturation')}, ${cpu(SLUICE, NONE, 'paced')}, ${cpu(SLUICE, NONE, 'paced-pinned')} (${cpu(SLUICE, NONE, 'paced-pinned-apart')}) (target ≤ 0.10)`,
+    `of that, one bare Redis round trip per request (${PING} ÷ ${NONE} − 1): ${cpu(PING, NONE, 'saturation')} at saturation, ${cpu(PING, NONE, 'paced')} paced, ${cpu(PING, NONE, 'paced-pinned')} paced and pinned (${cpu(PING, NONE, 'paced-pinned-apart')} with Redis apart); Sluice's decision above that floor (Sluice on Redis, one script call per request ÷ ${PING} − 1): ${cpu(EXACT, PING, 'saturation')}, ${cpu(EXACT, PING, 'paced')}, ${cpu(EXACT, PING, 'paced-pinned')} (${cpu(EXACT, PING, 'paced-pinned-apart')})`,
+    `added p99 at an even 2,500 req/s, Sluice on Redis − Sluice without limiting, median of per-repeat differences: ${addedP99(SLUICE, NONE, 'paced')} ms by default, ${addedP99(EXACT, NONE, 'paced')} ms with one script call per request; pinned with Redis on the gateway's core ${addedP99(SLUICE, NONE, 'paced-pinned')} and ${addedP99(EXACT, NONE, 'paced-pinned')} ms (a bare PING per request: ${addedP99(PING, NONE, 'paced-pinned')} ms), pinned with Redis apart ${addedP99(SLUICE, NONE, 'paced-pinned-apart')} and ${addedP99(EXACT, NONE, 'paced-pinned-apart')} ms (target ≤ 2 ms); Fastify's added p99 over Sluice without limiting: ${addedP99(FASTIFY, NONE, 'paced')} ms`,
+    `p99 at an even 2,500 req/s, Sluice without limiting ÷ nginx plain proxy: ${p99Ratio('paced')} unpinned, ${p99Ratio('paced-pinned')} pinned, ${p99Ratio('paced-pinned-apart')} pinned with Redis apart (target ≤ 3)`,
   ];
 }
 
-const MODE_LABELS: Record<Mode, string> = { saturation: 'saturation', paced: `paced ${PACED_RATE}/s`, 'paced-pinned': `paced ${PACED_RATE}/s, pinned` };
+export const MODE_LABELS: Record<Mode, string> = { saturation: 'saturation', paced: `paced ${PACED_RATE}/s`, 'paced-pinned': `paced ${PACED_RATE}/s, pinned`, 'paced-pinned-apart': `paced ${PACED_RATE}/s, pinned, Redis apart` };
 
 const showFigure = (f: Figure, digits = 0) => `${round(f.median, digits).toLocaleString('en-US')} (${round(f.min, digits).toLocaleString('en-US')}–${round(f.max, digits).toLocaleString('en-US')})`;
 

@@ -4,7 +4,7 @@ import type { DashboardRow } from '../dashboard.js';
 import type { DecisionResult } from '../decision.js';
 import type { EngineResult } from '../engine.js';
 import type { FaultsResult } from '../faults.js';
-import type { Figure, GatewayResult } from '../gateway.js';
+import { type Figure, type GatewayResult, MODE_LABELS } from '../gateway.js';
 import type { HotKeyResult } from '../hotkey.js';
 import type { WorkersResult } from '../workers.js';
 import { round } from './latency.js';
@@ -62,8 +62,8 @@ export function renderReport(r: BenchResults): string {
   out.push(markdownTable(['peer', 'decisions/s @64', 'p99 µs @64', 'decisions/s @512', 'p99 µs @512', 'Redis µs/decision', 'bytes/key', 'allowed of 1,000 (capacity 100)'], e.peers.map((p) => [p.subject, p.runs[0]?.opsPerSec, p.runs[0]?.p99Us, p.runs[1]?.opsPerSec, p.runs[1]?.p99Us, p.runs[0]?.redisUsPerDecision, p.bytesPerKey, p.burstAllowed])), '');
 
   out.push('## Gateway', '');
-  out.push(`Loopback HTTP, 10 tenants by \`X-Api-Key\`, GET /orders proxied to a tiny Node upstream in its own process. Saturation: autocannon, 64 connections. Paced: 2,500 req/s evenly spaced by a 1 ms timer loop on an undici pool, latency from each request's scheduled time. Targets run in turn, ${r.gateway.repeats} repeat(s); median (min–max). CPU µs/request: user+system time of the server process (/proc) over completed requests.`, '');
-  out.push(markdownTable(['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'], r.gateway.rows.map((g) => [g.target, g.mode === 'paced' ? 'paced 2,500/s' : 'saturation', fig(g.requestsPerSec), fig(g.p50Ms, 2), fig(g.p99Ms, 2), fig(g.cpuUsPerRequest), g.non2xx, g.errors])), '');
+  out.push(`Loopback HTTP, 10 tenants by \`X-Api-Key\`, GET /orders proxied to a tiny Node upstream in its own process. Saturation: autocannon, 64 connections. Paced: 2,500 req/s evenly spaced by a 1 ms timer loop on an undici pool, latency from each request's scheduled time. Targets run in turn, ${r.gateway.repeats} repeat(s); median (min–max). CPU µs/request: user+system time of the server process (/proc) over completed requests. Pinned (taskset): the load generator and the upstream on core 0, the target on core 1, Redis on core 1 with it (the layout the issue asked for) or on core 0 (Redis apart).`, '');
+  out.push(markdownTable(['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'], r.gateway.rows.map((g) => [g.target, MODE_LABELS[g.mode], fig(g.requestsPerSec), fig(g.p50Ms, 2), fig(g.p99Ms, 2), fig(g.cpuUsPerRequest), g.non2xx, g.errors])), '');
   out.push(...r.gateway.notes.map((n) => `- ${n}`), '');
 
   out.push('## Workers', '');
