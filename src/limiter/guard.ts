@@ -7,7 +7,7 @@ import type { Clock } from '../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from './decide-all.js';
-import { withDeadline } from './deadline.js';
+import { CallDeadlines } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from './plan.js';
 import type { ChainStats } from './stats.js';
@@ -78,15 +78,16 @@ export class StoreGuard {
     const silenceMs = this.failureSilenceMs();
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
     const probe = !breaker.closed;
+    const deadlines = new CallDeadlines(store.connection, channel, now, this.options.deadlineMs);
     const fired = breaker.fire(() => {
       stats.storeCalls++;
       const running = call();
       if (sent) sent.call = running;
       if (!(probe && sent)) for (const [baseKey, units] of charges) if (units > 0) this.inFlight.add(baseKey, units, running);
-      return withDeadline(running, store.connection, channel, silenceMs, now);
+      return deadlines.bound(running, silenceMs);
     });
-    // What the request waits for: one deadline.
-    return withDeadline(fired, store.connection, channel, this.options.deadlineMs, now);
+    // What the request waits for: the shorter deadline.
+    return deadlines.bound(fired, this.options.deadlineMs);
   }
 
   /**

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { buildChain } from '../../src/limiter/chain.js';
-import { DeadlineError, withDeadline } from '../../src/limiter/deadline.js';
+import { CallDeadlines, DeadlineError, withDeadline } from '../../src/limiter/deadline.js';
 import { InstanceCount } from '../../src/limiter/instances.js';
 import { NegativeCache } from '../../src/limiter/negative-cache.js';
 import { NegativeStep } from '../../src/limiter/negative-step.js';
@@ -45,6 +45,24 @@ test('deadline: on a manual clock a silent call fails only once the clock passes
   now += 5;
   await sleep(30);
   await assert.rejects(call, DeadlineError);
+});
+
+test("deadline: a call's two deadlines share one timer; the request's rejects first, the breaker's waits for its own silence", async () => {
+  let now = 1_000;
+  const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
+  const deadlines = new CallDeadlines(connection, '*', () => now, 5);
+  const never = new Promise<never>(() => undefined);
+  const forBreaker = deadlines.bound(never, 20);
+  const forRequest = deadlines.bound(never, 5);
+  forBreaker.catch(() => undefined);
+  forRequest.catch(() => undefined);
+  now += 5;
+  await sleep(30);
+  await assert.rejects(forRequest, DeadlineError);
+  assert.equal(await state(forBreaker), 'pending', 'silent for 5 ms, not 20');
+  now += 15;
+  await sleep(40); // the timer was re-armed for the breaker's 15 ms left
+  await assert.rejects(forBreaker, DeadlineError);
 });
 
 test('negative cache part: a store refusal is answered locally until its retry time; other refusals are not cached', async () => {

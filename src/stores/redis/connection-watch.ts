@@ -76,7 +76,11 @@ export class ConnectionWatch implements StoreConnection {
         stamp();
         // Stamp again once the replies are processed (after their promise chains
         // ran): a busy gateway processing a large read is not a silent Redis.
-        if (!stampPending) {
+        // ioredis has read the replies by now (its listener comes first): with
+        // none still awaited on this connection, no deadline can be judged
+        // against this read, and the extra turn is spared (one per request
+        // when paced).
+        if (!stampPending && node.commandQueue.length > 0) {
           stampPending = true;
           setImmediate(stamp);
         }
