@@ -44,6 +44,10 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
     for (const peer of results.engine.peers) assert.ok(isCount(peer.burstAllowed) && isCount(peer.bytesPerKey), peer.subject);
     for (const memory of results.engine.memory) assert.ok(isCount(memory.result.bytesPerBucket), memory.subject);
     for (const row of results.gateway.rows) assert.ok(isCount(row.requestsPerSec.median) && isCount(row.cpuUsPerRequest.median), row.target);
+    const pinnedSkipped = results.gateway.skipped.some((s: string) => s.startsWith('pinned runs'));
+    for (const mode of ['paced-pinned', 'paced-pinned-apart']) {
+      assert.ok(pinnedSkipped || results.gateway.rows.some((row: { mode: string }) => row.mode === mode), `gateway rows ${mode}`);
+    }
     for (const row of results.hotkey.rows) assert.ok(isCount(row.allowed) && isCount(row.redisCallsPerRequest), row.mode);
     assert.ok(results.faults.buckets.every((b: { decisions: unknown }) => isCount(b.decisions)));
     for (const row of results.accuracy.rows) {
@@ -59,5 +63,16 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
     for (const row of results.accuracy.multiCost) assert.ok(isCount(row.decisionsPerSec) && isCount(row.redisCallsPerRequest), row.variant);
     for (const row of results.dashboard ?? []) assert.ok(isCount(row.requestsPerSec) && isCount(row.cpuUsPerRequest), `dashboard ${row.page} ${row.load}`);
     for (const line of results.scale.lines) assert.equal(typeof line.withoutLeasing, 'number', line.what);
+  });
+});
+
+describe('bench/cost.ts --quick --profile', { timeout: 300_000 }, () => {
+  it('measures the three gateways and profiles each', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--quick', '--profile'], { encoding: 'utf8', timeout: 240_000 });
+    const output = `${run.stdout}\n${run.stderr}`;
+    assert.equal(run.status, 0, output.slice(-3000));
+    assert.match(output, /^no limiter, one Redis PING per request +\d/m);
+    assert.match(output, /the cost of limiting \(one script call per request over no limiter\): \+-?\d/);
+    assert.match(output, /^Redis, one script call per request \([\d.]+ µs\/request under the profiler\): .*ioredis [\d.]+ %/m);
   });
 });
