@@ -189,7 +189,7 @@ describe('admin API: buckets and OpenAPI', () => {
     const doc = await f.call('GET', '/openapi.json');
     assert.equal(doc.status, 200);
     assert.equal(doc.body.openapi, '3.1.0');
-    for (const path of ['/healthz', '/readyz', '/rules', '/rules/{tenant}/{route}', '/keys', '/keys/{id}', '/buckets/{tenant}/{route}', '/openapi.json', '/metrics']) {
+    for (const path of ['/healthz', '/readyz', '/rules', '/rules/{tenant}/{route}', '/keys', '/keys/{id}', '/buckets/{tenant}/{route}', '/openapi.json', '/metrics', '/ui/api/overview']) {
       assert.ok(doc.body.paths[path], path);
     }
     // The open endpoints are documented as open: no bearer token required.
