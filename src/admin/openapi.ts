@@ -81,13 +81,18 @@ function paths(): object {
   '/reload': {
     post: { ...authed, summary: 'Re-read the config file (like SIGHUP): routes, upstreams, limits, keys and header options change without dropping a request; an invalid file is refused (400 naming file:line) and the old config keeps serving', responses: { 200: { description: 'applied: the new hash, when, and changed fields that need a restart', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } },
   },
-  '/ui/api/overview': {
-    get: { ...authed, summary: "The operator's page's data (docs/dashboard.md): cluster-wide traffic per route, the most limited tenants, each instance's mode and counters; scope cluster, or local with the reason when Redis is away", responses: { 200: { description: 'overview', ...json({ type: 'object', required: ['self', 'scope'], properties: { self: { type: 'string' }, scope: { type: 'string', enum: ['cluster', 'local'] }, scopeNote: { type: 'string' } } }) }, ...errors(401, 403, 404) } },
-  },
+  '/ui/api/overview': overviewPath(),
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },
     delete: { ...authed, summary: 'Reset a bucket: the next request starts full', responses: { 204: { description: 'reset' }, ...errors(400, 401, 403) } },
   },
+  };
+}
+
+/** The operator's page's data endpoint (src/dashboard/ui-routes.ts). */
+function overviewPath(): object {
+  return {
+    get: { ...authed, summary: "The operator's page's data (docs/dashboard.md): cluster-wide traffic per route, the most limited tenants, each instance's mode and counters; scope cluster, or local with the reason when Redis is away", responses: { 200: { description: 'overview', ...json({ type: 'object', required: ['self', 'scope'], properties: { self: { type: 'string' }, scope: { type: 'string', enum: ['cluster', 'local'] }, scopeNote: { type: 'string' } } }) }, ...errors(401, 403, 404) } },
   };
 }
