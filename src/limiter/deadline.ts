@@ -108,11 +108,3 @@ export class CallDeadlines {
 const verdictOf = (deadlines: CallDeadlines) => deadlines.verdict();
 const secondHop = (deadlines: CallDeadlines) => setImmediate(verdictOf, deadlines);
 const deferVerdict = (deadlines: CallDeadlines) => setImmediate(secondHop, deadlines);
-
-/**
- * Resolves as `call` does, or rejects with DeadlineError once the channel has
- * been silent for `deadlineMs`. A late reply is dropped, never unhandled.
- */
-export function withDeadline<T>(call: Promise<T>, watch: StoreConnection, channel: string, deadlineMs: number, now: Clock): Promise<T> {
-  return new CallDeadlines(watch, channel, now, deadlineMs).bound(call, deadlineMs);
-}

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { buildChain } from '../../src/limiter/chain.js';
-import { CallDeadlines, DeadlineError, withDeadline } from '../../src/limiter/deadline.js';
+import { CallDeadlines, DeadlineError } from '../../src/limiter/deadline.js';
 import { InstanceCount } from '../../src/limiter/instances.js';
 import { NegativeCache } from '../../src/limiter/negative-cache.js';
 import { NegativeStep } from '../../src/limiter/negative-step.js';
@@ -33,7 +33,7 @@ test('deadline: on a manual clock a silent call fails only once the clock passes
   let now = 1_000;
   let lastData = Number.NEGATIVE_INFINITY;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => lastData, lost: () => false };
-  const call = withDeadline(new Promise<never>(() => undefined), connection, '*', 5, () => now);
+  const call = new CallDeadlines(connection, '*', () => now, 5).bound(new Promise<never>(() => undefined), 5);
   call.catch(() => undefined);
   await sleep(30); // the timer fired: the clock has not moved, so the call waits on
   assert.equal(await state(call), 'pending');
