@@ -6,12 +6,9 @@
 // times. CPU µs per request of each gateway process from /proc; the ratios
 // are medians of per-round ratios. `--profile` then runs each once more under
 // --cpu-prof and says where its time goes.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
-import { type ProfileShare, summariseProfiles } from './lib/cpu-profile.js';
+import { type ProfileShare, profiledRun } from './lib/cpu-profile.js';
 import { paced } from './lib/http-load.js';
 import { median, round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
@@ -80,18 +77,8 @@ async function profileEach(base: object, durationMs: number, progress: (line: st
   const out: CostResult['profiles'] = [];
   for (const target of TARGETS) {
     progress(`cost: profiling ${target.name}`);
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-cost-'));
-    try {
-      const child = await forkServer(`${target.name} (profiled)`, 'sluice.ts', { ...base, ...target.args }, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-      await paced(child.url, PACED_RATE, durationMs); // warm-up
-      const began = Date.now();
-      const cpuUs = await cpuPerRequest(child, durationMs);
-      const loadMs = Date.now() - began;
-      await child.stop();
-      out.push({ target: target.name, cpuUs: round(cpuUs, 1), shares: summariseProfiles(dir, loadMs) });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { result: cpuUs, shares } = await profiledRun(target.name, 'sluice.ts', { ...base, ...target.args }, (child) => cpuPerRequest(child, durationMs));
+    out.push({ target: target.name, cpuUs: round(cpuUs, 1), shares });
   }
   return out;
 }

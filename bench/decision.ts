@@ -6,16 +6,13 @@
 // beside nginx alone and Sluice as the proxy. CPU µs per decision from /proc.
 // A --cpu-prof profile of a fresh Sluice per face says where its time goes.
 // Accuracy: two Sluice processes on one Redis, decisions via gRPC or /decide.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseRule } from '../src/core/rule.js';
 import { ACCURACY_DEADLINE_MS } from './lib/accuracy-plan.js';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type DecisionAccuracyRow, forwardAuthAccuracy, grpcAccuracy } from './lib/decision-accuracy.js';
 import { decisionAddresses, grpcLoad, httpLoad, startNginxAuthRequest } from './lib/decision-load.js';
-import { type ProfileShare, summariseProfiles } from './lib/cpu-profile.js';
+import { type ProfileShare, profiledRun } from './lib/cpu-profile.js';
 import type { LoadResult } from './lib/http-load.js';
 import { round } from './lib/latency.js';
 import { binaryExists, NGINX_PLAIN, startNginx } from './lib/native-peers.js';
@@ -59,18 +56,8 @@ async function measure(face: Face): Promise<DecisionRow> {
 
 /** A fresh Sluice under --cpu-prof, one face's load, then its profile summarised. */
 async function profileFace(face: string, args: object, load: (child: Child) => Promise<unknown>): Promise<{ face: string; shares: ProfileShare[] }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-prof-'));
-  try {
-    const child = await forkServer(`${face} (profiled)`, 'sluice-decision.ts', args, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-    await load(child); // warm-up
-    const began = Date.now();
-    await load(child);
-    const loadMs = Date.now() - began;
-    await child.stop();
-    return { face, shares: summariseProfiles(dir, loadMs) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { shares } = await profiledRun(face, 'sluice-decision.ts', args, load);
+  return { face, shares };
 }
 
 export async function runDecisionBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<DecisionResult> {

@@ -1,8 +1,10 @@
 // Where a process's CPU time went, from the .cpuprofile node's `--cpu-prof`
 // writes on exit: self time of every sample, grouped by where the function
 // lives (Sluice's folders, the libraries, node's core, GC), idle left out.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Child, forkServer } from './children.js';
 import { round } from './latency.js';
 
 interface ProfileNode {
@@ -82,4 +84,24 @@ export function summariseProfiles(dir: string, windowMs: number): ProfileShare[]
     .map(([where, micros]) => ({ where, percent: round((micros / Math.max(1, all)) * 100, 1) }))
     .filter((share) => share.percent >= 1)
     .sort((a, b) => b.percent - a.percent);
+}
+
+/**
+ * A fresh server (`bench/lib/servers/<file>`) under --cpu-prof: `load` once to
+ * warm it up, once measured; what the measured load returned, and where the
+ * server's time went during it.
+ */
+export async function profiledRun<T>(name: string, file: string, args: object, load: (child: Child) => Promise<T>): Promise<{ result: T; shares: ProfileShare[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-prof-'));
+  try {
+    const child = await forkServer(`${name} (profiled)`, file, args, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    await load(child); // warm-up
+    const began = Date.now();
+    const result = await load(child);
+    const loadMs = Date.now() - began;
+    await child.stop();
+    return { result, shares: summariseProfiles(dir, loadMs) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
