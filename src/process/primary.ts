@@ -63,9 +63,8 @@ export async function runPrimary({ config, file, env, logger }: PrimaryOptions):
   return untilStopped(logger, async () => {
     // New connections are refused from now on, as by one process's closed listener; /readyz answers 503
     // while the workers drain what was accepted (their pool is stopping); the admin API closes after them.
-    const accepting = handOff.close();
+    await handOff.close();
     await pool.stop();
-    await accepting;
     relay.stop();
     await close();
     logger.info('sluice stopped');
