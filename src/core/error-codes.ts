@@ -17,6 +17,8 @@ export interface ErrorEntry {
   readonly meaning: string;
   /** What to do about it, in one line. */
   readonly action: string;
+  /** A 503's Retry-After (seconds) when the answer has none of its own to give (nothing measured says when it clears). */
+  readonly retryAfterSeconds?: number;
 }
 
 /** What the gateway sends its clients, as `{"error":"<name>"}` (the 429 adds `retryAfterMs`). */
@@ -68,7 +70,8 @@ export const GATEWAY_ERRORS = {
   cost_exceeds_capacity: {
     status: 503,
     meaning: "the route's cost per request is above the capacity of the rule the rule store now holds for it",
-    action: "operators: raise the rule's capacity or lower the route's `cost`",
+    action: "operators: raise the rule's capacity or lower the route's `cost`; clients: retry after Retry-After (60 s: it takes an operator to clear)",
+    retryAfterSeconds: 60,
   },
   queue_full: {
     status: 503,
@@ -163,6 +166,12 @@ export type CliErrorCode = keyof typeof CLI_ERRORS;
 /** Whether `code` is one a user may look up in docs/errors.md. */
 export function isCatalogued(code: unknown): code is ErrorCode | CliErrorCode {
   return typeof code === 'string' && (Object.hasOwn(SLUICE_ERRORS, code) || Object.hasOwn(CLI_ERRORS, code));
+}
+
+/** The Retry-After (seconds) a gateway 503 carries when its answer computed none: every 503 tells the client when to come back. */
+export function defaultRetryAfter(name: GatewayErrorName): number | undefined {
+  const entry: ErrorEntry = GATEWAY_ERRORS[name];
+  return entry.status === 503 ? (entry.retryAfterSeconds ?? 1) : undefined;
 }
 
 /** The gateway's JSON body for `name`. */

@@ -1,7 +1,7 @@
 // The gateway's own answers (not the upstream's): small JSON bodies built once,
 // named and given their status by the error catalogue (core/error-codes.ts).
 import type { ServerResponse } from 'node:http';
-import { GATEWAY_ERRORS, type GatewayErrorName, gatewayErrorBody } from '../core/error-codes.js';
+import { defaultRetryAfter, GATEWAY_ERRORS, type GatewayErrorName, gatewayErrorBody } from '../core/error-codes.js';
 
 export type { GatewayErrorName } from '../core/error-codes.js';
 
@@ -26,6 +26,8 @@ export function sendError(res: ServerResponse, name: GatewayErrorName, extraHead
   const body = BODIES.get(name)!;
   const headers = ['Content-Type', 'application/json', 'Content-Length', String(body.length)];
   if (extraHeaders) headers.push(...extraHeaders);
+  const retryAfter = defaultRetryAfter(name);
+  if (retryAfter !== undefined && !extraHeaders?.includes('Retry-After')) headers.push('Retry-After', String(retryAfter));
   // After a refused body, closing beats reading (and discarding) the rest of it.
   if (close) headers.push('Connection', 'close');
   res.writeHead(gatewayStatus(name), headers);

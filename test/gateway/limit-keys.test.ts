@@ -203,6 +203,8 @@ for (const kind of ['memory', 'redis'] as const) {
       for (let i = 0; i < 3; i++) replies.push(await call(`${url}/orders`, { headers: KEYED }));
       assert.deepEqual(tally(replies), { 503: 3 });
       assert.deepEqual(JSON.parse(replies[0]!.body), { error: 'cost_exceeds_capacity' });
+      // errors.md: every 503 carries Retry-After; this one takes an operator to clear.
+      assert.equal(replies[0]!.headers['retry-after'], '60');
     });
   });
 }
