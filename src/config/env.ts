@@ -19,8 +19,19 @@ export class MissingVariableError extends Error {
   }
 }
 
-/** Expands every string scalar in place. A plain scalar that is one whole reference gets its YAML type back (`${PORT:-80}` is a number). */
-export function expandDocument(doc: Document, env: Env): void {
+/** A field whose value came (in whole or part) from `${VAR}` references, so that an error in it names them. */
+export interface Expansion {
+  path: ConfigPath;
+  variables: string[];
+}
+
+/**
+ * Expands every string scalar in place and returns which fields took which
+ * variables. A plain scalar that is one whole reference gets its YAML type back
+ * (`${PORT:-80}` is a number).
+ */
+export function expandDocument(doc: Document, env: Env): Expansion[] {
+  const expansions: Expansion[] = [];
   const walk = (node: unknown, path: (string | number)[]) => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -32,16 +43,28 @@ export function expandDocument(doc: Document, env: Env): void {
       });
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('${')) {
       const original = node.value;
+      const variables: string[] = [];
       const expanded = original.replace(REFERENCE, (_all, name: string, fallback: string | undefined) => {
         const value = env[name];
+        variables.push(name);
         if (value !== undefined && !(fallback !== undefined && value === '')) return value;
         if (fallback !== undefined) return fallback;
         throw new MissingVariableError(name, path, node);
       });
       node.value = node.type === 'PLAIN' && WHOLE_REFERENCE.test(original) ? retype(expanded) : expanded;
+      expansions.push({ path, variables });
     }
   };
   walk(doc.contents, []);
+  return expansions;
+}
+
+/** ` (its value came from ${A}, ${B})` when the failing `path` was expanded from variables, else ''. Never the value: it may be a secret. */
+export function expandedFrom(expansions: Expansion[], path: ConfigPath): string {
+  const expansion = expansions.find((entry) => entry.path.every((part, index) => path[index] === part));
+  if (!expansion) return '';
+  const names = [...new Set(expansion.variables)].map((name) => `\${${name}}`).join(', ');
+  return ` (its value came from ${names})`;
 }
 
 function retype(text: string): string | number | boolean {

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { isSluiceError } from '../core/errors.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-error.js';
-import { applyOverrides, type Env, envOverrides, expandDocument, MissingVariableError, overrideFor } from './env.js';
+import { applyOverrides, type Env, type Expansion, envOverrides, expandDocument, expandedFrom, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';
 import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
@@ -50,8 +50,9 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
   const firstError = doc.errors[0];
   if (firstError) throw new ConfigError(source, lineOfOffset(firstError.pos[0]), undefined, firstError.message.split('\n')[0] ?? 'invalid YAML');
 
+  let expansions: Expansion[];
   try {
-    expandDocument(doc, env);
+    expansions = expandDocument(doc, env);
   } catch (error) {
     if (!(error instanceof MissingVariableError)) throw error;
     throw new ConfigError(source, lineOfNode(error.node, lineOfOffset), formatPath(error.path), error.message);
@@ -67,7 +68,7 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
   const fail = (path: ConfigPath, message: string): never => {
     const variable = overrideFor(overrides, path);
     if (variable) throw new ConfigError(variable, undefined, formatPath(path), message);
-    throw new ConfigError(source, lineOf(doc, path, lineOfOffset), formatPath(path), message);
+    throw new ConfigError(source, lineOf(doc, path, lineOfOffset), formatPath(path), `${message}${expandedFrom(expansions, path)}`);
   };
 
   const parsed = configFileSchema.safeParse(raw);

@@ -14,10 +14,14 @@ const tenantSchema = idSchema.refine((value) => !isReservedTenant(value), RESERV
 const tenantOrAny = idOrAny.refine((value) => !isReservedTenant(value), RESERVED_TENANT_MESSAGE);
 
 const LISTEN_PATTERN = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/;
-export const listenSchema = z
-  .string()
-  .regex(LISTEN_PATTERN, 'must be host:port, e.g. 127.0.0.1:8080')
-  .refine((value) => Number(LISTEN_PATTERN.exec(value)?.[2]) <= 65535, 'port must be at most 65535');
+// A bare port may be a YAML number (`listen: 8080`, or `${PORT:-8080}`, which expands to one).
+export const listenSchema = z.preprocess(
+  (value) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? String(value) : value),
+  z
+    .string('must be host:port or a port, e.g. 127.0.0.1:8080')
+    .regex(LISTEN_PATTERN, 'must be host:port, e.g. 127.0.0.1:8080')
+    .refine((value) => Number(LISTEN_PATTERN.exec(value)?.[2]) <= 65535, 'port must be at most 65535'),
+);
 
 const hostPort = z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'must be host:port');
 const httpUrl = z.string().refine((value) => {

@@ -67,6 +67,17 @@ describe('config', () => {
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.routes[0]) && Object.isFrozen(config.rules[0]!.rule));
   });
 
+  it('takes a bare port as a YAML number, plain or from ${PORT:-n}', () => {
+    const bare = parseConfig(replaceLine(GOOD, 'listen: 127.0.0.1:9000', 'listen: 9001'), { env: { SHOP_A_KEY: 'secret-key-a' } });
+    assert.deepEqual(bare.listen, { host: '127.0.0.1', port: 9001 });
+    const text = `${replaceLine(GOOD, 'listen: 127.0.0.1:9000', 'listen: ${PORT:-8080}')}admin:\n  listen: 9002\n`;
+    const fromEnv = parseConfig(text, { env: { SHOP_A_KEY: 'secret-key-a', PORT: '7001' } });
+    assert.deepEqual(fromEnv.listen, { host: '127.0.0.1', port: 7001 });
+    assert.deepEqual(fromEnv.admin.listen, { host: '127.0.0.1', port: 9002 });
+    assert.deepEqual(parseConfig(text, { env: { SHOP_A_KEY: 'secret-key-a' } }).listen, { host: '127.0.0.1', port: 8080 });
+    assert.equal(errorOf(replaceLine(GOOD, 'listen: 127.0.0.1:9000', 'listen: 70000')).message, 'config.yaml:1: listen: port must be at most 65535');
+  });
+
   it(`takes \${VAR} from the environment over the default`, () => {
     const config = parseConfig(GOOD, { env: { SHOP_A_KEY: 'secret-key-a', UPSTREAM_URL: 'https://orders.internal:8443', TIMEOUT: '900' } });
     assert.equal(config.routes[1]!.upstream, 'https://orders.internal:8443');
@@ -169,6 +180,18 @@ describe('config', () => {
       name: 'broken YAML',
       text: replaceLine(GOOD, '    methods: [POST]', '    methods: [POST'),
       message: 'config.yaml:5: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    },
+    {
+      name: `a bad value that came from \${VAR}, naming the variable (never its value)`,
+      text: GOOD,
+      env: { SHOP_A_KEY: 'secret-key-a', UPSTREAM_URL: 'orders.internal:8443' },
+      message: `config.yaml:9: routes[1].upstream: must be an http(s) URL with no path, e.g. http://127.0.0.1:8090 (its value came from \${UPSTREAM_URL})`,
+    },
+    {
+      name: `a bad number that came from \${VAR:-default}`,
+      text: replaceLine(GOOD, '    timeoutMs: ${TIMEOUT:-2500}', '    timeoutMs: ${TIMEOUT:-2500}'),
+      env: { SHOP_A_KEY: 'secret-key-a', TIMEOUT: '-5' },
+      message: `config.yaml:10: routes[1].timeoutMs: must be at least 1 (its value came from \${TIMEOUT})`,
     },
     {
       name: 'a bad override from the environment',
