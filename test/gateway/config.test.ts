@@ -67,10 +67,10 @@ describe('config', () => {
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.routes[0]) && Object.isFrozen(config.rules[0]!.rule));
   });
 
-  it('takes a bare port as a YAML number, plain or from ${PORT:-n}', () => {
+  it(`takes a bare port as a YAML number, plain or from \${PORT:-n}`, () => {
     const bare = parseConfig(replaceLine(GOOD, 'listen: 127.0.0.1:9000', 'listen: 9001'), { env: { SHOP_A_KEY: 'secret-key-a' } });
     assert.deepEqual(bare.listen, { host: '127.0.0.1', port: 9001 });
-    const text = `${replaceLine(GOOD, 'listen: 127.0.0.1:9000', 'listen: ${PORT:-8080}')}admin:\n  listen: 9002\n`;
+    const text = `${replaceLine(GOOD, 'listen: 127.0.0.1:9000', `listen: \${PORT:-8080}`)}admin:\n  listen: 9002\n`;
     const fromEnv = parseConfig(text, { env: { SHOP_A_KEY: 'secret-key-a', PORT: '7001' } });
     assert.deepEqual(fromEnv.listen, { host: '127.0.0.1', port: 7001 });
     assert.deepEqual(fromEnv.admin.listen, { host: '127.0.0.1', port: 9002 });
@@ -189,7 +189,7 @@ describe('config', () => {
     },
     {
       name: `a bad number that came from \${VAR:-default}`,
-      text: replaceLine(GOOD, '    timeoutMs: ${TIMEOUT:-2500}', '    timeoutMs: ${TIMEOUT:-2500}'),
+      text: GOOD,
       env: { SHOP_A_KEY: 'secret-key-a', TIMEOUT: '-5' },
       message: `config.yaml:10: routes[1].timeoutMs: must be at least 1 (its value came from \${TIMEOUT})`,
     },
