@@ -72,3 +72,38 @@ describe('protocol edges', () => {
     assert.deepEqual(JSON.parse(h2c.body), { upgrade: null }, 'the Upgrade header is not forwarded');
   });
 });
+
+// configuration.md: `Keep-Alive: timeout=N` announces keepAliveTimeoutMs in whole
+// seconds, and the gateway keeps the idle connection open past N (node's one-second
+// keep-alive buffer), so a client that reuses it at the announced limit never races
+// the close. Only lower bounds are asserted: a busy machine can only close later.
+describe('keep-alive timeout', () => {
+  let upstream: TestUpstream;
+  let gateway: RunningSluice;
+
+  before(async () => {
+    upstream = await startUpstream();
+    gateway = await startGateway(`${YAML}limits: { keepAliveTimeoutMs: 2000 }\n`, { UP: upstream.url });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('announces timeout=2 for 2000 ms and still serves a request on the connection at the announced limit', async () => {
+    const request = 'GET /ws HTTP/1.1\r\nHost: x\r\nX-Api-Key: shop-a\r\n\r\n';
+    const client = await rawClient(gateway.url, request);
+    await until(() => /\r\n\r\n/.test(client.received()));
+    assert.match(client.received(), /\r\nKeep-Alive: timeout=2\r\n/i);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const before = client.received().length;
+    client.socket.write(request);
+    await until(() => statusOf(client.received().slice(before)) !== undefined);
+    assert.equal(statusOf(client.received().slice(before)), 200, 'the connection was still open at the announced limit');
+    await client.closed; // and the gateway closes it by itself once idle again
+  });
+});
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
