@@ -18,9 +18,9 @@ export function describeUrl(connectionString: string): string {
 export const DEADLINE_PASSED = 'SL001';
 
 /** A timeout, a late COMMIT or a connection failure as a 503; other errors unchanged. */
-export function storeError(location: string, what: StoreCall, ms: number, error: unknown): unknown {
+export function storeError(location: string, what: StoreCall, ms: number, error: unknown, connectTimeoutMs?: number): unknown {
   if (error instanceof StoreTimeoutError || (error as { code?: string }).code === DEADLINE_PASSED) return timedOut(location, what, ms);
-  if (isConnectionError(error)) return unavailable(location, error);
+  if (isConnectionError(error)) return unavailable(location, error, connectTimeoutMs);
   return error;
 }
 
@@ -41,8 +41,14 @@ function timedOut(location: string, what: StoreCall, ms: number): SluiceError {
   return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} did not answer the ${what} within ${ms} ms (${SETTING[what]})${tail}`);
 }
 
-export function unavailable(location: string, error: unknown): SluiceError {
+/** pg's words for a connection not made within connectionTimeoutMillis (the client's, then the pool's). */
+const CONNECT_TIMEOUT = /connection timeout|timeout exceeded when trying to connect/i;
+
+export function unavailable(location: string, error: unknown, connectTimeoutMs?: number): SluiceError {
   if (error instanceof SluiceError) return error;
+  if (connectTimeoutMs !== undefined && CONNECT_TIMEOUT.test(errorMessage(error))) {
+    return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} did not accept a connection within ${connectTimeoutMs} ms (database.connectTimeoutMs)`);
+  }
   return new SluiceError('ERR_STORE_UNAVAILABLE', `rule store ${location} is unreachable: ${errorMessage(error)}`);
 }
 

@@ -45,6 +45,7 @@ export class PostgresRuleStore implements RuleStore {
   private readonly watchers = new Set<(change: StoreChange) => void>();
   private readonly timeoutMs: number;
   private readonly skewMs: number;
+  private readonly connectTimeoutMs: number;
   /** The cache's full loads may carry 100,000s of rows: 10 × the statement timeout. */
   private readonly fullLoadTimeoutMs: number;
   private probing: Promise<void> | undefined;
@@ -54,11 +55,12 @@ export class PostgresRuleStore implements RuleStore {
     this.location = describeUrl(options.connectionString);
     this.timeoutMs = options.statementTimeoutMs ?? 3000;
     this.skewMs = options.maxClockSkewMs ?? 500;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 3000;
     this.fullLoadTimeoutMs = this.timeoutMs * 10;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 4,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+      connectionTimeoutMillis: this.connectTimeoutMs,
       keepAlive: true,
       // Server-side bounds too, so work we gave up on does not run on; a frozen
       // server stops these timers as well, which is why every call has its own.
@@ -74,7 +76,7 @@ export class PostgresRuleStore implements RuleStore {
   private ensureReady(): Promise<void> {
     this.ready ??= this.prepare().catch((error) => {
       this.ready = undefined;
-      throw unavailable(this.location, error);
+      throw unavailable(this.location, error, this.connectTimeoutMs);
     });
     return this.ready;
   }
@@ -111,7 +113,7 @@ export class PostgresRuleStore implements RuleStore {
     try {
       return await withTimedClient(this.pool, timeoutMs, (client) => client.query<R>(sql, params));
     } catch (error) {
-      throw storeError(this.location, 'read', timeoutMs, error);
+      throw storeError(this.location, 'read', timeoutMs, error, this.connectTimeoutMs);
     }
   }
 
@@ -130,7 +132,7 @@ export class PostgresRuleStore implements RuleStore {
     } catch (error) {
       // A connection lost mid-write leaves the outcome open until the deadline: answer once it can no longer commit.
       while (sent && isConnectionError(error) && Date.now() < started + answerMs) await sleep(started + answerMs - Date.now());
-      throw storeError(this.location, 'write', answerMs, error);
+      throw storeError(this.location, 'write', answerMs, error, this.connectTimeoutMs);
     }
   }
 
@@ -139,7 +141,7 @@ export class PostgresRuleStore implements RuleStore {
     this.probing ??= withTimedClient(this.pool, timeoutMs, (client) => client.query('SELECT 1'))
       .then(() => undefined)
       .catch((error) => {
-        throw storeError(this.location, 'health check', timeoutMs, error);
+        throw storeError(this.location, 'health check', timeoutMs, error, this.connectTimeoutMs);
       })
       .finally(() => {
         this.probing = undefined;

@@ -10,6 +10,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
 import { StoreEngine } from '../../src/limiter/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
+import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { type RulesRuntime, startRules } from '../../src/rules/runtime.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
@@ -193,6 +194,22 @@ describe('/readyz and change notifications while PostgreSQL is frozen', () => {
     assert.equal(frozen.body.rules.storeReachable, false);
     server.thaw();
     await eventually(async () => assert.equal((await call('GET', '/readyz')).body.store.reachable, true), 5000);
+  });
+
+  it('a connection the frozen server never accepts names database.connectTimeoutMs', async () => {
+    // A fresh store must connect first; the frozen server's kernel accepts the TCP connection, PostgreSQL never answers it.
+    const fresh = new PostgresRuleStore({ connectionString: url, statementTimeoutMs: 5000, connectTimeoutMs: 300, logger: silentLogger });
+    server.freeze();
+    try {
+      await assert.rejects(fresh.listRules(), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'ERR_STORE_UNAVAILABLE');
+        assert.match(error.message, /did not accept a connection within 300 ms \(database\.connectTimeoutMs\)/);
+        return true;
+      });
+    } finally {
+      server.thaw();
+      await fresh.close();
+    }
   });
 
   it('closing the rules runtime (store and cache) does not wait for a frozen server', async () => {
