@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `sluice` command. Each subcommand lives in its own file and is loaded
 // only when asked for; add one by adding a line to COMMANDS.
+import { isSluiceError } from '../core/errors.js';
 import { describeFailure } from './cli-io.js';
 
 export interface Command {
@@ -39,6 +40,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     process.stderr.write(`sluice: ${describeFailure(error)}\n`);
-    process.exitCode = 1;
+    // A config-class error found past the file's validation (e.g. a data dir another process holds) exits as a bad file does.
+    process.exitCode = isSluiceError(error) && error.code === 'ERR_CONFIG_INVALID' ? 2 : 1;
   },
 );

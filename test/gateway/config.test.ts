@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { isSluiceError } from '../../src/core/errors.js';
 import { createEngine } from '../../src/limiter/create-engine.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { hashApiKeyHex } from '../../src/rules/keys.js';
 
 const GOOD = `listen: 127.0.0.1:9000
@@ -290,6 +291,20 @@ describe('sluice check / start with a bad file', () => {
       assert.deepEqual([started.status, started.stderr], [2, checked.stderr]);
     });
   }
+
+  it('start exits 2 (a config error) on a data dir another process holds, naming it', async () => {
+    const good = join(dir, 'good-locked.yaml');
+    writeFileSync(good, GOOD);
+    const dataDir = mkdtempSync(join(dir, 'held-'));
+    const holder = new EmbeddedRuleStore({ dataDir });
+    try {
+      const refused = cli(['start', '--config', good], { SLUICE_DATA_DIR: dataDir });
+      assert.equal(refused.status, 2, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`data dir ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${process.pid}.*\\(ERR_CONFIG_INVALID\\)`));
+    } finally {
+      await holder.close();
+    }
+  });
 
   it('start exits non-zero without serving on a bad file', () => {
     const bad = join(dir, 'bad-start.yaml');
