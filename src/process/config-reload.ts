@@ -19,6 +19,8 @@ export interface LoadedConfig {
   hash: string;
   /** ISO time it was loaded. */
   loadedAt: string;
+  /** Restart-only fields the file changed since the process started (present when any): not live yet. */
+  needsRestart?: string[];
 }
 
 export type ReloadReport =
@@ -36,13 +38,16 @@ export interface ConfigReloaderOptions {
 }
 
 export class ConfigReloader {
+  /** What the restart-only fields hold while the process runs: the config it started with. */
+  private readonly running: SluiceConfig;
   private current: SluiceConfig;
   private loaded: LoadedConfig;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: ConfigReloaderOptions) {
+    this.running = options.config;
     this.current = options.config;
-    this.loaded = this.note(fileHash(options.file));
+    this.loaded = this.note(fileHash(options.file), []);
   }
 
   get config(): SluiceConfig {
@@ -75,19 +80,20 @@ export class ConfigReloader {
       logger.error({ err: message }, 'config reload refused: still serving the previous config');
       return { outcome: 'invalid', error: message, field };
     }
-    const needsRestart = restartOnlyChanges(this.current, config);
+    // Against what runs, not the last file: a second reload of a changed file still says the change waits.
+    const needsRestart = restartOnlyChanges(this.running, config);
     if (needsRestart.length > 0) logger.warn({ fields: needsRestart }, 'config reload: these fields take effect only after a restart');
     this.current = config;
-    this.loaded = this.note(hash);
+    this.loaded = this.note(hash, needsRestart);
     configReloads.labels('applied').inc();
     logger.info({ hash, routes: config.routes.length }, 'config reloaded');
-    return { outcome: 'applied', needsRestart, ...this.loaded };
+    return { outcome: 'applied', ...this.loaded, needsRestart };
   }
 
-  private note(hash: string): LoadedConfig {
+  private note(hash: string, needsRestart: string[]): LoadedConfig {
     const now = Date.now();
     noteConfigLoaded(hash, now);
-    return { hash, loadedAt: new Date(now).toISOString() };
+    return { hash, loadedAt: new Date(now).toISOString(), ...(needsRestart.length > 0 ? { needsRestart } : {}) };
   }
 }
 
