@@ -146,7 +146,8 @@ export class WorkerPool {
     liveWorkers.set(this.serving.size);
     if (this.retiring.delete(worker) || this.stopping) return;
     workerRestarts.inc();
-    this.options.logger.error({ pid: worker.process.pid, code, signal }, 'gateway worker exited unasked: starting a new one');
+    // `pid` is the primary's own (pino's base): the worker's goes under a name of its own, never a second `pid` key.
+    this.options.logger.error({ workerPid: worker.process.pid, code, signal }, 'gateway worker exited unasked: starting a new one');
     const delay = Date.now() - startedAt < CRASH_WINDOW_MS ? RESTART_DELAY_MS : 0;
     setTimeout(() => {
       if (!this.stopping) this.spawn().catch((error: unknown) => this.options.logger.error({ err: error }, 'replacement worker failed to start'));

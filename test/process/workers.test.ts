@@ -143,7 +143,11 @@ decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
       return pids.length === 2 && !pids.includes(victim!) && pids.includes(survivor!);
     });
     assert.match((await sluice.admin('GET', '/metrics')).text, /sluice_worker_restarts_total 1\n/);
-    assert.match(sluice.output, /gateway worker exited unasked/);
+    const line = sluice.output.split('\n').find((text) => text.includes('gateway worker exited unasked'));
+    assert.ok(line, sluice.output);
+    assert.equal(line.match(/"pid":/g)?.length, 1, `one pid key, the primary's: ${line}`);
+    const logged = JSON.parse(line) as { pid: number; workerPid: number; signal: string };
+    assert.deepEqual([logged.pid, logged.workerPid, logged.signal], [sluice.child.pid, victim, 'SIGKILL']);
     assert.equal((await fresh('/r')).status, 200);
   });
 
