@@ -72,7 +72,23 @@ export const gcraSchema = z
   .object({ policy: z.literal('gcra'), capacity: count(), refillPerSecond: rate, ...common })
   .strict()
   .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
-export const fixedWindowSchema = z.object({ policy: z.literal('fixed_window'), limit: count(), windowMs, ...common }).strict();
+export const fixedWindowSchema = z
+  .object({
+    policy: z.literal('fixed_window'),
+    limit: count(),
+    windowMs,
+    /** `aligned` (default): windows on the UTC clock's grid, shifted by offsetMs; `first_request`: a window opens at the first request after the last one ended. */
+    windowStart: z.enum(['aligned', 'first_request']).optional(),
+    /** Aligned windows start this long after each multiple of windowMs since 00:00 UTC (e.g. 3600000: daily windows from 01:00 UTC). */
+    offsetMs: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
+    ...common,
+  })
+  .strict()
+  .superRefine((rule, ctx) => {
+    if (rule.offsetMs === undefined) return;
+    if (rule.windowStart === 'first_request') ctx.addIssue({ code: 'custom', path: ['offsetMs'], message: 'applies to aligned windows only, not windowStart: first_request' });
+    else if (rule.offsetMs >= rule.windowMs) ctx.addIssue({ code: 'custom', path: ['offsetMs'], message: `must be less than windowMs (${rule.windowMs})` });
+  });
 export const slidingLogSchema = z
   .object({ policy: z.literal('sliding_window_log'), limit: count(MAX_LOG_LIMIT), windowMs, ...common })
   .strict();

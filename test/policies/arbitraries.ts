@@ -23,7 +23,17 @@ export const ruleArbitraries: Record<PolicyName, fc.Arbitrary<Rule>> = {
   gcra: fc
     .record({ capacity: fc.integer({ min: 1, max: 500 }), refillPerSecond: paceRate })
     .map((r) => parseRule({ policy: 'gcra', ...r })),
-  fixed_window: fc.record({ limit: fc.integer({ min: 1, max: 50 }), windowMs }).map((r) => parseRule({ policy: 'fixed_window', ...r })),
+  fixed_window: fc
+    .record({ limit: fc.integer({ min: 1, max: 50 }), windowMs, start: fc.constantFrom('aligned', 'offset', 'first_request'), offset: fc.double({ min: 0, max: 0.999, noNaN: true }) })
+    .map(({ limit, windowMs, start, offset }) =>
+      parseRule({
+        policy: 'fixed_window',
+        limit,
+        windowMs,
+        ...(start === 'first_request' ? { windowStart: 'first_request' } : {}),
+        ...(start === 'offset' ? { offsetMs: Math.floor(offset * windowMs) } : {}),
+      }),
+    ),
   sliding_window_log: fc
     .record({ limit: fc.integer({ min: 1, max: 50 }), windowMs })
     .map((r) => parseRule({ policy: 'sliding_window_log', ...r })),

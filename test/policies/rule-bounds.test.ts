@@ -31,6 +31,10 @@ const leaky = { policy: 'leaky_bucket', ratePerSecond: 1, burst: 5 };
 
 // [policy case, rule, field, message]
 const refused: [string, object, string, RegExp][] = [
+  ['fixed_window: offsetMs not under windowMs', { ...fixed, offsetMs: 1000 }, 'rule.offsetMs', /less than windowMs \(1000\)/],
+  ['fixed_window: negative offsetMs', { ...fixed, offsetMs: -1 }, 'rule.offsetMs', /at least 0/],
+  ['fixed_window: offsetMs with windowStart first_request', { ...fixed, windowStart: 'first_request', offsetMs: 5 }, 'rule.offsetMs', /aligned windows only/],
+  ['fixed_window: unknown windowStart', { ...fixed, windowStart: 'midnight' }, 'rule.windowStart', /./],
   ['token_bucket: refill 1e-300/s', { ...tb, refillPerSecond: 1e-300 }, 'rule.refillPerSecond', /366 days/],
   ['token_bucket: capacity 1e9 at 1e-6/s', { ...tb, capacity: 1e9, refillPerSecond: 1e-6 }, 'rule.refillPerSecond', /at least 31\.63/],
   ['token_bucket: capacity over 1e9', { ...tb, capacity: 1e9 + 1 }, 'rule.capacity', /at most 1000000000/],

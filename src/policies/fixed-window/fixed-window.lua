@@ -1,19 +1,28 @@
--- Fixed window twin of model.ts. ARGV[3] limit, ARGV[4] windowMs.
+-- Fixed window twin of model.ts. ARGV[3] limit, ARGV[4] windowMs,
+-- ARGV[5] 1 = windowStart first_request (else aligned), ARGV[6] offsetMs.
 -- State: the string "<window start µs>:<count>", expiring with its window.
 local cost = tonumber(ARGV[1])
 local limit = tonumber(ARGV[3])
 local window_us = tonumber(ARGV[4]) * 1000
 
 local now = sluice_now
-local start = now - math.fmod(now, window_us)
-local until_end = start + window_us - now
-local count = 0
+local stored_start, stored_count
 local raw = redis.call('HGET', KEYS[1], ARGV[#ARGV])
 if raw then
-  local stored_start, stored_count = string.match(raw, '^(%d+):(%d+)$')
-  -- an older window counts nothing (the key normally expired with it)
-  if tonumber(stored_start) == start then count = tonumber(stored_count) end
+  stored_start, stored_count = string.match(raw, '^(%d+):(%d+)$')
+  stored_start = tonumber(stored_start)
 end
+local start
+if ARGV[5] == '1' then
+  -- the bucket's open window, or one that opens now
+  if stored_start and now < stored_start + window_us then start = stored_start else start = now end
+else
+  start = now - math.fmod(now - tonumber(ARGV[6]) * 1000, window_us)
+end
+local until_end = start + window_us - now
+local count = 0
+-- an older window counts nothing (the key normally expired with it)
+if stored_start == start then count = tonumber(stored_count) end
 local want = cost
 if cost == 0 then want = 1 end
 local fits = count + want <= limit

@@ -1,7 +1,12 @@
-// Fixed window: at most `limit` units per window, windows aligned to the epoch
-// so every instance and the Lua twin agree on where a window starts. Cheap and
-// simple; a client may spend a full window at the end of one and again at the
-// start of the next (the boundary double burst).
+// Fixed window: at most `limit` units per window. By default windows are
+// aligned to the UTC clock (multiples of windowMs since the epoch, shifted by
+// offsetMs), so every instance and the Lua twin agree on where a window starts
+// and a daily window resets for every tenant at 00:00 UTC; with
+// `windowStart: first_request` each bucket's window opens at its first request
+// after the previous one ended. Cheap and simple; a client may spend a full
+// window at the end of one and again at the start of the next (the boundary
+// double burst).
+import type { FixedWindowRule } from '../../core/rule.js';
 import { ceilMs, type PolicyModel, toMicros } from '../model.js';
 
 export interface FixedWindowState {
@@ -17,7 +22,7 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
   step(state, now, rule, cost) {
     const nowUs = toMicros(now);
     const windowUs = rule.windowMs * 1000;
-    const start = nowUs - (nowUs % windowUs); // exact, unlike floor(now / window) * window
+    const start = windowStartOf(state, nowUs, rule);
     const untilEnd = start + windowUs - nowUs;
     const count = state !== undefined && state.start === start ? state.count : 0; // an older window counts nothing
     const want = cost === 0 ? 1 : cost;
@@ -60,7 +65,7 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
   adjust(state, now, rule, delta) {
     const nowUs = toMicros(now);
     const windowUs = rule.windowMs * 1000;
-    const start = nowUs - (nowUs % windowUs);
+    const start = windowStartOf(state, nowUs, rule);
     const count = state !== undefined && state.start === start ? state.count : 0;
     return { state: { start, count: Math.max(0, count + delta) }, ttlMs: Math.max(1, ceilMs(start + windowUs - nowUs)) };
   },
@@ -70,5 +75,13 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
     const [start, count] = text.split(':').map(Number);
     return { start: start ?? 0, count: count ?? 0 };
   },
-  luaArgs: (rule) => [rule.limit, rule.windowMs],
+  luaArgs: (rule) => [rule.limit, rule.windowMs, rule.windowStart === 'first_request' ? 1 : 0, rule.offsetMs ?? 0],
 };
+
+/** Start (µs) of the window `nowUs` falls in: the open window of this bucket, or one starting now, or on the clock's grid. */
+function windowStartOf(state: FixedWindowState | undefined, nowUs: number, rule: FixedWindowRule): number {
+  const windowUs = rule.windowMs * 1000;
+  if (rule.windowStart === 'first_request') return state !== undefined && nowUs < state.start + windowUs ? state.start : nowUs;
+  const offsetUs = (rule.offsetMs ?? 0) * 1000;
+  return nowUs - ((nowUs - offsetUs) % windowUs); // exact, unlike floor(now / window) * window
+}
