@@ -34,6 +34,8 @@ const SKEW_MS = 50;
 export const LEASE_BATCH = 10;
 
 export type { AccuracyRow } from './lib/accuracy-rows.js';
+import type { WindowStrayRow } from './lib/window-stray.js';
+import { printWindowStray, runWindowStray } from './windows.js';
 
 export interface AccuracyResult {
   durationMs: number;
@@ -49,6 +51,8 @@ export interface AccuracyResult {
   multi: MultiAccuracyRow[];
   /** One limit vs two on one slot vs two across slots: decisions/s and Redis calls per request. */
   multiCost: MultiCostRow[];
+  /** How far each windowed policy strays from an exact sliding window, in simulated time (bench/lib/window-stray.ts). */
+  windows: WindowStrayRow[];
   note: string;
 }
 
@@ -195,6 +199,8 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
   const counter = redis.client();
   const multiCost = await multiCostRows(redis.url, counter, pick(options, 1000, 3000));
   counter.disconnect();
+  progress('accuracy: each windowed policy against an exact sliding window, in simulated time (smooth, bursty, mostly idle clients)');
+  const windows = runWindowStray(options.quick);
   load.end = loadNow();
   stopBusy();
   return {
@@ -206,6 +212,7 @@ export async function runAccuracyBench(options: BenchOptions, progress: (line: s
     rows,
     multi,
     multiCost,
+    windows,
     note: `A "gateway process" is one engine (createEngine with its own Redis connection, deadline ${ACCURACY_DEADLINE_MS} ms instead of the default 5: with busy workers and Redis on 2 cores, Redis can be starved for tens of ms at a time, and every deadline miss sends a decision to the local fallback; the late Redis reply of such a decision is reconciled with it, an over-admission charged to the bucket as a debt, a false refusal refunded; the fault and hot-key benches measure the fallback path). Leasing variants: rule lease: {batch: ${LEASE_BATCH}}; their target is the leasing bound: never above the exact figure from a fresh bucket, below it by at most K × batch + batch − 1 units (leased and unspent at the end, or waiting in Redis for a whole batch); the K engines share ${workerCount} worker processes (${workerCount} more with skewed clocks). ${together ? 'Every variant runs at the same time on its own keys.' : 'The variants ran one after the other, each alone.'} Expected: each tenant's bucket, the policy's pure model run over the instants its requests were actually sent (every instance merged; "from" sent), so a loaded machine that sends late or unevenly moves the figure with the run; with --redis-clock, over the instants Redis ran each request's script ("from" Redis; sent where Redis did not see every request once: leasing, the cluster, breaker-open decisions). "at sends" and "at replies" are the same model over the instants the requests left and their decisions came back (Redis decided each in between: the gap between the two is how far the machine's delays alone move the exact figure); "scheduled" is what the evenly spaced ${durationMs / 1000} s schedule alone would give, and "span" the first to last request actually sent.${busyCore ? ' One core was kept busy by another process (node -e "for(;;){}") for the whole run.' : ''} Load average (1, 5, 15 min) ${load.start.join(', ')} at the start, ${load.end.join(', ')} at the end.`,
   };
 }
@@ -233,6 +240,9 @@ export function printAccuracy(result: AccuracyResult): string {
       ['variant', 'requests', 'decisions/s', 'Redis calls/request', 'store calls/request'],
       result.multiCost.map((r) => [r.variant, r.requests, r.decisionsPerSec, r.redisCallsPerRequest, r.storeCallsPerRequest]),
     ),
+    '',
+    "Each windowed policy against an exact sliding window (limit 100 per 60 s, the pure models over seeded traces in simulated time, judged against an exact window over each policy's own admissions):",
+    printWindowStray(result.windows),
   ].join('\n');
 }
 
