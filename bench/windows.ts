@@ -13,8 +13,8 @@ export function runWindowStray(quick: boolean): WindowStrayRow[] {
 
 export function printWindowStray(rows: WindowStrayRow[]): string {
   return textTable(
-    ['trace', 'policy', 'clients', 'requests', 'admitted', 'worst window', 'p99 client worst', 'over %', 'wrongly refused %'],
-    rows.map((r) => [r.trace, r.policy, r.clients, r.requests, r.admitted, r.worstWindow, r.p99ClientWorstWindow, r.overPercent, r.wronglyRefusedPercent]),
+    ['trace', 'policy', 'clients', 'requests', 'admitted', 'vs exact log', 'worst window', 'p99 client worst', 'over %', 'wrongly refused %'],
+    rows.map((r) => [r.trace, r.policy, r.clients, r.requests, r.admitted, r.vsExactLog, r.worstWindow, r.p99ClientWorstWindow, r.overPercent, r.wronglyRefusedPercent]),
   );
 }
 

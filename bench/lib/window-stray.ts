@@ -27,6 +27,8 @@ export interface WindowStrayRow {
   overPercent: number;
   /** Refusals an exact window over the policy's own admissions would have admitted, % of refusals. */
   wronglyRefusedPercent: number;
+  /** Admitted ÷ what the exact sliding log admitted on the same trace: how much more (or less) it lets through in all. */
+  vsExactLog: number;
 }
 
 export interface WindowStrayOptions {
@@ -107,8 +109,12 @@ export function windowStrayRows(options: WindowStrayOptions): WindowStrayRow[] {
         p99ClientWorstWindow: worst[Math.min(worst.length - 1, Math.floor(worst.length * 0.99))] ?? 0,
         overPercent: percent(total((o) => o.over), total((o) => o.admitted)),
         wronglyRefusedPercent: percent(total((o) => o.wronglyRefused), total((o) => o.refused)),
+        vsExactLog: 0,
       });
     }
+    const traceRows = rows.filter((row) => row.trace === trace);
+    const exact = traceRows.find((row) => row.policy === 'sliding_window_log')?.admitted ?? 0;
+    for (const row of traceRows) row.vsExactLog = exact === 0 ? 0 : Math.round((row.admitted / exact) * 1000) / 1000;
   }
   return rows;
 }
