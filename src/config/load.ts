@@ -11,7 +11,8 @@ import { parseRule, type Rule } from '../core/rule.js';
 import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-error.js';
 import { applyOverrides, type Env, type Expansion, envOverrides, expandDocument, expandedFrom, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';
-import type { ListenAddress, SeedRule, SluiceConfig } from './types.js';
+import type { ListenAddress, RouteConfig, SeedRule, SluiceConfig } from './types.js';
+import { checkRouteForwarding, upstreamInstances } from './route-forwarding.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { decisionServiceOf } from '../decision/decision-config.js';
@@ -98,7 +99,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
     source,
     listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
     admin: { listen: listenAddress(file.admin?.listen ?? DEFAULT_ADMIN_LISTEN), token: file.admin?.token },
-    routes: file.routes.map((route, index) => ({ ...route, methods: route.methods, limits: routeLimits[index] ?? [] })),
+    routes: file.routes.map((route, index) => routeOf(route, index, routeLimits[index] ?? [], fail)),
     tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys: keyHashes(file, fail) },
     defaultRule,
     rules,
@@ -121,6 +122,12 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
   });
+}
+
+function routeOf(route: ConfigFile['routes'][number], index: number, limits: RouteConfig['limits'], fail: Fail): RouteConfig {
+  checkRouteForwarding(route, (field, message) => fail(['routes', index, field], message));
+  const { upstream, ...rest } = route;
+  return { ...rest, host: route.host, rewrite: route.rewrite, requestHeaders: route.requestHeaders, responseHeaders: route.responseHeaders, methods: route.methods, upstreams: upstreamInstances(upstream), limits };
 }
 
 /** Rules go through the same parser as the admin API; its error is re-reported at the rule's line. */
@@ -200,6 +207,8 @@ export function describeIssue(error: z.ZodError): { path: (string | number)[]; m
   if (issue.code === 'unrecognized_keys') {
     return { path: [...path, issue.keys[0] ?? ''], message: `unknown field (expected one of the documented fields)` };
   }
+  // A record key that fails its schema (a header name): the key's own message, not zod's "Invalid key in record".
+  if (issue.code === 'invalid_key') return { path, message: issue.issues[0]?.message ?? issue.message };
   if (issue.code === 'invalid_type') {
     const missing = /received undefined$/.test(issue.message);
     return { path, message: missing ? 'is required' : `must be ${article(issue.expected)}` };

@@ -5,6 +5,7 @@ import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema, globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
+import { routeForwardingFields } from './route-forwarding.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
@@ -24,27 +25,19 @@ export const listenSchema = z.preprocess(
 );
 
 const hostPort = z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'must be host:port');
-const httpUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search;
-  } catch {
-    return false;
-  }
-}, 'must be an http(s) URL with no path, e.g. http://127.0.0.1:8090');
 const redisUrl = z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL');
 const positiveInt = (max: number) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-/** `/orders`, `/orders/:id` or a prefix `/api/*`. */
-const PATH_PATTERN = /^\/(?:[A-Za-z0-9._~!$&'()+,;=@%-]+|:[A-Za-z_][A-Za-z0-9_]*)?(?:\/(?:[A-Za-z0-9._~!$&'()+,;=@%-]+|:[A-Za-z_][A-Za-z0-9_]*))*(?:\/\*)?$/;
+/** `/orders`, `/orders/:id`, a prefix `/api/*`, or `/*` (every path). */
+const PATH_PATTERN = /^\/\*$|^\/(?:[A-Za-z0-9._~!$&'()+,;=@%-]+|:[A-Za-z_][A-Za-z0-9_]*)?(?:\/(?:[A-Za-z0-9._~!$&'()+,;=@%-]+|:[A-Za-z_][A-Za-z0-9_]*))*(?:\/\*)?$/;
 
 export const routeSchema = z
   .object({
     id: idSchema,
     methods: z.array(z.enum(METHODS, `must be one of ${METHODS.join(', ')}`)).min(1, 'must list at least one method').optional(),
-    path: z.string().regex(PATH_PATTERN, 'must be a path such as /orders, /orders/:id or /api/*'),
-    upstream: httpUrl,
+    path: z.string().regex(PATH_PATTERN, 'must be a path such as /orders, /orders/:id, /api/* or /*'),
+    ...routeForwardingFields,
     timeoutMs: positiveInt(600_000).default(30_000),
     ...routeLimitFields,
   })

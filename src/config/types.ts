@@ -3,6 +3,7 @@ import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
 import type { Domains } from '../decision/descriptor-tree.js';
+import type { UpstreamInstance } from './route-forwarding.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -15,8 +16,17 @@ export interface RouteConfig {
   readonly methods: readonly string[] | undefined;
   /** `/orders`, `/orders/:id` or prefix `/api/*`. */
   readonly path: string;
-  /** Origin only, e.g. `http://127.0.0.1:8090`. */
-  readonly upstream: string;
+  /** The upstream instances, origins only (e.g. `http://127.0.0.1:8090`), balanced by weight. */
+  readonly upstreams: readonly UpstreamInstance[];
+  /** Only requests whose Host is this (`*.example.com`: any subdomain); undefined: any host. */
+  readonly host: string | undefined;
+  /** Forward a `/prefix/*` route's requests without the prefix. */
+  readonly stripPrefix: boolean;
+  readonly rewrite: { readonly pattern: string; readonly replacement: string } | undefined;
+  readonly requestHeaders: HeaderEdits | undefined;
+  readonly responseHeaders: HeaderEdits | undefined;
+  /** Statuses after which an idempotent request is retried once on another instance. */
+  readonly retryOn: readonly number[];
   /** Budget for the upstream's response headers, and for each idle gap in its body. */
   readonly timeoutMs: number;
   /** No API key needed: the route's limits are keyed by ip, header or route. */
@@ -28,6 +38,12 @@ export interface RouteConfig {
    * after the route), then the global limits that apply to it: all decided together.
    */
   readonly limits: readonly LimitConfig[];
+}
+
+export interface HeaderEdits {
+  /** Header name → value; `{tenant}`, `{route}`, `{clientIp}` are filled per request. */
+  readonly set: Readonly<Record<string, string>>;
+  readonly remove: readonly string[];
 }
 
 export interface TenantKey {

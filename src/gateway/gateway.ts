@@ -9,13 +9,14 @@ import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countersFor, type LimitCounters } from '../limits/metrics.js';
-import { type LimitProblem, RouteLimits } from '../limits/request-limits.js';
+import type { LimitProblem } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
-import { type ForwardTarget, forward, Upstreams } from './proxy.js';
+import { forward, Upstreams } from './proxy.js';
+import { type LimitedTarget, routeTarget } from './route-target.js';
 import type { BodyLimits } from './request-body.js';
 import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
@@ -34,11 +35,6 @@ interface Exchange {
   route: string;
   target: LimitedTarget;
   limits: RequestLimit[];
-}
-
-/** A route's upstream and its limits, attached once per route. */
-interface LimitedTarget extends ForwardTarget {
-  limits: RouteLimits;
 }
 
 export interface GatewayOptions {
@@ -81,11 +77,7 @@ export class Gateway {
   reconfigure({ config, rules, tenants }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants'>): void {
     const clientIp = new ClientIpResolver(config.clientIp);
     const maxBodyBytes = config.limits.maxBodyBytes;
-    const routes = new RouteTable(config.routes, (route: RouteConfig) => ({
-      pool: this.upstreams.pool(route.upstream),
-      timeoutMs: route.timeoutMs,
-      limits: new RouteLimits(route, rules, clientIp, config.clientIp.ipv6Prefix),
-    }));
+    const routes = new RouteTable(config.routes, (route: RouteConfig) => routeTarget(route, this.upstreams, rules, clientIp, config.clientIp.ipv6Prefix));
     this.counters = countersFor(config.routes);
     this.tenants = tenants;
     this.keyHeader = config.tenants.header;
@@ -123,7 +115,7 @@ export class Gateway {
         sendError(res, 'upgrade_not_supported', undefined, true);
         return;
       }
-      const match = this.routes.match(req.method ?? 'GET', req.url ?? '/');
+      const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', req.headers.host);
       const tenant = this.tenantOf(req, res, match);
       if (tenant === ANSWERED) return;
       if (match === undefined) {
@@ -230,7 +222,7 @@ export class Gateway {
   }
 
   private forward({ req, res, tenant, route, target }: Exchange, limitHeaders: string[]): void {
-    forward(req, res, target, limitHeaders, this.bodyLimits).then(
+    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route }).then(
       (outcome) => {
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
       },

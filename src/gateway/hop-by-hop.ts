@@ -1,6 +1,8 @@
 // Headers that belong to one connection and must not cross the proxy
 // (RFC 9110 §7.6.1), plus the ones the gateway rewrites itself.
 import type { IncomingMessage } from 'node:http';
+import type { ClientIpResolver } from '../limits/client-ip.js';
+import { parseIp } from '../limits/ip-address.js';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -14,8 +16,8 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** Request headers the gateway drops: hop-by-hop, the Host (undici sets the upstream's), Expect (node already answered 100-continue) and the X-Forwarded-* it rebuilds. */
-const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+/** Request headers the gateway drops: hop-by-hop, the Host (undici sets the upstream's), Expect (node already answered 100-continue) and the forwarding headers it rebuilds. */
+const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded']);
 
 /** The header names listed in a Connection header (they are hop-by-hop too). */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
@@ -29,8 +31,13 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | u
   return tokens.size > 0 ? tokens : undefined;
 }
 
-/** The request's headers as a flat list for undici, with X-Forwarded-For/-Proto/-Host set. */
-export function forwardedRequestHeaders(req: IncomingMessage): string[] {
+/**
+ * The request's headers as a flat list for undici, with X-Forwarded-For/-Proto/-Host
+ * and Forwarded (RFC 7239) set. What a trusted proxy in front wrote is kept and
+ * this hop appended; what a client sent straight to us is dropped, so it can
+ * neither forge its address nor the scheme or host the upstream sees.
+ */
+export function forwardedRequestHeaders(req: IncomingMessage, clientIp: ClientIpResolver): string[] {
   const raw = req.rawHeaders;
   const named = connectionTokens(req.headers.connection);
   const out: string[] = [];
@@ -40,13 +47,33 @@ export function forwardedRequestHeaders(req: IncomingMessage): string[] {
     if (REQUEST_DROP.has(lower) || named?.has(lower)) continue;
     out.push(name, raw[i + 1]!);
   }
-  const previous = req.headers['x-forwarded-for'];
-  const client = req.socket.remoteAddress ?? '';
-  out.push('x-forwarded-for', previous ? `${previous}, ${client}` : client);
-  out.push('x-forwarded-proto', 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http');
-  if (req.headers.host) out.push('x-forwarded-host', req.headers.host);
+  pushForwarding(out, req, clientIp);
   return out;
 }
+
+function pushForwarding(out: string[], req: IncomingMessage, clientIp: ClientIpResolver): void {
+  const peer = parseIp(req.socket.remoteAddress);
+  const trusted = peer !== undefined && clientIp.isTrusted(peer);
+  const kept = (name: 'x-forwarded-for' | 'x-forwarded-proto' | 'x-forwarded-host' | 'forwarded') => {
+    const value = trusted ? req.headers[name] : undefined;
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const client = peer?.address ?? '';
+  const proto = 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http';
+  const previousFor = kept('x-forwarded-for');
+  out.push('x-forwarded-for', previousFor ? `${previousFor}, ${client}` : client);
+  out.push('x-forwarded-proto', kept('x-forwarded-proto') ?? proto);
+  const host = kept('x-forwarded-host') ?? req.headers.host;
+  if (host) out.push('x-forwarded-host', host);
+  const hop = `for=${forwardedNode(client)};proto=${proto}${req.headers.host ? `;host=${quoted(req.headers.host)}` : ''}`;
+  const previousForwarded = kept('forwarded');
+  out.push('forwarded', previousForwarded ? `${previousForwarded}, ${hop}` : hop);
+}
+
+/** RFC 7239 §6: an IPv6 node is quoted and bracketed. */
+const forwardedNode = (address: string) => (address.includes(':') ? `"[${address}]"` : address || 'unknown');
+/** A host with a port (`a:8080`) is not a token: quoted, with `"` and `\` escaped. */
+const quoted = (value: string) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`);
 
 /** The upstream's response headers as a flat list for `res.writeHead`, hop-by-hop removed. */
 export function forwardedResponseHeaders(headers: Record<string, string | string[] | undefined>): string[] {

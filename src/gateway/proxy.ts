@@ -3,16 +3,23 @@
 // cancelled when the client goes away, and failures mapped to 502/504/413/408.
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Readable, Transform } from 'node:stream';
+import { type Readable, Transform, Writable } from 'node:stream';
 import { Pool } from 'undici';
 import { BodyTooLargeError } from './body-limit.js';
 import { type GatewayErrorName, sendError } from './errors.js';
-import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
+import type { Balancer, Instance } from './balancer.js';
+import type { RequestContext, UpstreamPlan } from './upstream-plan.js';
+import { upstreamLatency, upstreamRequests } from './upstream-metrics.js';
 import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
 
 export interface ForwardTarget {
-  pool: Pool;
+  /** The route's upstream instances. */
+  balancer: Balancer;
+  /** Its path rewrite and header edits. */
+  plan: UpstreamPlan;
   timeoutMs: number;
+  /** Statuses after which an idempotent request goes once to another instance. */
+  retryOn: ReadonlySet<number>;
 }
 
 export type ForwardOutcome = 'ok' | 'aborted' | GatewayErrorName;
@@ -68,7 +75,7 @@ export class Upstreams {
  * (the rate-limit headers). A small body is read first (see request-body.ts).
  * Never rejects: the outcome says what happened.
  */
-export async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], limits: BodyLimits): Promise<ForwardOutcome> {
+export async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], limits: BodyLimits, context: RequestContext): Promise<ForwardOutcome> {
   const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
@@ -77,7 +84,9 @@ export async function forward(req: IncomingMessage, res: ServerResponse, target:
   try {
     const read = await readBody(req, limits);
     if (read.kind === 'failed') return fail(res, read.reason, extraHeaders);
-    return await dispatch(req, res, target, extraHeaders, gone, requestBody(req, read, limits));
+    const body = requestBody(req, read, limits);
+    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path: target.plan.path(req.url ?? '/'), headers: target.plan.requestHeaders(req, context), route: context.route };
+    return await dispatchWithRetry(call);
   } finally {
     res.off('close', onClose);
   }
@@ -91,42 +100,102 @@ function requestBody(req: IncomingMessage, read: ReadBody, limits: BodyLimits): 
   return req.pipe(guard);
 }
 
-function dispatch(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], gone: ClientGone, body: Buffer | Readable | null): Promise<ForwardOutcome> {
+/** Methods a retry cannot turn into a second effect (RFC 9110 §9.2.2). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/** Failures where the request never left: it can go to another instance whatever its method. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+interface UpstreamCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  target: ForwardTarget;
+  extraHeaders: string[];
+  gone: ClientGone;
+  body: Buffer | Readable | null;
+  path: string;
+  headers: string[];
+  route: string;
+}
+
+/** What one attempt on one instance gave: an outcome, or a reason to try another instance. */
+type Attempt = { outcome: ForwardOutcome } | { retry: 'not_sent' | 'status'; error?: unknown };
+
+/**
+ * One instance, and at most one other: a connection that could not be made is
+ * retried on another instance, and so is an idempotent request answered with
+ * one of the route's retryOn statuses. A streamed body cannot be sent twice.
+ */
+async function dispatchWithRetry(call: UpstreamCall): Promise<ForwardOutcome> {
+  const { balancer } = call.target;
+  const canRetry = balancer.size > 1 && !(call.body instanceof Transform);
+  const first = balancer.pick();
+  const tried = await attempt(call, first, canRetry);
+  if ('outcome' in tried) return tried.outcome;
+  upstreamRequests.labels(call.route, first.url, 'retried').inc();
+  const second = await attempt(call, balancer.pick(first), false);
+  if ('outcome' in second) return second.outcome;
+  return fail(call.res, classify(second.error, call.gone), call.extraHeaders); // unreachable: a last attempt always has an outcome
+}
+
+function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Promise<Attempt> {
+  const { req, res, target, gone, body } = call;
+  const retryStatus = canRetry && IDEMPOTENT.has(req.method ?? 'GET') ? target.retryOn : undefined;
   // undici's own timers are coarse (a 300 ms timeout fired after ~1 s): time the wait for headers here,
   // from the moment the whole body is on its way.
   let timer: NodeJS.Timeout | undefined;
   let answered = false;
+  let retried = false;
+  const started = performance.now();
   const startTimer = () => {
     if (!answered) timer = setTimeout(() => gone.timeout(), target.timeoutMs);
   };
   if (body instanceof Transform) body.once('end', startTimer);
   else startTimer();
-  return target.pool
+  return instance.pool
     .stream(
-      {
-        path: req.url ?? '/',
-        method: req.method as 'GET',
-        headers: forwardedRequestHeaders(req),
-        body,
-        signal: gone,
-        headersTimeout: target.timeoutMs,
-        bodyTimeout: target.timeoutMs,
-      },
+      { path: call.path, method: req.method as 'GET', headers: call.headers, body, signal: gone, headersTimeout: target.timeoutMs, bodyTimeout: target.timeoutMs },
       ({ statusCode, headers }) => {
         answered = true;
         clearTimeout(timer);
-        const out = forwardedResponseHeaders(headers);
-        for (let i = 0; i < extraHeaders.length; i++) out.push(extraHeaders[i]!);
+        upstreamLatency.labels(call.route, instance.url).observe((performance.now() - started) / 1000);
+        if (retryStatus?.has(statusCode)) {
+          retried = true;
+          return discard();
+        }
+        const out = target.plan.responseHeaders(headers);
+        for (let i = 0; i < call.extraHeaders.length; i++) out.push(call.extraHeaders[i]!);
         res.writeHead(statusCode, out);
         return res;
       },
     )
     .then(
-      (): ForwardOutcome => 'ok',
-      (error: unknown): ForwardOutcome => fail(res, classify(error, gone), extraHeaders),
+      (): Attempt => {
+        target.balancer.succeeded(instance);
+        if (retried) return { retry: 'status' };
+        upstreamRequests.labels(call.route, instance.url, 'ok').inc();
+        return { outcome: 'ok' };
+      },
+      (error: unknown): Attempt => failedAttempt(call, instance, canRetry, error),
     )
     .finally(() => clearTimeout(timer));
 }
+
+function failedAttempt(call: UpstreamCall, instance: Instance, canRetry: boolean, error: unknown): Attempt {
+  const outcome = classify(error, call.gone);
+  const notSent = NOT_SENT.has((error as { code?: string } | null)?.code ?? '');
+  if (notSent || outcome === 'upstream_timeout') call.target.balancer.failed(instance);
+  if (notSent && canRetry && !call.gone.aborted) return { retry: 'not_sent', error };
+  if (outcome !== 'aborted') upstreamRequests.labels(call.route, instance.url, outcome).inc();
+  return { outcome: fail(call.res, outcome, call.extraHeaders) };
+}
+
+/** Where the body of an answer that will be retried goes. */
+const discard = () =>
+  new Writable({
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
 
 function fail(res: ServerResponse, outcome: Exclude<ForwardOutcome, 'ok'>, extraHeaders: string[]): ForwardOutcome {
   if (outcome === 'aborted') res.destroy();

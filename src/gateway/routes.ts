@@ -1,6 +1,7 @@
 // Route matching: first declared route whose method and path match wins.
 // Patterns: `/orders` (exact), `/orders/:id` (one segment per parameter),
-// `/api/*` (the prefix itself and anything under it).
+// `/api/*` (the prefix itself and anything under it), `/*` (every path); a
+// route with a `host` matches only requests for that host.
 import type { RouteConfig } from '../config/types.js';
 
 type PathMatcher = (path: string) => boolean;
@@ -14,6 +15,7 @@ export interface CompiledRoute<T> {
 interface Entry<T> extends CompiledRoute<T> {
   methods: ReadonlySet<string> | undefined;
   matches: PathMatcher;
+  host: ((host: string) => boolean) | undefined;
 }
 
 export class RouteTable<T> {
@@ -25,18 +27,39 @@ export class RouteTable<T> {
       target: target(route),
       methods: route.methods ? new Set(route.methods) : undefined,
       matches: compilePath(route.path),
+      host: route.host === undefined ? undefined : compileHost(route.host),
     }));
   }
 
-  /** `url` is the request target as node gives it (path and query). */
-  match(method: string, url: string): CompiledRoute<T> | undefined {
+  /** `url` is the request target as node gives it (path and query); `host` the Host header (a route with a host needs it). */
+  match(method: string, url: string, host?: string): CompiledRoute<T> | undefined {
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
+    let name: string | undefined;
     for (const entry of this.entries) {
-      if ((entry.methods === undefined || entry.methods.has(method)) && entry.matches(path)) return entry;
+      if ((entry.methods !== undefined && !entry.methods.has(method)) || !entry.matches(path)) continue;
+      if (entry.host === undefined) return entry;
+      name ??= hostName(host);
+      if (entry.host(name)) return entry;
     }
     return undefined;
   }
+}
+
+/** The Host header's name, lower-cased, without its port (`[::1]:8080` → `[::1]`). */
+function hostName(host: string | undefined): string {
+  if (!host) return '';
+  const lower = host.toLowerCase();
+  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1);
+  const colon = lower.indexOf(':');
+  return colon === -1 ? lower : lower.slice(0, colon);
+}
+
+/** `api.example.com` exactly, or `*.example.com`: any name under example.com (not example.com itself). */
+function compileHost(pattern: string): (host: string) => boolean {
+  if (!pattern.startsWith('*.')) return (host) => host === pattern;
+  const suffix = pattern.slice(1);
+  return (host) => host.length > suffix.length && host.endsWith(suffix);
 }
 
 export function compilePath(pattern: string): PathMatcher {

@@ -56,7 +56,7 @@ describe('config', () => {
     const config = parseConfig(GOOD, { source: 'config.yaml', env: { SHOP_A_KEY: 'secret-key-a' } });
     assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9000 });
     assert.deepEqual(config.admin.listen, { host: '127.0.0.1', port: 8081 });
-    assert.equal(config.routes[1]!.upstream, 'http://127.0.0.1:8091');
+    assert.deepEqual(config.routes[1]!.upstreams, [{ url: 'http://127.0.0.1:8091', weight: 1 }]);
     assert.equal(config.routes[1]!.timeoutMs, 2500, `a whole \${VAR:-n} in a plain scalar stays a number`);
     assert.equal(config.routes[0]!.timeoutMs, 30_000);
     assert.deepEqual(config.defaultRule, { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });
@@ -81,7 +81,7 @@ describe('config', () => {
 
   it(`takes \${VAR} from the environment over the default`, () => {
     const config = parseConfig(GOOD, { env: { SHOP_A_KEY: 'secret-key-a', UPSTREAM_URL: 'https://orders.internal:8443', TIMEOUT: '900' } });
-    assert.equal(config.routes[1]!.upstream, 'https://orders.internal:8443');
+    assert.deepEqual(config.routes[1]!.upstreams, [{ url: 'https://orders.internal:8443', weight: 1 }]);
     assert.equal(config.routes[1]!.timeoutMs, 900);
   });
 

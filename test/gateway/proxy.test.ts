@@ -135,7 +135,9 @@ for (const kind of ['memory', 'redis'] as const) {
       const got = JSON.parse(reply.body);
       for (const name of ['x-client-hop', 'keep-alive', 'te', 'proxy-authorization']) assert.equal(got[name], undefined, name);
       assert.equal(got['x-client-kept'], 'yes');
-      assert.equal(got['x-forwarded-for'], '10.0.0.1, 127.0.0.1');
+      // The client is no trusted proxy: what it wrote is dropped, never passed on as an address.
+      assert.equal(got['x-forwarded-for'], '127.0.0.1');
+      assert.equal(got.forwarded, `for=127.0.0.1;proto=http;host="${new URL(gateway.url).host}"`);
       assert.equal(got['x-forwarded-proto'], 'http');
       assert.equal(got['x-forwarded-host'], new URL(gateway.url).host);
       assert.equal(got.host, new URL(upstream.url).host, 'the upstream sees its own Host');

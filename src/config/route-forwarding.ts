@@ -1,0 +1,86 @@
+// A route's forwarding options in sluice.yaml: which host it answers, its
+// upstream instances, how the path is rewritten and which headers are set or
+// removed on the way. Cross-field checks (stripPrefix needs a prefix pattern,
+// a rewrite pattern must compile) are here too, so each error names its field.
+import { z } from 'zod';
+
+const httpOrigin = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search;
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL with no path, e.g. http://127.0.0.1:8090');
+
+const instanceSchema = z.union([
+  httpOrigin,
+  z.object({ url: httpOrigin, weight: z.number().int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').default(1) }).strict(),
+]);
+
+/** One URL, or a list of instances balanced by weight. */
+export const upstreamSchema = z.union([httpOrigin, z.array(instanceSchema).min(1, 'must list at least one instance').max(64, 'must list at most 64 instances')]);
+
+/** A header name as RFC 9110 spells a token. */
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a header name');
+/** No CR, LF or NUL: a value can never split the request. */
+const headerValue = z.string().max(8192, 'must be at most 8192 characters').regex(/^[^\r\n\0]*$/, 'must not hold CR, LF or NUL');
+
+const headerEdits = z
+  .object({
+    /** Set (replace) these; `{tenant}`, `{route}` and `{clientIp}` are filled per request. */
+    set: z.record(headerName, headerValue).default({}),
+    remove: z.array(headerName).default([]),
+  })
+  .strict();
+
+/** `*.example.com` or an exact host name, without a port. */
+const hostPattern = z
+  .string()
+  .regex(/^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'must be a host name such as api.example.com or *.example.com')
+  .transform((host) => host.toLowerCase());
+
+const rewriteSchema = z
+  .object({
+    /** A regular expression over the path (the query is kept as sent). */
+    pattern: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
+    /** What a match becomes; `$1`… name the pattern's groups. */
+    replacement: z.string().regex(/^\//, 'must start with /').max(2048, 'must be at most 2048 characters'),
+  })
+  .strict()
+  .superRefine((rewrite, ctx) => {
+    try {
+      new RegExp(rewrite.pattern);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', path: ['pattern'], message: `is not a regular expression: ${(error as Error).message}` });
+    }
+  });
+
+export const routeForwardingFields = {
+  host: hostPattern.optional(),
+  upstream: upstreamSchema,
+  /** For a `/prefix/*` route: forward without the prefix (`/api/orders` → `/orders`). */
+  stripPrefix: z.boolean().default(false),
+  rewrite: rewriteSchema.optional(),
+  requestHeaders: headerEdits.optional(),
+  responseHeaders: headerEdits.optional(),
+  /** Idempotent methods retried once on another instance after one of these statuses (a refused connection is always retried). */
+  retryOn: z.array(z.union([z.literal(502), z.literal(503), z.literal(504)], 'must be 502, 503 or 504')).default([]),
+};
+
+/** Checks across a route's fields; `fail` names the field. */
+export function checkRouteForwarding(route: { path: string; stripPrefix: boolean; rewrite?: unknown }, fail: (field: string, message: string) => never): void {
+  if (route.stripPrefix && !route.path.endsWith('/*')) fail('stripPrefix', 'needs a prefix path such as /api/*');
+  if (route.stripPrefix && route.rewrite !== undefined) fail('rewrite', 'cannot be combined with stripPrefix: write the prefix into the rewrite pattern');
+}
+
+export interface UpstreamInstance {
+  readonly url: string;
+  readonly weight: number;
+}
+
+/** The file's `upstream:` as a list of weighted instances. */
+export function upstreamInstances(upstream: z.infer<typeof upstreamSchema>): UpstreamInstance[] {
+  const list = typeof upstream === 'string' ? [upstream] : upstream;
+  return list.map((entry) => (typeof entry === 'string' ? { url: entry, weight: 1 } : { url: entry.url, weight: entry.weight }));
+}

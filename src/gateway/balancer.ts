@@ -1,0 +1,91 @@
+// A route's upstream instances: smooth weighted round robin (nginx's: each
+// pick adds every instance's weight to its score and takes the highest, so a
+// 2:1 pair goes a, b, a, not a, a, b), and passive health: an instance that
+// refuses connections or times out is ejected for a while (1 s, doubling up
+// to 30 s while it keeps failing), then tried again by the next request that
+// comes; one success brings it back. When every instance is ejected the one
+// whose ejection ends first is used anyway: a guess beats a certain 502.
+import type { Pool } from 'undici';
+import type { UpstreamInstance } from '../config/route-forwarding.js';
+import { upstreamEjections } from './upstream-metrics.js';
+
+const FIRST_EJECTION_MS = 1_000;
+const MAX_EJECTION_MS = 30_000;
+
+export interface Instance {
+  readonly url: string;
+  readonly pool: Pool;
+  readonly weight: number;
+}
+
+interface InstanceState extends Instance {
+  score: number;
+  failures: number;
+  ejectedUntil: number;
+}
+
+export class Balancer {
+  private readonly instances: InstanceState[];
+
+  constructor(
+    private readonly route: string,
+    instances: readonly UpstreamInstance[],
+    pool: (origin: string) => Pool,
+  ) {
+    this.instances = instances.map((instance) => ({ url: instance.url, weight: instance.weight, pool: pool(instance.url), score: 0, failures: 0, ejectedUntil: 0 }));
+  }
+
+  get size(): number {
+    return this.instances.length;
+  }
+
+  /** The next instance to send to; `except` (one that just failed) is skipped when another exists. */
+  pick(except?: Instance): Instance {
+    const only = this.instances[0]!;
+    if (this.instances.length === 1) return only;
+    const now = Date.now();
+    let best: InstanceState | undefined;
+    let total = 0;
+    for (const instance of this.instances) {
+      if (instance === except || instance.ejectedUntil > now) continue; // out of the rotation: its score waits
+      instance.score += instance.weight;
+      total += instance.weight;
+      if (best === undefined || instance.score > best.score) best = instance;
+    }
+    if (best === undefined) return this.lastResort(except);
+    best.score -= total;
+    return best;
+  }
+
+  /** Every instance is ejected (or the one left just failed): the one whose ejection ends first. */
+  private lastResort(except?: Instance): Instance {
+    let soonest: InstanceState | undefined;
+    for (const instance of this.instances) {
+      if (instance === except) continue;
+      if (soonest === undefined || instance.ejectedUntil < soonest.ejectedUntil) soonest = instance;
+    }
+    return soonest ?? this.instances[0]!;
+  }
+
+  /** The instance could not be reached (refused, reset before an answer, connect timeout): ejected. */
+  failed(instance: Instance): void {
+    const state = instance as InstanceState;
+    if (this.instances.length === 1) return; // nowhere else to send: ejecting would change nothing
+    state.failures++;
+    state.ejectedUntil = Date.now() + Math.min(MAX_EJECTION_MS, FIRST_EJECTION_MS * 2 ** (state.failures - 1));
+    upstreamEjections.labels(this.route, instance.url).inc();
+  }
+
+  succeeded(instance: Instance): void {
+    const state = instance as InstanceState;
+    if (state.failures === 0) return;
+    state.failures = 0;
+    state.ejectedUntil = 0;
+  }
+
+  /** Which instances are in service now, for /metrics and the dashboard. */
+  health(): { url: string; ejected: boolean }[] {
+    const now = Date.now();
+    return this.instances.map((instance) => ({ url: instance.url, ejected: instance.ejectedUntil > now }));
+  }
+}

@@ -1,0 +1,91 @@
+// What a route changes on the way upstream and back: the path (stripPrefix or
+// a rewrite), the request headers (hop-by-hop dropped, the forwarding headers
+// rebuilt, the route's set/remove) and the response headers (hop-by-hop
+// dropped, the route's set/remove). Built once per route.
+import type { IncomingMessage } from 'node:http';
+import type { HeaderEdits, RouteConfig } from '../config/types.js';
+import type { ClientIpResolver } from '../limits/client-ip.js';
+import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
+
+/** Who is asking, for the `{tenant}`, `{route}` and `{clientIp}` placeholders. */
+export interface RequestContext {
+  tenant: string | undefined;
+  route: string;
+}
+
+interface CompiledEdits {
+  remove: Set<string>;
+  set: [name: string, value: string, templated: boolean][];
+}
+
+function compileEdits(edits: HeaderEdits | undefined): CompiledEdits | undefined {
+  if (edits === undefined) return undefined;
+  const remove = new Set(edits.remove.map((name) => name.toLowerCase()));
+  const set = Object.entries(edits.set).map(([name, value]): [string, string, boolean] => [name, value, /\{(?:tenant|route|clientIp)\}/.test(value)]);
+  for (const [name] of set) remove.add(name.toLowerCase()); // set replaces
+  return { remove, set };
+}
+
+export class UpstreamPlan {
+  private readonly requestEdits: CompiledEdits | undefined;
+  private readonly responseEdits: CompiledEdits | undefined;
+  private readonly prefix: string | undefined;
+  private readonly rewrite: { pattern: RegExp; replacement: string } | undefined;
+
+  constructor(
+    route: RouteConfig,
+    private readonly clientIp: ClientIpResolver,
+  ) {
+    this.requestEdits = compileEdits(route.requestHeaders);
+    this.responseEdits = compileEdits(route.responseHeaders);
+    this.prefix = route.stripPrefix ? route.path.slice(0, -2) : undefined;
+    this.rewrite = route.rewrite ? { pattern: new RegExp(route.rewrite.pattern), replacement: route.rewrite.replacement } : undefined;
+  }
+
+  /** The path and query sent upstream. */
+  path(url: string): string {
+    if (this.prefix === undefined && this.rewrite === undefined) return url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const rest = query === -1 ? '' : url.slice(query);
+    if (this.prefix !== undefined) {
+      const stripped = path.slice(this.prefix.length);
+      return `${stripped.startsWith('/') ? stripped : `/${stripped}`}${rest}`;
+    }
+    const rewritten = path.replace(this.rewrite!.pattern, this.rewrite!.replacement);
+    return `${rewritten.startsWith('/') ? rewritten : `/${rewritten}`}${rest}`;
+  }
+
+  requestHeaders(req: IncomingMessage, context: RequestContext): string[] {
+    const out = forwardedRequestHeaders(req, this.clientIp);
+    return this.requestEdits ? applyEdits(out, this.requestEdits, () => this.fill(req, context)) : out;
+  }
+
+  responseHeaders(headers: Record<string, string | string[] | undefined>): string[] {
+    const out = forwardedResponseHeaders(headers);
+    return this.responseEdits ? applyEdits(out, this.responseEdits, () => ({})) : out;
+  }
+
+  private fill(req: IncomingMessage, context: RequestContext): Record<string, string> {
+    return { tenant: context.tenant ?? '', route: context.route, clientIp: this.clientIp.clientIp(req.socket.remoteAddress, req.headers)?.address ?? '' };
+  }
+}
+
+/** `flat` without the removed names, then the set ones (placeholders filled; a header whose value fills to '' is left out). */
+function applyEdits(flat: string[], edits: CompiledEdits, values: () => Record<string, string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) {
+    if (!edits.remove.has(flat[i]!.toLowerCase())) out.push(flat[i]!, flat[i + 1]!);
+  }
+  let filled: Record<string, string> | undefined;
+  for (const [name, value, templated] of edits.set) {
+    if (!templated) {
+      out.push(name, value);
+      continue;
+    }
+    filled ??= values();
+    const text = value.replace(/\{(tenant|route|clientIp)\}/g, (_all, key: string) => filled![key] ?? '');
+    if (text !== '') out.push(name, text);
+  }
+  return out;
+}
