@@ -140,23 +140,14 @@ async function dispatchWithRetry(call: UpstreamCall): Promise<ForwardOutcome> {
 function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Promise<Attempt> {
   const { req, res, target, gone, body } = call;
   const retryStatus = canRetry && IDEMPOTENT.has(req.method ?? 'GET') ? target.retryOn : undefined;
-  // undici's own timers are coarse (a 300 ms timeout fired after ~1 s): time the wait for headers here,
-  // from the moment the whole body is on its way.
-  let timer: NodeJS.Timeout | undefined;
-  let answered = false;
+  const timer = headersTimer(call);
   let retried = false;
   const started = performance.now();
-  const startTimer = () => {
-    if (!answered) timer = setTimeout(() => gone.timeout(), target.timeoutMs);
-  };
-  if (body instanceof Transform) body.once('end', startTimer);
-  else startTimer();
   return instance.pool
     .stream(
       { path: call.path, method: req.method as 'GET', headers: call.headers, body, signal: gone, headersTimeout: target.timeoutMs, bodyTimeout: target.timeoutMs },
       ({ statusCode, headers }) => {
-        answered = true;
-        clearTimeout(timer);
+        timer.answered();
         upstreamLatency.labels(call.route, instance.url).observe((performance.now() - started) / 1000);
         if (retryStatus?.has(statusCode)) {
           retried = true;
@@ -177,7 +168,27 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
       },
       (error: unknown): Attempt => failedAttempt(call, instance, canRetry, error),
     )
-    .finally(() => clearTimeout(timer));
+    .finally(() => timer.answered());
+}
+
+/**
+ * undici's own timers are coarse (a 300 ms timeout fired after ~1 s): the wait
+ * for headers is timed here, from the moment the whole body is on its way.
+ */
+function headersTimer({ body, gone, target }: UpstreamCall): { answered(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let answered = false;
+  const start = () => {
+    if (!answered) timer = setTimeout(() => gone.timeout(), target.timeoutMs);
+  };
+  if (body instanceof Transform) body.once('end', start);
+  else start();
+  return {
+    answered() {
+      answered = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 function failedAttempt(call: UpstreamCall, instance: Instance, canRetry: boolean, error: unknown): Attempt {
