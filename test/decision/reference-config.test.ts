@@ -1,0 +1,221 @@
+// The cases of envoyproxy/ratelimit's config tests (test/config/config_test.go
+// and its YAML situations), table-driven on Sluice's loader, in configs of our
+// own: what loads, which limit a descriptor lands on, and every refusal named
+// with the reference's words.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { findLimit, matchDescriptor } from '../../src/decision/descriptor-tree.js';
+import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision/envoy-config.js';
+
+const levelOf = (text: string) => parseEnvoyConfig(text, 'rl.yaml').level;
+type Pairs = [string, string][];
+const entries = (pairs: Pairs) => pairs.map(([key, value]) => ({ key, value }));
+
+const errorOf = (text: string): string => {
+  try {
+    parseEnvoyConfig(text, 'rl.yaml');
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return 'no error';
+};
+
+// basic_config.yaml's situations, in our own words.
+const BASIC = `
+domain: basic
+descriptors:
+  - key: tier
+    value: gold
+    descriptors:
+      - key: user
+        rate_limit: { unit: second, requests_per_unit: 5 }
+      - key: user
+        value: ann
+        rate_limit: { unit: second, requests_per_unit: 10 }
+  - key: region
+    rate_limit: { unit: minute, requests_per_unit: 20 }
+  - key: region
+    value: eu
+    rate_limit: { unit: minute, requests_per_unit: 30 }
+  - key: region
+    value: free
+  - key: team
+    rate_limit: { unit: hour, requests_per_unit: 1 }
+  - key: org
+    rate_limit: { name: org_limit, unit: day, requests_per_unit: 1 }
+  - key: app
+    value: shop
+    rate_limit: { unit: day, requests_per_unit: 15 }
+    descriptors:
+      - key: page
+        value: cart
+        rate_limit: { unit: day, requests_per_unit: 25 }
+  - key: batch
+    rate_limit: { unlimited: true }
+  - key: client
+    detailed_metric: true
+    rate_limit: { unit: minute, requests_per_unit: 70 }
+`;
+
+describe('reference config cases: what a descriptor lands on', () => {
+  const basic = levelOf(BASIC);
+  const cases: [string, Pairs, { rpu: number; unit: string; name?: string; unlimited?: boolean } | undefined][] = [
+    ['no entries: no limit', [], undefined],
+    ['a key-value node without a limit of its own', [['tier', 'gold']], undefined],
+    ['a value the config does not name', [['tier', 'silver']], undefined],
+    ['more entries than the config is deep', [['region', 'eu'], ['sub', 'x']], undefined],
+    ['the last entry matches nothing below', [['app', 'shop'], ['page', 'home']], undefined],
+    ['nested key only', [['tier', 'gold'], ['user', 'bob']], { rpu: 5, unit: 'second' }],
+    ['nested key and value beat the key', [['tier', 'gold'], ['user', 'ann']], { rpu: 10, unit: 'second' }],
+    ['top key only', [['region', 'us']], { rpu: 20, unit: 'minute' }],
+    ['top key and value', [['region', 'eu']], { rpu: 30, unit: 'minute' }],
+    ['a value with no limit whitelists it', [['region', 'free']], undefined],
+    ['no name', [['team', 'x']], { rpu: 1, unit: 'hour' }],
+    ['a name', [['org', 'x']], { rpu: 1, unit: 'day', name: 'org_limit' }],
+    ['a node with a limit and children, one entry', [['app', 'shop']], { rpu: 15, unit: 'day' }],
+    ['its child', [['app', 'shop'], ['page', 'cart']], { rpu: 25, unit: 'day' }],
+    ['unlimited', [['batch', 'x']], { rpu: 0, unit: 'second', unlimited: true }],
+    ['detailed_metric changes no decision', [['client', 'any']], { rpu: 70, unit: 'minute' }],
+    ['an empty value matches the key-only node', [['region', '']], { rpu: 20, unit: 'minute' }],
+  ];
+  for (const [name, pairs, want] of cases) {
+    it(name, () => {
+      const limit = findLimit(basic, entries(pairs));
+      if (want === undefined) return assert.equal(limit, undefined);
+      assert.ok(limit, 'a limit');
+      assert.deepEqual({ rpu: limit.requestsPerUnit, unit: limit.unit, name: limit.name, unlimited: limit.unlimited }, { name: undefined, unlimited: false, ...want });
+    });
+  }
+});
+
+const WILDCARD = `
+domain: wild
+descriptors:
+  - { key: wild, value: 'foo*', rate_limit: { unit: minute, requests_per_unit: 20 } }
+  - { key: noWild, value: foo, rate_limit: { unit: minute, requests_per_unit: 21 } }
+  - { key: noVal, rate_limit: { unit: minute, requests_per_unit: 22 } }
+  - { key: midWild, value: 'bar*b', rate_limit: { unit: minute, requests_per_unit: 23 } }
+  - { key: multiWild, value: 'foo*bar*baz', rate_limit: { unit: minute, requests_per_unit: 10 } }
+  - key: nestedWild
+    value: val1
+    descriptors:
+      - { key: wild, value: 'goo*', rate_limit: { unit: minute, requests_per_unit: 24 } }
+  - { key: path, value: '/api/*/action', rate_limit: { unit: minute, requests_per_unit: 25 } }
+  - { key: route, value: '/api/*/resource/*/action', rate_limit: { unit: minute, requests_per_unit: 26 } }
+  - { key: file, value: test1, rate_limit: { unit: minute, requests_per_unit: 50 } }
+  - { key: file, value: 'test*', share_threshold: true, rate_limit: { unit: minute, requests_per_unit: 100 } }
+`;
+
+describe('reference config cases: wildcards anywhere in a value', () => {
+  const wild = levelOf(WILDCARD);
+  const cases: [Pairs, number | undefined][] = [
+    [[['wild', 'foo1']], 20],
+    [[['wild', 'foo']], 20],
+    [[['wild', 'bar']], undefined],
+    [[['noWild', 'foo1']], undefined],
+    [[['noVal', 'anything']], 22],
+    [[['midWild', 'barab']], 23],
+    [[['midWild', 'bar123b']], 23],
+    [[['midWild', 'barb']], 23],
+    [[['midWild', 'bara']], undefined],
+    [[['midWild', 'xbarb']], undefined],
+    [[['midWild', 'bab']], undefined],
+    [[['multiWild', 'foo123bar456baz']], 10],
+    [[['multiWild', 'foobarbaz']], 10],
+    [[['multiWild', 'foo123baz']], undefined],
+    [[['multiWild', 'bar456baz']], undefined],
+    [[['nestedWild', 'val1'], ['wild', 'goo2']], 24],
+    [[['path', '/api/123/action']], 25],
+    [[['path', '/api/123/other']], undefined],
+    [[['route', '/api/v1/resource/123/action']], 26],
+    [[['route', '/api/v1/resource/action']], undefined],
+    [[['file', 'test1']], 50],
+    [[['file', 'test23']], 100],
+  ];
+  for (const [pairs, want] of cases) {
+    it(`${pairs.map(([k, v]) => `${k}=${v}`).join(',')} → ${want ?? 'no limit'}`, () => {
+      assert.equal(findLimit(wild, entries(pairs))?.requestsPerUnit, want);
+    });
+  }
+
+  it('share_threshold: every value the wildcard matches shares its bucket; an exact value keeps its own', () => {
+    assert.deepEqual(matchDescriptor(wild, entries([['file', 'test2']]))?.sharedValues, ['test*']);
+    assert.deepEqual(matchDescriptor(wild, entries([['file', 'test1']]))?.sharedValues, [undefined]);
+    assert.deepEqual(matchDescriptor(wild, entries([['wild', 'foo9']]))?.sharedValues, [undefined], 'no share_threshold: each value its own bucket');
+  });
+});
+
+describe('reference config cases: fields that load', () => {
+  it('every field the reference reads loads; the ones that change no decision are accepted', () => {
+    const level = levelOf(`
+domain: fields
+descriptors:
+  - key: a
+    value: 'x*'
+    share_threshold: true
+    value_to_metric: true
+    detailed_metric: true
+    quota_mode: true
+    shadow_mode: true
+    metadata: { service_with_quota: { name: s1 }, tags: [1, two] }
+    rate_limit:
+      name: a-limit
+      unit: WEEK
+      requests_per_unit: 3
+      replaces: [{ name: other }]
+  - key: b
+    rate_limit: { unit: second, requests_per_unit: 0 }
+  - key: c
+    descriptors:
+  - key: d
+    rate_limit: { unlimited: true, requests_per_unit: 25 }
+`);
+    const a = findLimit(level, entries([['a', 'xyz']]))!;
+    assert.deepEqual([a.unit, a.requestsPerUnit, a.shadow, a.quotaMode, a.replaces], ['week', 3, true, true, ['other']]);
+    assert.deepEqual(a.rules, [{ policy: 'fixed_window', limit: 3, windowMs: 7 * 86_400_000, shadow: true }]);
+    const b = findLimit(level, entries([['b', 'q']]))!;
+    assert.deepEqual([b.blocked, b.requestsPerUnit, b.rules], [true, 0, []], 'requests_per_unit 0: refuses everything');
+    assert.equal(findLimit(level, entries([['c', 'q']])), undefined, 'empty descriptors: nothing below');
+    assert.equal(findLimit(level, entries([['d', 'q']]))!.unlimited, true, 'unlimited with requests_per_unit loads (only a unit is refused)');
+    assert.equal(errorOf('domain: empty\ndescriptors:\n'), 'no error', 'an empty descriptors: list');
+  });
+
+  it('requests_per_unit unset is the reference\'s 0', () => {
+    assert.equal(findLimit(levelOf('domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second }\n'), entries([['a', 'b']]))!.blocked, true);
+  });
+});
+
+describe('reference config cases: refusals, in the reference\'s words', () => {
+  const cases: [string, string, RegExp][] = [
+    ['empty domain', 'descriptors:\n', /^rl\.yaml:1: domain: config file cannot have empty domain$/],
+    ['empty key', 'domain: d\ndescriptors:\n  - value: value1\n', /^rl\.yaml:3: descriptors\[0\]\.key: descriptor has empty key$/],
+    ['duplicate key', 'domain: d\ndescriptors:\n  - key: key1\n    value: value1\n\n  - key: key1\n    value: value1\n', /^rl\.yaml:6: descriptors\[1\]\.key: duplicate descriptor composite key 'd\.key1_value1'$/],
+    ['duplicate nested key', 'domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n      - key: b\n', /descriptors\[0\]\.descriptors\[1\]\.key: duplicate descriptor composite key 'd\.a\.b'$/],
+    ['bad unit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: foo\n      requests_per_unit: 5\n', /^rl\.yaml:5: descriptors\[0\]\.rate_limit\.unit: invalid rate limit unit 'foo'/],
+    ['no unit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { requests_per_unit: 5 }\n', /descriptors\[0\]\.rate_limit\.unit: invalid rate limit unit ''/],
+    ['replaces naming itself', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      name: self\n      replaces:\n        - name: self\n      unit: second\n      requests_per_unit: 5\n', /descriptors\[0\]\.rate_limit\.replaces\[0\]\.name: replaces should not contain name of same descriptor$/],
+    ['replaces empty', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      name: self\n      replaces:\n        - name:\n      unit: second\n      requests_per_unit: 5\n', /descriptors\[0\]\.rate_limit\.replaces\[0\]\.name: should not have an empty replaces entry$/],
+    ['replaces outside rate_limit (the reference ignores it there)', 'domain: d\ndescriptors:\n  - key: a\n    replaces: [{ name: x }]\n', /descriptors\[0\]\.replaces: belongs inside rate_limit/],
+    ['bad YAML', "'''\n", /^rl\.yaml:2: Missing closing 'quote/],
+    ['misspelled key', 'domain: d\ndescriptors:\n  - key: a\n    value: b\n    ratelimit:\n      unit: day\n', /^rl\.yaml:6: descriptors\[0\]\.ratelimit: config error, unknown key 'ratelimit'$/],
+    ['misspelled key inside rate_limit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: day\n      requestsperunit: 5\n', /^rl\.yaml:6: descriptors\[0\]\.rate_limit\.requestsperunit: config error, unknown key 'requestsperunit'$/],
+    ['non-string key', '0.25: test-domain\ndescriptors: []\n', /^rl\.yaml:1: config error, key is not of type string: 0\.25$/],
+    ['non-map list', 'domain: d\ndescriptors:\n  - a\n  - b\n', /^rl\.yaml:3: descriptors\[0\]: config error, list of type other than map: a$/],
+    ['unlimited with a unit', 'domain: d\ndescriptors:\n  - key: foo\n    rate_limit:\n      unlimited: true\n      unit: day\n      requests_per_unit: 25\n', /descriptors\[0\]\.rate_limit\.unlimited: should not specify rate limit unit when unlimited$/],
+    ['share_threshold without a wildcard', 'domain: d\ndescriptors:\n  - key: a\n    value: b\n    share_threshold: true\n', /descriptors\[0\]\.share_threshold: share_threshold can only be used with wildcard values/],
+  ];
+  for (const [name, text, want] of cases) {
+    it(name, () => assert.match(errorOf(text), want));
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-reference-config-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  it('duplicate domain across files', () => {
+    writeFileSync(join(dir, 'a.yaml'), BASIC);
+    writeFileSync(join(dir, 'b.yaml'), 'domain: basic\ndescriptors:\n');
+    assert.throws(() => loadEnvoyConfig([dir]), /b\.yaml:1: domain: duplicate domain 'basic' in config file/);
+  });
+});
