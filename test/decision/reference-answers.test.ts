@@ -137,7 +137,7 @@ function referenceSuite(store: 'memory' | 'redis'): void {
       const value = unique();
       for (let i = 0; i < 3; i++) answers.push(await ask('rl', [descriptor(['foo', value], ['baz', 'shady'])]));
       assert.deepEqual(answers.map((answer) => answer.overall_code), ['OK', 'OK', 'OK']);
-      assert.deepEqual(answers.map(remaining).flat(), [1, 0, 0]);
+      assert.deepEqual(answers.flatMap(remaining), [1, 0, 0]);
     });
 
     it('quota_mode: over alone it does not refuse; every quota descriptor over refuses', async () => {
