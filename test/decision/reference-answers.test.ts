@@ -149,6 +149,10 @@ function referenceSuite(store: 'memory' | 'redis'): void {
       assert.deepEqual([all.overall_code, ...codes(all)], ['OK', 'OVER_LIMIT', 'OK'], 'service_2 takes its last');
       const none = await ask('rl', [descriptor(['service', 'service_1']), descriptor(['service', 'service_2'])]);
       assert.deepEqual([none.overall_code, ...codes(none)], ['OVER_LIMIT', 'OVER_LIMIT', 'OVER_LIMIT']);
+      const value = unique();
+      const withOther = await ask('rl', [descriptor(['unspec', value]), descriptor(['service', 'service_1']), descriptor(['service', 'service_2'])]);
+      assert.deepEqual([withOther.overall_code, ...codes(withOther)], ['OVER_LIMIT', 'OK', 'OVER_LIMIT', 'OVER_LIMIT']);
+      assert.deepEqual(remaining(await ask('rl', [descriptor(['unspec', value])])), [0], 'every quota descriptor over: refused, and the others were counted');
     });
 
     it("hits_addend: a descriptor's own 0 checks without counting; the request's 0 counts 1", async () => {

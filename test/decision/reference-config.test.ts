@@ -107,6 +107,8 @@ descriptors:
   - { key: route, value: '/api/*/resource/*/action', rate_limit: { unit: minute, requests_per_unit: 26 } }
   - { key: file, value: test1, rate_limit: { unit: minute, requests_per_unit: 50 } }
   - { key: file, value: 'test*', share_threshold: true, rate_limit: { unit: minute, requests_per_unit: 100 } }
+  - { key: any, value: '*', rate_limit: { unit: minute, requests_per_unit: 27 } }
+  - { key: a_b, rate_limit: { unit: minute, requests_per_unit: 28 } }
 `;
 
 describe('reference config cases: wildcards anywhere in a value', () => {
@@ -134,6 +136,10 @@ describe('reference config cases: wildcards anywhere in a value', () => {
     [[['route', '/api/v1/resource/action']], undefined],
     [[['file', 'test1']], 50],
     [[['file', 'test23']], 100],
+    [[['any', '']], 27],
+    [[['wild', '']], undefined],
+    [[['a', 'b']], undefined],
+    [[['a_b', 'c']], 28],
   ];
   for (const [pairs, want] of cases) {
     it(`${pairs.map(([k, v]) => `${k}=${v}`).join(',')} → ${want ?? 'no limit'}`, () => {
@@ -205,6 +211,9 @@ describe('reference config cases: refusals, in the reference\'s words', () => {
     ['non-string key', '0.25: test-domain\ndescriptors: []\n', /^rl\.yaml:1: config error, key is not of type string: 0\.25$/],
     ['non-map list', 'domain: d\ndescriptors:\n  - a\n  - b\n', /^rl\.yaml:3: descriptors\[0\]: config error, list of type other than map: a$/],
     ['unlimited with a unit', 'domain: d\ndescriptors:\n  - key: foo\n    rate_limit:\n      unlimited: true\n      unit: day\n      requests_per_unit: 25\n', /descriptors\[0\]\.rate_limit\.unlimited: should not specify rate limit unit when unlimited$/],
+    ['a limit above Sluice\'s largest', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 5000000000 }\n', /descriptors\[0\]\.rate_limit\.requests_per_unit: must be at most 1000000000/],
+    ['sluice: on a limit of 0', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 0 }\n    sluice: { onStoreDown: open }\n', /descriptors\[0\]\.sluice: requests_per_unit 0 refuses every request/],
+    ['sluice: on an unlimited limit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unlimited: true }\n    sluice: { onStoreDown: open }\n', /descriptors\[0\]\.sluice: an unlimited rate_limit takes no sluice: rules/],
     ['share_threshold without a wildcard', 'domain: d\ndescriptors:\n  - key: a\n    value: b\n    share_threshold: true\n', /descriptors\[0\]\.share_threshold: share_threshold can only be used with wildcard values/],
   ];
   for (const [name, text, want] of cases) {

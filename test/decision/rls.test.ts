@@ -161,6 +161,7 @@ describe('RateLimitService/ShouldRateLimit over gRPC', () => {
       [{ domain: '', descriptors: [descriptor(['a', 'b'])] }, grpc.status.UNKNOWN, /^rate limit domain must not be empty$/],
       [{ domain: 'test', descriptors: [] }, grpc.status.UNKNOWN, /^rate limit descriptor list must not be empty$/],
       [{ domain: 'test', descriptors: [{ ...descriptor(['a', 'b']), limit: { requests_per_unit: 5, unit: 'UNKNOWN' } }] }, grpc.status.INVALID_ARGUMENT, /limit\.unit/],
+      [{ domain: 'test', descriptors: [{ ...descriptor(['a', 'b']), limit: { requests_per_unit: 1_000_000_001, unit: 'SECOND' } }] }, grpc.status.INVALID_ARGUMENT, /limit\.requests_per_unit: must be an integer from 0 to 1000000000/],
     ];
     for (const [request, code, details] of cases) {
       await assert.rejects(client.ask(request), (error: grpc.ServiceError) => error.code === code && details.test(error.details));
