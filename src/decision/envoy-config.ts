@@ -64,12 +64,35 @@ export function parseEnvoyConfig(text: string, source: string): { domain: string
   return { domain, level: buildLevel(parsed.data.descriptors ?? [], ['descriptors'], `${domain}.`, fail) };
 }
 
-/** A schema issue as the reference words an unknown key. */
+/** Where the reference reads each of its keys; it accepts them anywhere, and ignores them elsewhere. */
+const KEY_PLACES: Record<string, string> = {
+  domain: 'the top level',
+  key: 'a descriptor',
+  value: 'a descriptor',
+  descriptors: 'the top level and a descriptor',
+  rate_limit: 'a descriptor',
+  shadow_mode: 'a descriptor',
+  quota_mode: 'a descriptor',
+  detailed_metric: 'a descriptor',
+  value_to_metric: 'a descriptor',
+  share_threshold: 'a descriptor',
+  metadata: 'a descriptor',
+  unit: 'rate_limit',
+  requests_per_unit: 'rate_limit',
+  unlimited: 'rate_limit',
+  name: 'rate_limit and a replaces entry',
+  replaces: 'rate_limit',
+};
+
+/** A schema issue as the reference words an unknown key (one of its keys in the wrong place: where it belongs). */
 function issueOf(error: z.ZodError): [ConfigPath, string] {
   const issue = error.issues[0];
   if (issue?.code === 'unrecognized_keys') {
     const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
-    return [[...path, issue.keys[0] ?? ''], `config error, unknown key '${issue.keys[0]}'`];
+    const key = issue.keys[0] ?? '';
+    const place = KEY_PLACES[key];
+    const message = place ? `is read only in ${place}: envoyproxy/ratelimit accepts it here and ignores it` : `config error, unknown key '${key}'`;
+    return [[...path, key], message];
   }
   const { path, message } = describeIssue(error);
   return [path, message];

@@ -208,6 +208,7 @@ describe('reference config cases: refusals, in the reference\'s words', () => {
     ['bad YAML', "'''\n", /^rl\.yaml:2: Missing closing 'quote/],
     ['misspelled key', 'domain: d\ndescriptors:\n  - key: a\n    value: b\n    ratelimit:\n      unit: day\n', /^rl\.yaml:6: descriptors\[0\]\.ratelimit: config error, unknown key 'ratelimit'$/],
     ['misspelled key inside rate_limit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: day\n      requestsperunit: 5\n', /^rl\.yaml:6: descriptors\[0\]\.rate_limit\.requestsperunit: config error, unknown key 'requestsperunit'$/],
+    ['one of the reference\'s keys where it is never read', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: day, requests_per_unit: 1, shadow_mode: true }\n', /descriptors\[0\]\.rate_limit\.shadow_mode: is read only in a descriptor: envoyproxy\/ratelimit accepts it here and ignores it$/],
     ['non-string key', '0.25: test-domain\ndescriptors: []\n', /^rl\.yaml:1: config error, key is not of type string: 0\.25$/],
     ['non-map list', 'domain: d\ndescriptors:\n  - a\n  - b\n', /^rl\.yaml:3: descriptors\[0\]: config error, list of type other than map: a$/],
     ['unlimited with a unit', 'domain: d\ndescriptors:\n  - key: foo\n    rate_limit:\n      unlimited: true\n      unit: day\n      requests_per_unit: 25\n', /descriptors\[0\]\.rate_limit\.unlimited: should not specify rate limit unit when unlimited$/],
