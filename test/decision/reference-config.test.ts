@@ -189,6 +189,14 @@ descriptors:
     assert.equal(errorOf('domain: empty\ndescriptors:\n'), 'no error', 'an empty descriptors: list');
   });
 
+  it('text fields read as written, as the reference\'s Go strings get them: value 1.0 is "1.0"', () => {
+    const level = levelOf('domain: 5\ndescriptors:\n  - key: version\n    value: 1.0\n    rate_limit: { unit: second, requests_per_unit: 7 }\n  - key: flag\n    value: true\n    rate_limit: { unit: second, requests_per_unit: 8 }\n');
+    assert.equal(findLimit(level, entries([['version', '1.0']]))?.requestsPerUnit, 7);
+    assert.equal(findLimit(level, entries([['version', '1']])), undefined);
+    assert.equal(findLimit(level, entries([['flag', 'true']]))?.requestsPerUnit, 8);
+    assert.equal(parseEnvoyConfig('domain: 5\n', 'rl.yaml').domain, '5');
+  });
+
   it('requests_per_unit unset is the reference\'s 0', () => {
     assert.equal(findLimit(levelOf('domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second }\n'), entries([['a', 'b']]))!.blocked, true);
   });
