@@ -54,10 +54,15 @@ export class RateLimitDecider {
     const outcomes: (Outcome | undefined)[] = plans.map(() => undefined);
     const main = await this.decide(plans, deciding(false), outcomes);
     // quota_mode descriptors only once the others admitted the request, each on its own
-    if (main) await Promise.all(deciding(true).map((i) => this.decide(plans, [i], outcomes)));
-    await Promise.all(plans.map(async (plan, i) => {
-      if (plan && outcomes[i] === undefined) outcomes[i] = await this.looked(plan);
-    }));
+    const quota = deciding(true);
+    if (main && quota.length > 0) await Promise.all(quota.map((i) => this.decide(plans, [i], outcomes)));
+    const unlooked = plans.flatMap((plan, i) => (plan && outcomes[i] === undefined ? [i] : []));
+    if (unlooked.length > 0) {
+      const looked = await Promise.all(unlooked.map((i) => this.looked(plans[i]!)));
+      unlooked.forEach((i, k) => {
+        outcomes[i] = looked[k];
+      });
+    }
     return outcomes;
   }
 
