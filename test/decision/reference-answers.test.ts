@@ -10,6 +10,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { BASIC_CASES, WILDCARD_CASES } from './reference/cases.js';
 import { writeReferenceConfigs } from './reference/configs.js';
 import { descriptor, type RlsAnswer, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
 
@@ -43,6 +44,19 @@ function referenceSuite(store: 'memory' | 'redis'): void {
 
     it('an unknown domain: OK, no limit', async () => {
       assert.deepEqual(await ask('foo', [descriptor(['hello', 'world'])]), { overall_code: 'OK', statuses: [{ code: 'OK' }] });
+    });
+
+    it("the config tests' lookups: the limit each descriptor lands on, or none", async () => {
+      for (const [name, pairs, want] of BASIC_CASES) {
+        const status = (await ask('config-basic', [descriptor(...pairs)])).statuses[0];
+        if (want === undefined) assert.deepEqual(status, { code: 'OK' }, name);
+        else if (want.unlimited) assert.deepEqual(status, { code: 'OK', limit_remaining: MAX_UINT32 }, name);
+        else assert.deepEqual(status.current_limit, { requests_per_unit: want.rpu, unit: want.unit.toUpperCase(), ...(want.name ? { name: want.name } : {}) }, name);
+      }
+      for (const [pairs, want] of WILDCARD_CASES) {
+        const status = (await ask('wild', [descriptor(...pairs)])).statuses[0];
+        assert.equal(status.current_limit?.requests_per_unit, want, JSON.stringify(pairs));
+      }
     });
 
     it('one limit: OK with current_limit, remaining and reset', async () => {

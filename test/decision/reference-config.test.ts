@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { findLimit, matchDescriptor } from '../../src/decision/descriptor-tree.js';
 import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision/envoy-config.js';
+import { BASIC, BASIC_CASES, type Pairs, WILDCARD, WILDCARD_CASES } from './reference/cases.js';
 
 const levelOf = (text: string) => parseEnvoyConfig(text, 'rl.yaml').level;
-type Pairs = [string, string][];
 const entries = (pairs: Pairs) => pairs.map(([key, value]) => ({ key, value }));
 
 const errorOf = (text: string): string => {
@@ -23,65 +23,10 @@ const errorOf = (text: string): string => {
   return 'no error';
 };
 
-// basic_config.yaml's situations, in our own words.
-const BASIC = `
-domain: basic
-descriptors:
-  - key: tier
-    value: gold
-    descriptors:
-      - key: user
-        rate_limit: { unit: second, requests_per_unit: 5 }
-      - key: user
-        value: ann
-        rate_limit: { unit: second, requests_per_unit: 10 }
-  - key: region
-    rate_limit: { unit: minute, requests_per_unit: 20 }
-  - key: region
-    value: eu
-    rate_limit: { unit: minute, requests_per_unit: 30 }
-  - key: region
-    value: free
-  - key: team
-    rate_limit: { unit: hour, requests_per_unit: 1 }
-  - key: org
-    rate_limit: { name: org_limit, unit: day, requests_per_unit: 1 }
-  - key: app
-    value: shop
-    rate_limit: { unit: day, requests_per_unit: 15 }
-    descriptors:
-      - key: page
-        value: cart
-        rate_limit: { unit: day, requests_per_unit: 25 }
-  - key: batch
-    rate_limit: { unlimited: true }
-  - key: client
-    detailed_metric: true
-    rate_limit: { unit: minute, requests_per_unit: 70 }
-`;
 
 describe('reference config cases: what a descriptor lands on', () => {
   const basic = levelOf(BASIC);
-  const cases: [string, Pairs, { rpu: number; unit: string; name?: string; unlimited?: boolean } | undefined][] = [
-    ['no entries: no limit', [], undefined],
-    ['a key-value node without a limit of its own', [['tier', 'gold']], undefined],
-    ['a value the config does not name', [['tier', 'silver']], undefined],
-    ['more entries than the config is deep', [['region', 'eu'], ['sub', 'x']], undefined],
-    ['the last entry matches nothing below', [['app', 'shop'], ['page', 'home']], undefined],
-    ['nested key only', [['tier', 'gold'], ['user', 'bob']], { rpu: 5, unit: 'second' }],
-    ['nested key and value beat the key', [['tier', 'gold'], ['user', 'ann']], { rpu: 10, unit: 'second' }],
-    ['top key only', [['region', 'us']], { rpu: 20, unit: 'minute' }],
-    ['top key and value', [['region', 'eu']], { rpu: 30, unit: 'minute' }],
-    ['a value with no limit whitelists it', [['region', 'free']], undefined],
-    ['no name', [['team', 'x']], { rpu: 1, unit: 'hour' }],
-    ['a name', [['org', 'x']], { rpu: 1, unit: 'day', name: 'org_limit' }],
-    ['a node with a limit and children, one entry', [['app', 'shop']], { rpu: 15, unit: 'day' }],
-    ['its child', [['app', 'shop'], ['page', 'cart']], { rpu: 25, unit: 'day' }],
-    ['unlimited', [['batch', 'x']], { rpu: 0, unit: 'second', unlimited: true }],
-    ['detailed_metric changes no decision', [['client', 'any']], { rpu: 70, unit: 'minute' }],
-    ['an empty value matches the key-only node', [['region', '']], { rpu: 20, unit: 'minute' }],
-  ];
-  for (const [name, pairs, want] of cases) {
+  for (const [name, pairs, want] of BASIC_CASES) {
     it(name, () => {
       const limit = findLimit(basic, entries(pairs));
       if (want === undefined) return assert.equal(limit, undefined);
@@ -91,57 +36,10 @@ describe('reference config cases: what a descriptor lands on', () => {
   }
 });
 
-const WILDCARD = `
-domain: wild
-descriptors:
-  - { key: wild, value: 'foo*', rate_limit: { unit: minute, requests_per_unit: 20 } }
-  - { key: noWild, value: foo, rate_limit: { unit: minute, requests_per_unit: 21 } }
-  - { key: noVal, rate_limit: { unit: minute, requests_per_unit: 22 } }
-  - { key: midWild, value: 'bar*b', rate_limit: { unit: minute, requests_per_unit: 23 } }
-  - { key: multiWild, value: 'foo*bar*baz', rate_limit: { unit: minute, requests_per_unit: 10 } }
-  - key: nestedWild
-    value: val1
-    descriptors:
-      - { key: wild, value: 'goo*', rate_limit: { unit: minute, requests_per_unit: 24 } }
-  - { key: path, value: '/api/*/action', rate_limit: { unit: minute, requests_per_unit: 25 } }
-  - { key: route, value: '/api/*/resource/*/action', rate_limit: { unit: minute, requests_per_unit: 26 } }
-  - { key: file, value: test1, rate_limit: { unit: minute, requests_per_unit: 50 } }
-  - { key: file, value: 'test*', share_threshold: true, rate_limit: { unit: minute, requests_per_unit: 100 } }
-  - { key: any, value: '*', rate_limit: { unit: minute, requests_per_unit: 27 } }
-  - { key: a_b, rate_limit: { unit: minute, requests_per_unit: 28 } }
-`;
 
 describe('reference config cases: wildcards anywhere in a value', () => {
   const wild = levelOf(WILDCARD);
-  const cases: [Pairs, number | undefined][] = [
-    [[['wild', 'foo1']], 20],
-    [[['wild', 'foo']], 20],
-    [[['wild', 'bar']], undefined],
-    [[['noWild', 'foo1']], undefined],
-    [[['noVal', 'anything']], 22],
-    [[['midWild', 'barab']], 23],
-    [[['midWild', 'bar123b']], 23],
-    [[['midWild', 'barb']], 23],
-    [[['midWild', 'bara']], undefined],
-    [[['midWild', 'xbarb']], undefined],
-    [[['midWild', 'bab']], undefined],
-    [[['multiWild', 'foo123bar456baz']], 10],
-    [[['multiWild', 'foobarbaz']], 10],
-    [[['multiWild', 'foo123baz']], undefined],
-    [[['multiWild', 'bar456baz']], undefined],
-    [[['nestedWild', 'val1'], ['wild', 'goo2']], 24],
-    [[['path', '/api/123/action']], 25],
-    [[['path', '/api/123/other']], undefined],
-    [[['route', '/api/v1/resource/123/action']], 26],
-    [[['route', '/api/v1/resource/action']], undefined],
-    [[['file', 'test1']], 50],
-    [[['file', 'test23']], 100],
-    [[['any', '']], 27],
-    [[['wild', '']], undefined],
-    [[['a', 'b']], undefined],
-    [[['a_b', 'c']], 28],
-  ];
-  for (const [pairs, want] of cases) {
+  for (const [pairs, want] of WILDCARD_CASES) {
     it(`${pairs.map(([k, v]) => `${k}=${v}`).join(',')} → ${want ?? 'no limit'}`, () => {
       assert.equal(findLimit(wild, entries(pairs))?.requestsPerUnit, want);
     });

@@ -5,8 +5,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BASIC, WILDCARD } from './cases.js';
 
 export const REFERENCE_CONFIGS: Record<string, string> = {
+  // the config tests' lookups (cases.ts), asked over gRPC
+  'config-basic.yaml': BASIC.replace('domain: basic', 'domain: config-basic'),
+  'wildcard.yaml': WILDCARD,
   // test/integration/runtime/current/ratelimit/config/basic.yaml
   'basic.yaml': `
 domain: basic
