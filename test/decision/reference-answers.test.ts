@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { BASIC_CASES, WILDCARD_CASES } from './reference/cases.js';
-import { writeReferenceConfigs } from './reference/configs.js';
+import { README_LOOKUPS, writeReferenceConfigs } from './reference/configs.js';
 import { descriptor, type RlsAnswer, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
 
 const MAX_UINT32 = 4294967295;
@@ -56,6 +56,14 @@ function referenceSuite(store: 'memory' | 'redis'): void {
       for (const [pairs, want] of WILDCARD_CASES) {
         const status = (await ask('wild', [descriptor(...pairs)])).statuses[0];
         assert.equal(status.current_limit?.requests_per_unit, want, JSON.stringify(pairs));
+      }
+    });
+
+    it('the README blocks load and land where the README says', async () => {
+      for (const [domain, pairs, want] of README_LOOKUPS) {
+        const status = (await ask(domain, [descriptor(...pairs)])).statuses[0];
+        if (want === 'unlimited') assert.deepEqual(status, { code: 'OK', limit_remaining: MAX_UINT32 });
+        else assert.equal(status.current_limit?.requests_per_unit, want, `${domain} ${JSON.stringify(pairs)}`);
       }
     });
 

@@ -136,7 +136,80 @@ descriptors:
   - key: user
     rate_limit: { unit: day, requests_per_unit: 4 }
 `,
+  // README examples 1 (and examples/config.yaml), 5, 6, 8, 10 and 11's second block
+  'mongo.yaml': `
+domain: mongo_cps
+descriptors:
+  - { key: database, value: users, rate_limit: { unit: second, requests_per_unit: 500 } }
+  - { key: database, value: default, rate_limit: { unit: second, requests_per_unit: 500 } }
+`,
+  'internal.yaml': `
+domain: internal
+descriptors:
+  - { key: ldap, rate_limit: { unlimited: true } }
+  - { key: azure, rate_limit: { unit: minute, requests_per_unit: 100 } }
+`,
+  'example6.yaml': `
+domain: example6
+descriptors:
+  - key: service
+    descriptors:
+      - { key: user, value: user-a, shadow_mode: true, rate_limit: { unit: second, requests_per_unit: 10 } }
+      - { key: user, value: user-b, rate_limit: { unit: second, requests_per_unit: 20 } }
+`,
+  'example8.yaml': `
+domain: example8
+descriptors:
+  - { key: key1, detailed_metric: true, rate_limit: { unit: minute, requests_per_unit: 10 } }
+  - { key: key1, value: value1, rate_limit: { unit: minute, requests_per_unit: 20 } }
+`,
+  'example10.yaml': `
+domain: example10
+descriptors:
+  - key: route
+    value_to_metric: true
+    descriptors:
+      - key: http_method
+        value_to_metric: true
+        descriptors:
+          - { key: subject_id, rate_limit: { unit: minute, requests_per_unit: 60 } }
+  - key: user
+    value_to_metric: true
+    descriptors:
+      - key: action
+        value: read*
+        value_to_metric: true
+        descriptors:
+          - { key: resource, rate_limit: { unit: minute, requests_per_unit: 100 } }
+`,
+  'example11.yaml': `
+domain: example11_metrics
+descriptors:
+  - key: route
+    value: api/*
+    share_threshold: true
+    value_to_metric: true
+    descriptors:
+      - { key: method, rate_limit: { unit: minute, requests_per_unit: 60 } }
+`,
 };
+
+/** README blocks: a descriptor of each and the requests_per_unit it lands on ('unlimited', or undefined: none). */
+export const README_LOOKUPS: [string, [string, string][], number | 'unlimited' | undefined][] = [
+  ['mongo_cps', [['database', 'users']], 500],
+  ['mongo_cps', [['database', 'default']], 500],
+  ['mongo_cps', [['database', 'other']], undefined],
+  ['internal', [['ldap', 'x']], 'unlimited'],
+  ['internal', [['azure', 'x']], 100],
+  ['example6', [['service', 'auth-service'], ['user', 'user-a']], 10],
+  ['example6', [['service', 'auth-service'], ['user', 'user-b']], 20],
+  ['example8', [['key1', 'unspecified_value']], 10],
+  ['example8', [['key1', 'value1']], 20],
+  ['example10', [['route', 'api'], ['http_method', 'GET'], ['subject_id', '123']], 60],
+  ['example10', [['user', 'alice'], ['action', 'readfile'], ['resource', 'documents']], 100],
+  ['example10', [['user', 'alice'], ['action', 'write'], ['resource', 'documents']], undefined],
+  ['example11_metrics', [['route', 'api/v1'], ['method', 'GET']], 60],
+];
 
 /** The configs in a fresh directory (the caller removes it). */
 export function writeReferenceConfigs(): string {
