@@ -6,13 +6,15 @@
 // charges no other descriptor (its STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
+import { parseConfig } from '../../src/config/index.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { BASIC_CASES, WILDCARD_CASES } from './reference/cases.js';
 import { README_LOOKUPS, writeReferenceConfigs } from './reference/configs.js';
-import { descriptor, type RlsAnswer, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, EXAMPLES, type RlsAnswer, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
 
 const MAX_UINT32 = 4294967295;
 const unique = () => randomUUID().slice(0, 8);
@@ -27,12 +29,14 @@ function referenceSuite(store: 'memory' | 'redis'): void {
     let sluice: RunningSluice;
     let client: RlsClient;
     let dir: string;
+    let yaml: string;
     const ask = (domain: string, descriptors: unknown[], extra: object = {}) => client.ask({ domain, descriptors, ...extra });
     before(async () => {
       dir = writeReferenceConfigs();
       if (store === 'redis') redis = await startRedis();
       const storeYaml = redis ? `store: { url: ${redis.url}, deadlineMs: 2000 }\n` : '';
-      sluice = await startDecisionSluice(`routes: [{ id: r, path: /r, upstream: 'http://127.0.0.1:9' }]\n${storeYaml}decisionService:\n  envoyConfig: ${JSON.stringify(dir)}\n`);
+      yaml = `routes: [{ id: r, path: /r, upstream: 'http://127.0.0.1:9' }]\n${storeYaml}decisionService:\n  envoyConfig: ${JSON.stringify(dir)}\n`;
+      sluice = await startDecisionSluice(yaml);
       client = rlsClient(sluice.grpcAddress!);
     });
     after(async () => {
@@ -65,6 +69,14 @@ function referenceSuite(store: 'memory' | 'redis'): void {
         if (want === 'unlimited') assert.deepEqual(status, { code: 'OK', limit_remaining: MAX_UINT32 });
         else assert.equal(status.current_limit?.requests_per_unit, want, `${domain} ${JSON.stringify(pairs)}`);
       }
+    });
+
+    it('a file added to the directory applies on a reload (the reference\'s reload test)', async () => {
+      assert.deepEqual((await ask('reload', [descriptor(['block', 'foo'])])).statuses, [{ code: 'OK' }], 'no such domain yet');
+      writeFileSync(join(dir, 'reload.yaml'), 'domain: reload\ndescriptors:\n  - key: key1\n    rate_limit: { unit: day, requests_per_unit: 50 }\n  - key: block\n    rate_limit: { unit: second, requests_per_unit: 0 }\n');
+      sluice.reconfigure(parseConfig(yaml, { source: 'test.yaml', baseDir: EXAMPLES, env: { SLUICE_LISTEN: '127.0.0.1:0', SLUICE_GRPC_LISTEN: '127.0.0.1:0' } }));
+      assert.deepEqual(remaining(await ask('reload', [descriptor(['key1', unique()])])), [49]);
+      assert.equal((await ask('reload', [descriptor(['block', 'foo'])])).overall_code, 'OVER_LIMIT');
     });
 
     it('one limit: OK with current_limit, remaining and reset', async () => {
