@@ -1,34 +1,59 @@
 // One descriptor's `rate_limit` (and Sluice's `sluice:` extension) → the rules
 // it is decided by. The reference's fixed window is the default; `sluice:` is a
 // rule, a list of rules (several limits on one descriptor), or rule fields laid
-// over the fixed window (e.g. `sluice: {onStoreDown: open}`).
+// over the fixed window (e.g. `sluice: {onStoreDown: open}`). The reference's
+// refusals keep its words (`invalid rate limit unit 'foo'`).
 import type { ConfigPath } from '../config/config-error.js';
 import { parsePath } from '../config/config-error.js';
 import { isSluiceError } from '../core/errors.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import type { ConfiguredLimit } from './descriptor-tree.js';
-import { type DescriptorFile, UNIT_SECONDS } from './envoy-schema.js';
+import { type DescriptorFile, type RateLimitFile, UNIT_NAMES, UNIT_SECONDS, type UnitName } from './envoy-schema.js';
 
 export type Fail = (path: ConfigPath, message: string) => never;
 
 export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fail): ConfiguredLimit | undefined {
+  if (descriptor.replaces !== undefined) fail([...at, 'replaces'], 'belongs inside rate_limit (rate_limit.replaces): envoyproxy/ratelimit reads it only there and ignores it here');
   const rateLimit = descriptor.rate_limit;
-  if (rateLimit === undefined) {
+  if (rateLimit === undefined || rateLimit === null) {
     if (descriptor.sluice !== undefined) fail([...at, 'rate_limit'], 'is required with sluice: it is the limit Envoy is told (current_limit)');
     return undefined;
   }
-  const name = rateLimit.name;
-  const replaces = (descriptor.replaces ?? []).map((entry) => entry.name);
-  const headerId = headerIdOf(name ?? descriptor.key);
+  const name = rateLimit.name ?? undefined;
+  const replaces = replacesOf(rateLimit, [...at, 'rate_limit', 'replaces'], fail);
+  const headerId = headerIdOf(name ?? descriptor.key ?? '');
+  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true };
+  const unit = unitOf(rateLimit.unit);
   if (rateLimit.unlimited) {
-    if (rateLimit.unit !== undefined || rateLimit.requests_per_unit !== undefined) fail([...at, 'rate_limit', 'unlimited'], 'an unlimited rate_limit takes no unit or requests_per_unit');
-    return { name, unit: 'second', requestsPerUnit: 0, unlimited: true, replaces, rules: [], headerId };
+    if (unit !== undefined) fail([...at, 'rate_limit', 'unlimited'], 'should not specify rate limit unit when unlimited');
+    if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'an unlimited rate_limit takes no sluice: rules');
+    return { ...common, unit: 'second', requestsPerUnit: 0, unlimited: true, blocked: false, rules: [] };
   }
-  if (rateLimit.unit === undefined) return fail([...at, 'rate_limit', 'unit'], 'is required');
-  if (rateLimit.requests_per_unit === undefined) return fail([...at, 'rate_limit', 'requests_per_unit'], 'is required');
-  const base = fixedWindow(rateLimit.requests_per_unit, UNIT_SECONDS[rateLimit.unit]);
-  const rules = extensionRules(descriptor.sluice, base, [...at, 'sluice'], fail).map((rule) => (descriptor.shadow_mode ? { ...rule, shadow: true } : rule));
-  return { name, unit: rateLimit.unit, requestsPerUnit: rateLimit.requests_per_unit, unlimited: false, replaces, rules, headerId };
+  if (unit === undefined) return fail([...at, 'rate_limit', 'unit'], `invalid rate limit unit '${rateLimit.unit ?? ''}' (one of ${UNIT_NAMES.join(', ')})`);
+  // Unset, the reference reads 0: a limit that refuses every request.
+  const requestsPerUnit = rateLimit.requests_per_unit ?? 0;
+  if (requestsPerUnit === 0) {
+    if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'requests_per_unit 0 refuses every request: sluice: rules would never apply');
+    return { ...common, unit, requestsPerUnit: 0, unlimited: false, blocked: true, rules: [] };
+  }
+  const base = fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
+  const rules = extensionRules(descriptor.sluice, base, [...at, 'sluice'], fail).map((rule) => (common.shadow ? { ...rule, shadow: true } : rule));
+  return { ...common, unit, requestsPerUnit, unlimited: false, blocked: false, rules };
+}
+
+/** The reference's unit names, any case; undefined when unknown. */
+function unitOf(text: string | null | undefined): UnitName | undefined {
+  const lower = (text ?? '').toLowerCase();
+  return lower in UNIT_SECONDS ? (lower as UnitName) : undefined;
+}
+
+function replacesOf(rateLimit: RateLimitFile, at: ConfigPath, fail: Fail): string[] {
+  return (rateLimit.replaces ?? []).map((entry, index) => {
+    const name = entry.name ?? '';
+    if (name === '') fail([...at, index, 'name'], 'should not have an empty replaces entry');
+    if (name === rateLimit.name) fail([...at, index, 'name'], 'replaces should not contain name of same descriptor');
+    return name;
+  });
 }
 
 /** The reference's limit: `requests_per_unit` per calendar-aligned unit. */

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
 import type { DecisionFaces } from './faces.js';
-import { RlsBadRequest, type RlsRequestIn } from './rls-request.js';
+import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 
 export class RlsGrpcServer {
   private readonly server = new grpc.Server();
@@ -59,6 +59,8 @@ export class RlsGrpcServer {
   }
 
   private failure(error: unknown): Partial<grpc.StatusObject> {
+    // The reference's own errors (empty domain, no descriptors) reach Envoy as its do: UNKNOWN.
+    if (error instanceof RlsServiceError) return { code: grpc.status.UNKNOWN, details: error.message.slice(error.field.length + 2) };
     if (error instanceof RlsBadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: error.message };
     this.log.error({ err: error }, 'unexpected error in ShouldRateLimit');
     return { code: grpc.status.INTERNAL, details: 'internal error' };

@@ -1,13 +1,16 @@
 // What each descriptor of a request is decided by: the configured limit it
 // lands on (or its override), after `replaces`, with the bucket every Sluice
 // instance shares for it: `~rls.` + a hash of domain, entries and override, so
-// no descriptor value reaches a key and no bucket meets a gateway bucket.
+// no descriptor value reaches a key and no bucket meets a gateway bucket. A
+// `share_threshold` wildcard puts its pattern in the hash instead of the value,
+// so every value it matches shares one bucket.
 import { createHash } from 'node:crypto';
 import type { LimitCall } from '../limiter/engine.js';
 import { derivedId } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
-import { type ConfiguredLimit, type Domains, findLimit } from './descriptor-tree.js';
+import { type ConfiguredLimit, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
+import { UNIT_SECONDS } from './envoy-schema.js';
 import { type CheckedDescriptor, type CheckedRequest, OVERRIDE_UNIT_SECONDS } from './rls-request.js';
 
 /** What Envoy is told the limit is (current_limit). */
@@ -18,50 +21,77 @@ export interface ReportedLimit {
   readonly unit: string;
 }
 
+/**
+ * How a descriptor is answered: `decide` through the engine with the others;
+ * `check` (its own hits_addend 0) by a look at its buckets, never refused;
+ * `impossible` (more hits than a rule can ever hold) and `blocked`
+ * (requests_per_unit 0) refused without counting.
+ */
+export type PlanKind = 'decide' | 'check' | 'impossible' | 'blocked';
+
 export interface DescriptorPlan {
+  readonly kind: PlanKind;
   readonly reported: ReportedLimit;
   readonly headerId: string;
-  /** One call per rule of the limit, in order. */
+  /** One call per rule of the limit, in order; none when blocked. */
   readonly calls: LimitCall[];
-  /** A cost above a rule's capacity: can never pass, so nothing is decided. */
-  readonly impossible: boolean;
+  /** shadow_mode: answered OK whatever its buckets say. */
+  readonly shadow: boolean;
+  /** quota_mode: refuses the request only with every other quota descriptor. */
+  readonly quota: boolean;
+  /** The unit's length: a blocked limit's reset is the end of its current unit. */
+  readonly unitSeconds: number;
 }
 
-/** One plan per descriptor; undefined where no limit applies (unknown, unlimited or replaced). */
-export function planRequest(domains: Domains, request: CheckedRequest): (DescriptorPlan | undefined)[] {
+/** Per descriptor: its plan, `unlimited`, or undefined where no limit applies (unknown or replaced). */
+export type Planned = DescriptorPlan | 'unlimited' | undefined;
+
+export function planRequest(domains: Domains, request: CheckedRequest): Planned[] {
   const top = domains.get(request.domain);
   if (top === undefined) return request.descriptors.map(() => undefined);
-  const matched = request.descriptors.map((descriptor) => (descriptor.override ? undefined : findLimit(top, descriptor.entries)));
-  const replaced = new Set(matched.flatMap((limit) => limit?.replaces ?? []));
-  return request.descriptors.map((descriptor, index) => {
+  const matched = request.descriptors.map((descriptor) => (descriptor.override ? undefined : matchDescriptor(top, descriptor.entries)));
+  const replaced = new Set(matched.flatMap((match) => match?.limit.replaces ?? []));
+  return request.descriptors.map((descriptor, index): Planned => {
     if (descriptor.override) return overridePlan(request.domain, descriptor);
-    const limit = matched[index];
-    if (limit === undefined || limit.unlimited) return undefined;
-    if (limit.name !== undefined && replaced.has(limit.name)) return undefined;
-    return configuredPlan(request.domain, descriptor, limit);
+    const match = matched[index];
+    if (match === undefined) return undefined;
+    if (match.limit.name !== undefined && replaced.has(match.limit.name)) return undefined;
+    if (match.limit.unlimited) return 'unlimited';
+    return configuredPlan(request.domain, descriptor, match);
   });
 }
 
-function configuredPlan(domain: string, descriptor: CheckedDescriptor, limit: ConfiguredLimit): DescriptorPlan {
+function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Match): DescriptorPlan {
+  const limit: ConfiguredLimit = match.limit;
   const reported = { name: limit.name, requestsPerUnit: limit.requestsPerUnit, unit: limit.unit.toUpperCase() };
-  return withCalls(reported, limit.headerId, bucketTag(domain, descriptor, undefined), limit.rules, descriptor.hits);
+  const tag = bucketTag(domain, descriptor, undefined, match.sharedValues);
+  const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit] };
+  return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked);
 }
 
 /** Envoy's per-descriptor `limit`: the reference's fixed window with the given numbers. */
 function overridePlan(domain: string, descriptor: CheckedDescriptor): DescriptorPlan {
   const override = descriptor.override!;
   const reported = { name: undefined, requestsPerUnit: override.requestsPerUnit, unit: override.unit };
-  const rule = fixedWindow(override.requestsPerUnit, OVERRIDE_UNIT_SECONDS[override.unit]!);
-  return withCalls(reported, headerIdOf(descriptor.entries[descriptor.entries.length - 1]!.key), bucketTag(domain, descriptor, override), [rule], descriptor.hits);
+  const unitSeconds = OVERRIDE_UNIT_SECONDS[override.unit]!;
+  const blocked = override.requestsPerUnit === 0;
+  const rules = blocked ? [] : [fixedWindow(override.requestsPerUnit, unitSeconds)];
+  const lastKey = descriptor.entries[descriptor.entries.length - 1]?.key ?? '';
+  const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds };
+  return withCalls(own, bucketTag(domain, descriptor, override, []), rules, descriptor.hits, blocked);
 }
 
-function withCalls(reported: ReportedLimit, headerId: string, tag: string, rules: readonly Rule[], cost: number): DescriptorPlan {
+type PlanBase = Omit<DescriptorPlan, 'kind' | 'calls'>;
+
+function withCalls(base: PlanBase, tag: string, rules: readonly Rule[], cost: number, blocked: boolean): DescriptorPlan {
   const calls = rules.map((rule, index) => ({ tag, name: `r${index}`, rule, cost }));
-  return { reported, headerId, calls, impossible: rules.some((rule) => cost > capacityOf(rule)) };
+  const kind: PlanKind = cost === 0 ? 'check' : blocked ? 'blocked' : rules.some((rule) => cost > capacityOf(rule)) ? 'impossible' : 'decide';
+  return { ...base, kind, calls };
 }
 
-/** `~rls.` + 128 bits of SHA-256 over domain, entries and override: the raw values never reach a key. */
-export function bucketTag(domain: string, descriptor: CheckedDescriptor, override: CheckedDescriptor['override']): string {
-  const identity = JSON.stringify([domain, descriptor.entries.map((entry) => [entry.key, entry.value]), override ? [override.requestsPerUnit, override.unit] : null]);
+/** `~rls.` + 128 bits of SHA-256 over domain, entries (a shared wildcard for its values) and override: the raw values never reach a key. */
+export function bucketTag(domain: string, descriptor: CheckedDescriptor, override: CheckedDescriptor['override'], sharedValues: readonly (string | undefined)[]): string {
+  const entries = descriptor.entries.map((entry, i) => (sharedValues[i] === undefined ? [entry.key, entry.value] : [entry.key, sharedValues[i], 'shared']));
+  const identity = JSON.stringify([domain, entries, override ? [override.requestsPerUnit, override.unit] : null]);
   return derivedId('rls.', createHash('sha256').update(identity).digest('hex').slice(0, 32));
 }

@@ -25,12 +25,19 @@ export class RlsBadRequest extends Error {
   }
 }
 
+/**
+ * What the reference answers with an error rather than a response (an empty
+ * domain, no descriptors): gRPC UNKNOWN with the reference's message, as Envoy
+ * sees it from the reference; HTTP 400.
+ */
+export class RlsServiceError extends RlsBadRequest {}
+
 /** The override's unit, in seconds (Envoy's RateLimitUnit; its WEEK too). */
 export const OVERRIDE_UNIT_SECONDS: Readonly<Record<string, number>> = { SECOND: 1, MINUTE: 60, HOUR: 3600, DAY: 86_400, WEEK: 7 * 86_400, MONTH: 30 * 86_400, YEAR: 365 * 86_400 };
 const UNIT_BY_NUMBER = ['UNKNOWN', 'SECOND', 'MINUTE', 'HOUR', 'DAY', 'MONTH', 'YEAR', 'WEEK'];
 
-/** Most hits one request may add: beyond any rule's capacity anyway. */
-export const MAX_HITS = 1_000_000_000;
+/** Most requests_per_unit an override may set: Sluice's largest limit. */
+export const MAX_OVERRIDE = 1_000_000_000;
 
 export interface Override {
   readonly requestsPerUnit: number;
@@ -41,6 +48,7 @@ export interface Override {
 export interface CheckedDescriptor {
   readonly entries: readonly Entry[];
   readonly override: Override | undefined;
+  /** 0: the descriptor's own `hits_addend: 0`, checked without counting. */
   readonly hits: number;
 }
 
@@ -50,37 +58,39 @@ export interface CheckedRequest {
 }
 
 export function checkRequest(request: RlsRequestIn): CheckedRequest {
-  if (typeof request.domain !== 'string' || request.domain === '') throw new RlsBadRequest('domain', 'must not be empty');
+  if (typeof request.domain !== 'string' || request.domain === '') throw new RlsServiceError('domain', 'rate limit domain must not be empty');
   const descriptors = request.descriptors ?? [];
-  if (descriptors.length === 0) throw new RlsBadRequest('descriptors', 'must list at least one descriptor');
-  const requestHits = hitsOf(request.hits_addend ?? 0, 'hits_addend');
+  if (descriptors.length === 0) throw new RlsServiceError('descriptors', 'rate limit descriptor list must not be empty');
+  // 0 or unset: 1, as Envoy documents.
+  const requestHits = hitsOf(request.hits_addend ?? 0, 'hits_addend') || 1;
   return { domain: request.domain, descriptors: descriptors.map((descriptor, index) => checkDescriptor(descriptor, `descriptors[${index}]`, requestHits)) };
 }
 
 function checkDescriptor(descriptor: RlsDescriptorIn, field: string, requestHits: number): CheckedDescriptor {
-  const entries = (descriptor.entries ?? []).map((entry, index) => {
-    if (typeof entry.key !== 'string' || entry.key === '') throw new RlsBadRequest(`${field}.entries[${index}].key`, 'must not be empty');
-    if (typeof entry.value !== 'string' || entry.value === '') throw new RlsBadRequest(`${field}.entries[${index}].value`, 'must not be empty');
-    return { key: entry.key, value: entry.value };
-  });
-  if (entries.length === 0) throw new RlsBadRequest(`${field}.entries`, 'must list at least one entry');
+  // An empty value (Envoy allows it) matches as the reference matches it: a
+  // wildcard or the key-only node; no entries at all match nothing.
+  const entries = (descriptor.entries ?? []).map((entry) => ({ key: entry.key ?? '', value: entry.value ?? '' }));
   const own = descriptor.hits_addend;
-  // Set, the descriptor's own hits_addend overrides the request's.
+  // Set, the descriptor's own hits_addend overrides the request's; 0 there checks without counting.
   const hits = own === undefined || own === null ? requestHits : hitsOf(Number(own.value ?? 0), `${field}.hits_addend`);
   return { entries, override: overrideOf(descriptor.limit, `${field}.limit`), hits };
 }
 
-/** 0 or unset: 1, as Envoy documents. */
+/** Any count Envoy can send (a uint64 read as a number): above a limit's capacity it is refused, never an error. */
 function hitsOf(value: number, field: string): number {
-  if (!Number.isInteger(value) || value < 0 || value > MAX_HITS) throw new RlsBadRequest(field, `must be an integer from 0 to ${MAX_HITS}`);
-  return value === 0 ? 1 : value;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    if (Number.isInteger(value) && value > 0) return Number.MAX_SAFE_INTEGER;
+    throw new RlsBadRequest(field, 'must be a non-negative integer');
+  }
+  return value;
 }
 
 function overrideOf(limit: RlsDescriptorIn['limit'], field: string): Override | undefined {
   if (limit === undefined || limit === null) return undefined;
   const unit = typeof limit.unit === 'number' ? UNIT_BY_NUMBER[limit.unit] : limit.unit;
   if (unit === undefined || OVERRIDE_UNIT_SECONDS[unit] === undefined) throw new RlsBadRequest(`${field}.unit`, `must be one of ${Object.keys(OVERRIDE_UNIT_SECONDS).join(', ')}`);
+  // 0 is the reference's "refuse every request" (OVER_LIMIT), not an error.
   const requestsPerUnit = limit.requests_per_unit ?? 0;
-  if (!Number.isInteger(requestsPerUnit) || requestsPerUnit < 1 || requestsPerUnit > MAX_HITS) throw new RlsBadRequest(`${field}.requests_per_unit`, `must be an integer from 1 to ${MAX_HITS}`);
+  if (!Number.isInteger(requestsPerUnit) || requestsPerUnit < 0 || requestsPerUnit > MAX_OVERRIDE) throw new RlsBadRequest(`${field}.requests_per_unit`, `must be an integer from 0 to ${MAX_OVERRIDE}`);
   return { requestsPerUnit, unit };
 }

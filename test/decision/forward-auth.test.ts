@@ -119,6 +119,8 @@ describe('forward-auth /decide and /json', () => {
     const second = await call(`${sluice.decisionUrl}/json`, { method: 'POST', body });
     assert.equal(second.status, 429);
     assert.equal(JSON.parse(second.body).overallCode, 'OVER_LIMIT');
+    const blocked = JSON.stringify({ domain: 'down', descriptors: [{ entries: [{ key: 'mode' }], limit: { requestsPerUnit: 0, unit: 'WEEK' } }] });
+    assert.equal((await call(`${sluice.decisionUrl}/json`, { method: 'POST', body: blocked })).status, 429, 'a limit of 0 refuses, an entry without a value is valid');
   });
 
   it('/json: a bad body is a 400 naming the field', async () => {
@@ -127,7 +129,8 @@ describe('forward-auth /decide and /json', () => {
       ['[]', 'body'],
       [JSON.stringify({ domain: 5, descriptors: [] }), 'domain'],
       [JSON.stringify({ domain: 'down', descriptors: {} }), 'descriptors'],
-      [JSON.stringify({ domain: 'down', descriptors: [{ entries: [{ key: 'mode' }] }] }), 'descriptors[0].entries[0].value'],
+      [JSON.stringify({ domain: 'down', descriptors: [] }), 'descriptors'],
+      [JSON.stringify({ domain: 'down', descriptors: [{ entries: [{ key: 'mode', value: 5 }] }] }), 'descriptors[0].entries[0].value'],
       [JSON.stringify({ domain: 'down', descriptors: [{ entries: [{ key: 'a', value: 'b' }], hitsAddend: -1 }] }), 'descriptors[0].hitsAddend'],
     ];
     for (const [body, field] of cases) {

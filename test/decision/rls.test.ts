@@ -149,24 +149,22 @@ describe('RateLimitService/ShouldRateLimit over gRPC', () => {
     assert.equal(answers[2].statuses[0].limit_remaining ?? 0, 0, 'the shadow bucket is used up all the same');
   });
 
-  it('unlimited: OK, no limit, never counted', async () => {
+  it('unlimited: OK, no limit, MaxUint32 remaining, never counted', async () => {
     const answer = await client.ask({ domain: 'shop', descriptors: [descriptor(['internal', 'batch'])] });
     assert.equal(answer.overall_code, 'OK');
-    assert.deepEqual(answer.statuses, [{ code: 'OK' }]);
+    assert.deepEqual(answer.statuses, [{ code: 'OK', limit_remaining: 4294967295 }]);
     assert.equal(answer.response_headers_to_add, undefined, 'no headers: nothing was decided');
   });
 
-  it('a bad request is INVALID_ARGUMENT naming the field, never a crash', async () => {
-    const cases: [unknown, RegExp][] = [
-      [{ domain: '', descriptors: [descriptor(['a', 'b'])] }, /^domain: /],
-      [{ domain: 'test', descriptors: [] }, /^descriptors: /],
-      [{ domain: 'test', descriptors: [{ entries: [] }] }, /^descriptors\[0\]\.entries: /],
-      [{ domain: 'test', descriptors: [descriptor(['a', ''])] }, /^descriptors\[0\]\.entries\[0\]\.value: /],
-      [{ domain: 'test', descriptors: [{ ...descriptor(['a', 'b']), limit: { requests_per_unit: 0, unit: 'SECOND' } }] }, /requests_per_unit/],
-      [{ domain: 'test', descriptors: [{ ...descriptor(['a', 'b']), limit: { requests_per_unit: 5, unit: 'UNKNOWN' } }] }, /limit\.unit/],
+  it('an empty domain or no descriptors: the reference\'s own errors (UNKNOWN, its words); a bad override: INVALID_ARGUMENT naming the field', async () => {
+    const cases: [unknown, grpc.status, RegExp][] = [
+      [{ domain: '', descriptors: [descriptor(['a', 'b'])] }, grpc.status.UNKNOWN, /^rate limit domain must not be empty$/],
+      [{ domain: 'test', descriptors: [] }, grpc.status.UNKNOWN, /^rate limit descriptor list must not be empty$/],
+      [{ domain: 'test', descriptors: [{ ...descriptor(['a', 'b']), limit: { requests_per_unit: 5, unit: 'UNKNOWN' } }] }, grpc.status.INVALID_ARGUMENT, /limit\.unit/],
+      [{ domain: 'test', descriptors: [{ ...descriptor(['a', 'b']), limit: { requests_per_unit: 1_000_000_001, unit: 'SECOND' } }] }, grpc.status.INVALID_ARGUMENT, /limit\.requests_per_unit: must be an integer from 0 to 1000000000/],
     ];
-    for (const [request, details] of cases) {
-      await assert.rejects(client.ask(request), (error: grpc.ServiceError) => error.code === grpc.status.INVALID_ARGUMENT && details.test(error.details));
+    for (const [request, code, details] of cases) {
+      await assert.rejects(client.ask(request), (error: grpc.ServiceError) => error.code === code && details.test(error.details));
     }
   });
 });
