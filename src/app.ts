@@ -71,7 +71,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     throw error;
   }
   const { address, gateway, admin, runtime, decision } = fronts;
-  const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
+  const url = `${config.tls ? 'https' : 'http'}://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, store: config.store.type, routes: config.routes.length }, 'sluice gateway listening');
 
   let closing: Promise<void> | undefined;
@@ -135,7 +135,7 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const reloader = options.reloader;
       const health = () => ({ ...(gateway.draining ? { ready: false, draining: true } : {}), ...(reloader ? { config: reloader.status() } : {}) });
-      admin = await startAdminServer({ listen: config.admin.listen, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader) });
+      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader) });
     }
     return { runtime, gateway, address, admin, decision };
   } catch (error) {

@@ -2,7 +2,9 @@
 // /healthz, /readyz and /metrics are open (for load balancers, orchestrators
 // and Prometheus; none of them names a tenant or a key); every other endpoint
 // needs `Authorization: Bearer <SLUICE_ADMIN_TOKEN>`.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { TlsConfig } from '../config/tls.js';
+import { createFrontServer } from '../gateway/front-server.js';
 import type { AddressInfo } from 'node:net';
 import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
@@ -21,6 +23,8 @@ import { processRegistry } from '../process/metrics.js';
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
   listen: { host?: string; port: number };
+  /** HTTPS (`admin.tls`), with the gateway's certificate handling; absent: plain HTTP. */
+  tls?: TlsConfig | undefined;
   /** SLUICE_ADMIN_TOKEN; without it every endpoint but /healthz, /readyz and /metrics answers 403. */
   token: string | undefined;
   logger?: RulesLogger;
@@ -44,7 +48,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz, /readyz and /metrics');
   const handle = requestHandler(options);
   let closing = false;
-  const server = createServer((req, res) => {
+  const { server } = createFrontServer({}, options.tls, (req, res) => {
     // Once closing, a connection ends with its answer: a page polling on a keep-alive connection cannot hold close() open.
     res.once('finish', () => {
       if (closing) req.socket.end();
@@ -53,7 +57,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   });
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-  const url = await listenOn(server, options.listen);
+  const url = await listenOn(server, options.listen, options.tls ? 'https' : 'http');
   return {
     url,
     close: () =>
@@ -99,14 +103,14 @@ function answerFailure(req: IncomingMessage, res: ServerResponse, error: unknown
 }
 
 /** Listens and gives the base URL (host defaults to 127.0.0.1, port 0 picks a free one). */
-async function listenOn(server: Server, listen: AdminServerOptions['listen']): Promise<string> {
+async function listenOn(server: Server, listen: AdminServerOptions['listen'], scheme: 'http' | 'https'): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host}:${address.port}`;
+  return `${scheme}://${host}:${address.port}`;
 }
 
 function router(deps: h.AdminDeps): Route {

@@ -87,6 +87,8 @@ export function envOverrides(env: Env): Override[] {
     if (text !== undefined && text !== '') out.push({ variable, path, value: convert(text) });
   };
   add('SLUICE_LISTEN', ['listen']);
+  add('SLUICE_TLS_CERT', ['tls', 'cert']);
+  add('SLUICE_TLS_KEY', ['tls', 'key']);
   add('SLUICE_ADMIN_LISTEN', ['admin', 'listen']);
   add('SLUICE_ADMIN_TOKEN', ['admin', 'token']);
   add('SLUICE_REDIS_URL', ['store', 'url']);

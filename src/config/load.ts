@@ -11,15 +11,14 @@ import { parseRule, type Rule } from '../core/rule.js';
 import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-error.js';
 import { applyOverrides, type Env, type Expansion, envOverrides, expandDocument, expandedFrom, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';
-import type { ListenAddress, RouteConfig, SeedRule, SluiceConfig } from './types.js';
-import { checkRouteForwarding, upstreamInstances } from './route-forwarding.js';
+import type { SeedRule, SluiceConfig } from './types.js';
+import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { decisionServiceOf } from '../decision/decision-config.js';
 import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from '../limits/check-limits.js';
 
-export const DEFAULT_LISTEN = '127.0.0.1:8080';
-export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8081';
+export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
 export const DEFAULT_RULE: Rule = Object.freeze({ policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });
 
 /** Loads and validates a config file. Throws ConfigError naming file, line and field. */
@@ -80,7 +79,7 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
   return Object.freeze(build(parsed.data, source, fail, options.baseDir ?? '.')) as SluiceConfig;
 }
 
-type Fail = (path: ConfigPath, message: string) => never;
+export type Fail = (path: ConfigPath, message: string) => never;
 type CheckedRule = (input: unknown, field: string) => Rule;
 
 function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): SluiceConfig {
@@ -97,8 +96,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   const store = storeOf(file, fail);
   return deepFreeze({
     source,
-    listen: listenAddress(file.listen ?? DEFAULT_LISTEN),
-    admin: { listen: listenAddress(file.admin?.listen ?? DEFAULT_ADMIN_LISTEN), token: file.admin?.token },
+    ...listenersOf(file, baseDir, fail),
     routes: file.routes.map((route, index) => routeOf(route, index, routeLimits[index] ?? [], fail)),
     tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys: keyHashes(file, fail) },
     defaultRule,
@@ -122,12 +120,6 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
   });
-}
-
-function routeOf(route: ConfigFile['routes'][number], index: number, limits: RouteConfig['limits'], fail: Fail): RouteConfig {
-  checkRouteForwarding(route, (field, message) => fail(['routes', index, field], message));
-  const { upstream, ...rest } = route;
-  return { ...rest, host: route.host, rewrite: route.rewrite, requestHeaders: route.requestHeaders, responseHeaders: route.responseHeaders, methods: route.methods, upstreams: upstreamInstances(upstream), limits };
 }
 
 /** Rules go through the same parser as the admin API; its error is re-reported at the rule's line. */
@@ -191,12 +183,6 @@ function workersOf(file: ConfigFile, storeType: 'memory' | 'redis', fail: Fail):
     fail(['workers'], `${workers} workers need a shared bucket store: the memory store keeps buckets inside one process, so each worker would admit a full limit of its own; set store.url (Redis) or workers: 1`);
   }
   return workers;
-}
-
-export function listenAddress(text: string): ListenAddress {
-  const colon = text.lastIndexOf(':');
-  const host = colon <= 0 ? '127.0.0.1' : text.slice(0, colon).replace(/^\[|\]$/g, '');
-  return { host, port: Number(text.slice(colon + 1)) };
 }
 
 /** The first zod issue as a path and a message (also used for envoyproxy/ratelimit files). */

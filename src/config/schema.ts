@@ -6,6 +6,7 @@ import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-c
 import { CLIENT_IP_DEFAULTS, clientIpSchema, globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 import { routeForwardingFields } from './route-forwarding.js';
+import { tlsFields, tlsSchema } from './tls.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
@@ -105,7 +106,9 @@ const resilienceSchema = resilienceFieldsSchema.omit({ instances: true, region: 
 export const configFileSchema = z
   .object({
     listen: listenSchema.optional(),
-    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional() }).strict().optional(),
+    /** HTTPS on the gateway listener; `redirectHttp`: a plain-HTTP listener answering every request with a redirect to it. */
+    tls: z.object({ ...tlsFields, redirectHttp: listenSchema.optional() }).strict().optional(),
+    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional(), tls: tlsSchema.optional() }).strict().optional(),
     routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing'),
     tenants: tenantsSchema.default({ header: 'X-Api-Key', unknownKeys: 'reject', keys: [] }),
     defaultRule: z.unknown().optional(),

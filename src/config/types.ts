@@ -4,6 +4,7 @@ import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
 import type { Domains } from '../decision/descriptor-tree.js';
 import type { UpstreamInstance } from './route-forwarding.js';
+import type { TlsConfig } from './tls.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -90,7 +91,9 @@ export interface SluiceConfig {
   /** The file it came from, for messages. */
   readonly source: string;
   readonly listen: ListenAddress;
-  readonly admin: { readonly listen: ListenAddress; readonly token: string | undefined };
+  /** HTTPS on the gateway listener (absent: plain HTTP), and the optional plain listener that redirects to it. */
+  readonly tls: (TlsConfig & { readonly redirectHttp: ListenAddress | undefined }) | undefined;
+  readonly admin: { readonly listen: ListenAddress; readonly token: string | undefined; readonly tls: TlsConfig | undefined };
   readonly routes: readonly RouteConfig[];
   readonly tenants: {
     /** Lower-cased, as node exposes request headers. */

@@ -1,7 +1,7 @@
 // `decisionService:` in sluice.yaml, with its envoyproxy/ratelimit files loaded
 // (their errors name their own file and line).
 import { resolve } from 'node:path';
-import { listenAddress } from '../config/load.js';
+import { listenAddress } from '../config/listeners.js';
 import type { ConfigFile } from '../config/schema.js';
 import type { DecisionServiceConfig } from '../config/types.js';
 import { loadEnvoyConfig } from './envoy-config.js';

@@ -2,10 +2,10 @@
 // anonymous), the request's limits (the route's and the global ones), decided
 // together by the engine, then forward, hold (shaping) or refuse. The front is
 // node's http server; nothing a client sends can throw out of here.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { RouteConfig, SluiceConfig } from '../config/types.js';
+import type { ListenAddress, RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countersFor, type LimitCounters } from '../limits/metrics.js';
@@ -15,6 +15,7 @@ import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
+import { createFrontServer, type FrontServer, listenOn, startRedirect } from './front-server.js';
 import { forward, Upstreams } from './proxy.js';
 import { type LimitedTarget, routeTarget } from './route-target.js';
 import type { BodyLimits } from './request-body.js';
@@ -47,6 +48,9 @@ export interface GatewayOptions {
 
 export class Gateway {
   readonly server: Server;
+  private readonly front: FrontServer;
+  private readonly redirectTo: ListenAddress | undefined;
+  private redirect: Server | undefined;
   private readonly upstreams = new Upstreams();
   private readonly shaping: ShapingQueue;
   private readonly drain = new Drain();
@@ -67,7 +71,9 @@ export class Gateway {
     this.log = options.logger;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.reconfigure(options);
-    this.server = createServer(listenerOptions(config.limits), (req, res) => this.handle(req, res));
+    this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res));
+    this.server = this.front.server;
+    this.redirectTo = config.tls?.redirectHttp;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
     this.server.on('connect', answerConnect);
@@ -85,6 +91,7 @@ export class Gateway {
     this.maxBodyBytes = maxBodyBytes;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, maxBodyBytes), maxBytes: maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.routes = routes;
+    this.front?.reloadCertificates(config.tls); // renewed certificates: new handshakes use them, open connections keep theirs
   }
 
   /** True from the start of close(): /readyz answers 503 and every response closes its connection. */
@@ -92,18 +99,16 @@ export class Gateway {
     return this.drain.draining;
   }
 
-  listen(host: string, port: number): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve(this.server.address() as AddressInfo);
-      });
-    });
+  async listen(host: string, port: number): Promise<AddressInfo> {
+    const address = await listenOn(this.server, host, port);
+    if (this.redirectTo) this.redirect = await startRedirect(this.redirectTo.host, this.redirectTo.port, address.port);
+    return address;
   }
 
   /** Drains (see drain.ts): in-flight requests finish for up to `graceMs`, then what is left is cut and the pools close. */
   async close(graceMs = 10_000): Promise<void> {
+    this.redirect?.close();
+    this.redirect?.closeAllConnections();
     await this.drain.run(this.server, graceMs, () => this.upstreams.destroy());
     await this.upstreams.close();
   }

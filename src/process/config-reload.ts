@@ -102,6 +102,9 @@ export function restartOnlyChanges(before: SluiceConfig, after: SluiceConfig): s
   const differs = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
   const fields: string[] = RESTART_FIELDS.filter((field) => differs(before[field], after[field]));
   for (const limit of RESTART_LIMITS) if (before.limits[limit] !== after.limits[limit]) fields.push(`limits.${limit}`);
+  // Certificates are read again on every reload; turning TLS on or off, or moving its redirect listener, takes a restart.
+  if ((before.tls === undefined) !== (after.tls === undefined)) fields.push('tls');
+  else if (differs(before.tls?.redirectHttp, after.tls?.redirectHttp)) fields.push('tls.redirectHttp');
   // The decision service's listeners stay where they are; its domains and routes reload.
   for (const listener of ['grpcListen', 'httpListen'] as const) {
     if (differs(before.decisionService[listener], after.decisionService[listener])) fields.push(`decisionService.${listener}`);

@@ -1,0 +1,78 @@
+// TLS for a listener (the gateway's `tls:`, the admin API's `admin.tls`): PEM
+// files named in the config, checked when the config loads (a missing file, a
+// key that does not match its certificate: a config error naming the field),
+// and read again on every reload so a renewed certificate takes effect
+// without a restart.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import { z } from 'zod';
+
+const pemFile = z.string().min(1, 'must name a PEM file');
+const serverName = z
+  .string()
+  .regex(/^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'must be a server name such as api.example.com or *.example.com')
+  .transform((name) => name.toLowerCase());
+
+export const tlsFields = {
+  cert: pemFile,
+  key: pemFile,
+  /** More certificates, each served to clients that ask for one of its names (SNI). */
+  sni: z.array(z.object({ names: z.array(serverName).min(1, 'must list at least one name'), cert: pemFile, key: pemFile }).strict()).default([]),
+  /** Oldest protocol version accepted. */
+  minVersion: z.enum(['TLSv1.2', 'TLSv1.3'], 'must be TLSv1.2 or TLSv1.3').default('TLSv1.2'),
+};
+export const tlsSchema = z.object(tlsFields).strict();
+
+export interface CertificatePair {
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface TlsConfig extends CertificatePair {
+  readonly sni: readonly (CertificatePair & { readonly names: readonly string[] })[];
+  readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
+}
+
+/** The PEM contents of a pair, ready for a secure context; throws naming the field that failed. */
+export function readPair(pair: CertificatePair, field: string): SecureContextOptions {
+  const read = (path: string, which: 'cert' | 'key') => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new TlsFileError(`${field}.${which}`, `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const options = { cert: read(pair.cert, 'cert'), key: read(pair.key, 'key') };
+  try {
+    createSecureContext(options);
+  } catch (error) {
+    throw new TlsFileError(`${field}.key`, `${pair.cert} and ${pair.key} are no usable certificate and key: ${(error as Error).message}`);
+  }
+  return options;
+}
+
+export class TlsFileError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The file's `tls:` with paths taken from `baseDir`, every file checked now. */
+export function tlsOf(file: z.infer<typeof tlsSchema>, baseDir: string, field: string): TlsConfig {
+  const at = (path: string) => resolve(baseDir, path);
+  const tls: TlsConfig = {
+    cert: at(file.cert),
+    key: at(file.key),
+    minVersion: file.minVersion,
+    sni: file.sni.map((entry) => ({ names: entry.names, cert: at(entry.cert), key: at(entry.key) })),
+  };
+  readPair(tls, field);
+  tls.sni.forEach((entry, index) => {
+    readPair(entry, `${field}.sni[${index}]`);
+  });
+  return tls;
+}

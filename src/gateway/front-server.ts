@@ -1,0 +1,95 @@
+// The listener clients connect to: plain HTTP/1.1, or with `tls:` HTTPS (TLS
+// 1.2 at least, a certificate per server name by SNI, re-read on every reload
+// without touching open connections). With `tls.redirectHttp`, a plain
+// listener that answers every request with a permanent redirect to HTTPS.
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
+import { readPair, type TlsConfig } from '../config/tls.js';
+
+/** The certificates in use, swapped whole on reload; the SNI callback reads the current ones. */
+class Certificates {
+  private byName = new Map<string, SecureContext>();
+  private wildcards: [suffix: string, context: SecureContext][] = [];
+
+  constructor(private readonly field: string) {}
+
+  /** Reads every file again; throws (naming the field) before anything is swapped. */
+  load(tls: TlsConfig): SecureContextOptions {
+    const main = readPair(tls, this.field);
+    const byName = new Map<string, SecureContext>();
+    const wildcards: [string, SecureContext][] = [];
+    tls.sni.forEach((entry, index) => {
+      const context = createSecureContext({ ...readPair(entry, `${this.field}.sni[${index}]`), minVersion: tls.minVersion });
+      for (const name of entry.names) {
+        if (name.startsWith('*.')) wildcards.push([name.slice(1), context]);
+        else byName.set(name, context);
+      }
+    });
+    this.byName = byName;
+    this.wildcards = wildcards;
+    return { ...main, minVersion: tls.minVersion };
+  }
+
+  /** An SNI name's own certificate, or undefined for the default one. */
+  contextFor(servername: string): SecureContext | undefined {
+    const name = servername.toLowerCase();
+    return this.byName.get(name) ?? this.wildcards.find(([suffix]) => name.length > suffix.length && name.endsWith(suffix))?.[1];
+  }
+}
+
+export interface FrontServer {
+  server: Server;
+  /** Reads the certificates again (a reload); no-op without TLS. */
+  reloadCertificates(tls: TlsConfig | undefined): void;
+}
+
+export function createFrontServer(options: ServerOptions, tls: TlsConfig | undefined, handler: RequestListener, field = 'tls'): FrontServer {
+  if (tls === undefined) return { server: createServer(options, handler), reloadCertificates: () => {} };
+  const certificates = new Certificates(field);
+  const server = createHttpsServer(
+    {
+      ...options,
+      ...certificates.load(tls),
+      SNICallback: (servername, done) => done(null, certificates.contextFor(servername)),
+    },
+    handler,
+  ) as unknown as Server;
+  return {
+    server,
+    reloadCertificates(next) {
+      if (next === undefined) return; // turning TLS off takes a restart (the reload says so)
+      (server as unknown as { setSecureContext(options: SecureContextOptions): void }).setSecureContext(certificates.load(next));
+    },
+  };
+}
+
+/** A plain-HTTP listener that sends every request to the same host and path over HTTPS. */
+export function startRedirect(host: string, port: number, httpsPort: number): Promise<Server> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const name = hostWithoutPort(req.headers.host);
+    const target = `https://${name}${httpsPort === 443 ? '' : `:${httpsPort}`}${req.url ?? '/'}`;
+    // 308 keeps the method and body, where 301 lets clients turn a POST into a GET.
+    res.writeHead(name === '' ? 400 : 308, name === '' ? { 'content-type': 'application/json' } : { location: target, 'content-length': '0' });
+    res.end(name === '' ? '{"error":"bad_request"}' : undefined);
+  });
+  return listenOn(server, host, port).then(() => server);
+}
+
+export function listenOn(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function hostWithoutPort(host: string | undefined): string {
+  if (!host || !/^[A-Za-z0-9.:[\]-]+$/.test(host)) return '';
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.indexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
+}
