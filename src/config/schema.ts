@@ -80,6 +80,7 @@ const LISTENER_DEFAULTS = {
   requestTimeoutMs: 60_000,
   bodyIdleTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
+  websocketIdleTimeoutMs: 300_000,
   bufferBodyBytes: 65_536,
 };
 const LISTENER_LIMITS = {
@@ -91,6 +92,8 @@ const LISTENER_LIMITS = {
   bodyIdleTimeoutMs: positiveInt(600_000).default(LISTENER_DEFAULTS.bodyIdleTimeoutMs),
   /** How long an idle keep-alive connection is kept (announced to clients in `Keep-Alive: timeout=`). */
   keepAliveTimeoutMs: positiveInt(600_000).default(LISTENER_DEFAULTS.keepAliveTimeoutMs),
+  /** A WebSocket tunnel with no byte either way for this long is closed. */
+  websocketIdleTimeoutMs: positiveInt(86_400_000).default(LISTENER_DEFAULTS.websocketIdleTimeoutMs),
   /** Bodies up to this size are read whole before an upstream connection is taken. */
   bufferBodyBytes: z.number().int('must be an integer').min(0, 'must be at least 0').max(16_777_216, 'must be at most 16777216').default(LISTENER_DEFAULTS.bufferBodyBytes),
 };

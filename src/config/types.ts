@@ -123,6 +123,8 @@ export interface SluiceConfig {
     readonly requestTimeoutMs: number;
     readonly bodyIdleTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
+    /** A WebSocket tunnel idle both ways this long is closed. */
+    readonly websocketIdleTimeoutMs: number;
     readonly bufferBodyBytes: number;
   };
   readonly database: {

@@ -83,7 +83,6 @@ export const GATEWAY_ERRORS = {
     meaning: 'a bug in the gateway',
     action: "report it with the gateway's log line 'unexpected error in the limiter path'",
   },
-  upgrade_not_supported: { status: 501, meaning: 'a WebSocket upgrade: the gateway does not proxy WebSockets', action: 'connect to the upstream directly' },
   method_not_supported: { status: 501, meaning: 'a CONNECT request: the gateway is not a forward proxy', action: 'send plain HTTP requests to the gateway' },
 } as const satisfies Record<string, ErrorEntry>;
 

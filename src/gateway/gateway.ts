@@ -2,13 +2,13 @@
 // anonymous), the request's limits (the route's and the global ones), decided
 // together by the engine, then forward, hold (shaping) or refuse. The front is
 // node's http server; nothing a client sends can throw out of here.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenAddress, RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
-import { countersFor, type LimitCounters } from '../limits/metrics.js';
+import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import type { LimitProblem } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
@@ -24,6 +24,7 @@ import { ShapingQueue } from './shaping.js';
 import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
 import { answerConnect, wantsWebSocket } from './unsupported.js';
+import { Tunnels, type Upgrade } from './tunnel.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -54,6 +55,9 @@ export class Gateway {
   private readonly upstreams = new Upstreams();
   private readonly shaping: ShapingQueue;
   private readonly drain = new Drain();
+  private readonly upgrades = new WeakMap<IncomingMessage, Upgrade>();
+  private readonly tunnels = new Tunnels(() => this.tunnelIdleMs);
+  private tunnelIdleMs!: number;
   private readonly engine: Engine;
   private readonly log: Logger;
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
@@ -77,6 +81,17 @@ export class Gateway {
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
     this.server.on('connect', answerConnect);
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
+  }
+
+  /** An upgrade request gets a response of its own on the raw socket and takes the normal path; a WebSocket one ends in a tunnel. */
+  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket);
+    res.shouldKeepAlive = false; // node's parser has let go of this socket: one answer, then it closes
+    res.once('finish', () => socket.end());
+    if (wantsWebSocket(req)) this.upgrades.set(req, { socket, head });
+    this.handle(req, res);
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
@@ -89,6 +104,7 @@ export class Gateway {
     this.keyHeader = config.tenants.header;
     this.headerOptions = config.headers;
     this.maxBodyBytes = maxBodyBytes;
+    this.tunnelIdleMs = config.limits.websocketIdleTimeoutMs;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, maxBodyBytes), maxBytes: maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.routes = routes;
     this.front?.reloadCertificates(config.tls); // renewed certificates: new handshakes use them, open connections keep theirs
@@ -107,8 +123,8 @@ export class Gateway {
 
   /** Drains (see drain.ts): in-flight requests finish for up to `graceMs`, then what is left is cut and the pools close. */
   async close(graceMs = 10_000): Promise<void> {
-    this.redirect?.close();
-    this.redirect?.closeAllConnections();
+    this.tunnels.closeAll();
+    this.redirect?.close().closeAllConnections();
     await this.drain.run(this.server, graceMs, () => this.upstreams.destroy());
     await this.upstreams.close();
   }
@@ -116,10 +132,6 @@ export class Gateway {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
       this.drain.track(res);
-      if (wantsWebSocket(req)) {
-        sendError(res, 'upgrade_not_supported', undefined, true);
-        return;
-      }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', req.headers.host);
       const tenant = this.tenantOf(req, res, match);
       if (tenant === ANSWERED) return;
@@ -174,7 +186,7 @@ export class Gateway {
     const { res, tenant, route, limits } = exchange;
     try {
       if (res.destroyed) return; // the client left while we decided
-      this.count(limits, outcome);
+      countDecision(this.counters, limits, outcome);
       const views = limitViews(limits, outcome);
       const governing = outcome.decisions[outcome.governing]!;
       if (!outcome.allowed && governing.source === 'closed') {
@@ -194,17 +206,6 @@ export class Gateway {
     } catch (error) {
       this.failed(res, tenant, route, error);
     }
-  }
-
-  /** Each limit's counter: refused by it, allowed, or not charged because another refused (also when not consulted; src/limits/metrics.ts). */
-  private count(limits: readonly RequestLimit[], outcome: LimitsDecision): void {
-    limits.forEach((limit, i) => {
-      const decision = outcome.decisions[i]!;
-      const counters = this.counters.get(limit.limitId);
-      if (decision.source === 'closed' && !decision.allowed) counters?.count('unavailable');
-      else if (!decision.allowed) counters?.count('limited');
-      else counters?.count(outcome.allowed ? 'allowed' : 'not_charged');
-    });
   }
 
   private refuse({ req, res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
@@ -227,7 +228,9 @@ export class Gateway {
   }
 
   private forward({ req, res, tenant, route, target }: Exchange, limitHeaders: string[]): void {
-    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route }).then(
+    const upgrade = this.upgrades.get(req);
+    if (upgrade) this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route });
+    else forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route }).then(
       (outcome) => {
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
       },

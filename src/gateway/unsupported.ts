@@ -1,6 +1,6 @@
-// Requests node hands to 'connect' (CONNECT) instead of the request handler,
-// and WebSocket upgrades: the gateway proxies neither, and says so in a proper
-// response instead of dropping the socket.
+// Requests node hands to 'connect' (CONNECT) instead of the request handler:
+// the gateway is no forward proxy, and says so in a proper response instead of
+// dropping the socket. And which upgrades are WebSocket ones.
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { gatewayErrorBody } from '../core/error-codes.js';
@@ -12,9 +12,8 @@ export function answerConnect(_req: IncomingMessage, socket: Socket): void {
 }
 
 /**
- * Node passes a request with `Upgrade:` to the normal handler when no 'upgrade'
- * listener exists. An upgrade to anything but WebSocket (e.g. h2c) may be ignored
- * (RFC 9110 §7.8) and is served as HTTP/1.1; WebSocket cannot be, so it is refused.
+ * Whether an upgrade request asks for WebSocket (a tunnel, tunnel.ts). An upgrade
+ * to anything else (e.g. h2c) may be ignored (RFC 9110 §7.8) and is served as HTTP/1.1.
  */
 export function wantsWebSocket(req: IncomingMessage): boolean {
   const upgrade = req.headers.upgrade;

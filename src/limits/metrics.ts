@@ -42,3 +42,14 @@ export function countersFor(routes: readonly { limits: readonly { id: string }[]
   for (const route of routes) for (const limit of route.limits) out.set(limit.id, new LimitCounters(limit.id));
   return out;
 }
+
+/** Each limit's counter for one request: refused by it, allowed, or not charged because another refused (also when not consulted). */
+export function countDecision(counters: ReadonlyMap<string, LimitCounters>, limits: readonly { limitId: string }[], outcome: { allowed: boolean; decisions: readonly { allowed: boolean; source: string }[] }): void {
+  limits.forEach((limit, i) => {
+    const decision = outcome.decisions[i]!;
+    const counter = counters.get(limit.limitId);
+    if (decision.source === 'closed' && !decision.allowed) counter?.count('unavailable');
+    else if (!decision.allowed) counter?.count('limited');
+    else counter?.count(outcome.allowed ? 'allowed' : 'not_charged');
+  });
+}

@@ -1,6 +1,7 @@
 // Protocol edges of the gateway's front: a route timeout fires at its value,
-// CONNECT and WebSocket upgrades get a proper 501 instead of a dropped socket,
-// and an ignorable upgrade (h2c) is served as plain HTTP/1.1.
+// CONNECT gets a proper 501 instead of a dropped socket, a WebSocket upgrade
+// to an upstream that does not speak it gets that upstream's answer, and an
+// ignorable upgrade (h2c) is served as plain HTTP/1.1.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -50,7 +51,7 @@ describe('protocol edges', () => {
     assert.match(client.received(), /\{"error":"method_not_supported"\}/);
   });
 
-  it('refuses a WebSocket upgrade with 501, and serves an h2c upgrade as HTTP/1.1', async () => {
+  it("relays a non-WebSocket upstream's answer to a WebSocket upgrade, and serves an h2c upgrade as HTTP/1.1", async () => {
     const upgrade = (protocol: string) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = request(`${gateway.url}/ws`, { headers: { ...KEY, connection: 'upgrade', upgrade: protocol } }, (res) => {
@@ -64,9 +65,10 @@ describe('protocol edges', () => {
         req.on('error', reject);
         req.end();
       });
+    // An upstream that does not speak WebSocket answers the upgrade as a plain request: that answer is relayed.
     const ws = await upgrade('websocket');
-    assert.equal(ws.status, 501);
-    assert.deepEqual(JSON.parse(ws.body), { error: 'upgrade_not_supported' });
+    assert.equal(ws.status, 200);
+    assert.deepEqual(JSON.parse(ws.body), { upgrade: 'websocket' });
     const h2c = await upgrade('h2c');
     assert.equal(h2c.status, 200);
     assert.deepEqual(JSON.parse(h2c.body), { upgrade: null }, 'the Upgrade header is not forwarded');

@@ -1,0 +1,112 @@
+// WebSocket upgrades through the gateway. The upgrade request goes through the
+// same path as any request (route, key, limits: refused → 429 before any
+// upstream connection); once admitted it is sent to one of the route's
+// instances, and when that instance answers 101 the two sockets are joined and
+// carry the frames both ways untouched, until either side closes, the tunnel
+// stays idle past its timeout, or the gateway drains. An instance that answers
+// anything else has its answer relayed as is.
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { Gauge, Counter } from 'prom-client';
+import { resilienceRegistry } from '../limiter/metrics.js';
+import { sendError } from './errors.js';
+import type { ForwardTarget } from './proxy.js';
+import type { RequestContext } from './upstream-plan.js';
+
+const openTunnels = new Gauge({ name: 'sluice_websocket_tunnels_open', help: 'WebSocket tunnels open now, per route', labelNames: ['route'] as const, registers: [resilienceRegistry] });
+const tunnels = new Counter({
+  name: 'sluice_websocket_tunnels_total',
+  help: 'WebSocket upgrades admitted by the limits, per route, by outcome (opened; refused_by_upstream: it answered without 101; unreachable)',
+  labelNames: ['route', 'outcome'] as const,
+  registers: [resilienceRegistry],
+});
+
+/** The raw client socket and the bytes that came after the upgrade request's headers. */
+export interface Upgrade {
+  socket: Socket;
+  head: Buffer;
+}
+
+export class Tunnels {
+  private readonly open = new Set<Socket>();
+
+  constructor(private readonly idleMs: () => number) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Sends the admitted upgrade upstream and joins the sockets on a 101. */
+  open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: RequestContext): void {
+    const instance = target.balancer.pick();
+    const url = new URL(target.plan.path(req.url ?? '/'), instance.url);
+    const headers = target.plan.requestHeaders(req, context);
+    headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs });
+    upstream.once('upgrade', (answer, upSocket, upHead) => this.join(upgrade, answer, upSocket, upHead, limitHeaders, context.route));
+    upstream.once('response', (answer) => {
+      tunnels.labels(context.route, 'refused_by_upstream').inc();
+      res.writeHead(answer.statusCode ?? 502, [...target.plan.responseHeaders(answer.headers), ...limitHeaders]);
+      answer.pipe(res);
+    });
+    upstream.once('timeout', () => upstream.destroy(new Error('upstream timeout')));
+    upstream.once('error', () => {
+      tunnels.labels(context.route, 'unreachable').inc();
+      target.balancer.failed(instance);
+      sendError(res, 'upstream_unreachable', limitHeaders, true);
+    });
+    upstream.end();
+  }
+
+  /** Ends every tunnel (the drain): each side gets a FIN once what was in flight is written. */
+  closeAll(): void {
+    for (const socket of this.open) socket.end();
+  }
+
+  private join(upgrade: Upgrade, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, limitHeaders: string[], route: string): void {
+    const { socket, head } = upgrade;
+    const lines = [`HTTP/1.1 101 ${answer.statusMessage || 'Switching Protocols'}`];
+    for (let i = 0; i < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
+    for (let i = 0; i < limitHeaders.length; i += 2) lines.push(`${limitHeaders[i]}: ${limitHeaders[i + 1]}`);
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (upHead.length > 0) socket.write(upHead);
+    if (head.length > 0) upSocket.write(head);
+    tunnels.labels(route, 'opened').inc();
+    openTunnels.labels(route).inc();
+    this.open.add(socket);
+    const idleMs = this.idleMs();
+    for (const side of [socket, upSocket]) {
+      side.setTimeout(idleMs, () => side.destroy());
+      side.setNoDelay(true);
+    }
+    socket.pipe(upSocket);
+    upSocket.pipe(socket);
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      this.open.delete(socket);
+      openTunnels.labels(route).dec();
+      socket.destroy();
+      upSocket.destroy();
+    };
+    for (const side of [socket, upSocket]) {
+      side.once('close', close);
+      side.once('error', close);
+      side.once('end', () => (side === socket ? upSocket : socket).end());
+    }
+  }
+}
+
+/** A flat header list as node's client takes it (an object; repeated names joined). */
+function pairs(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i]!.toLowerCase();
+    out[name] = out[name] === undefined ? flat[i + 1]! : `${out[name]}, ${flat[i + 1]}`;
+  }
+  return out;
+}
