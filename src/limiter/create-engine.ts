@@ -69,7 +69,9 @@ export function buildResilientEngine(config: ResilienceConfig, wiring: EngineWir
   const now = wiring.now ?? systemClock;
   const ownsStore = !isClient(redis);
   const client = isClient(redis) ? redis : connectRedis(redis);
-  if (ownsStore) client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
+  // Always listened to, a caller's client too: the engine answers for the store
+  // while it is away, so ioredis must not print "Unhandled error event".
+  client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
   const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now });
   const membership = new Membership({
     client,
