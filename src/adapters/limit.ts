@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { GATEWAY_ERRORS, gatewayErrorBody } from '../core/error-codes.js';
 import { limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
-import { type AdapterOptions, checkOptions } from './options.js';
+import { type AdapterOptions, type CheckedOptions, checkOptions } from './options.js';
 import { type RawRequest, targetsOf } from './targets.js';
 
 export type { AdapterLimit, AdapterOptions, ClientIpOption, KeyOf, LimitTarget } from './options.js';
@@ -21,8 +21,23 @@ export type Limiter<Request> = (request: Request, raw: RawRequest | IncomingMess
 /** Checks the options once (a bad one throws a SluiceError naming it) and returns the per-request function. */
 export function createRequestLimiter<Request>(options: AdapterOptions<Request>): Limiter<Request> {
   const checked = checkOptions(options);
-  const { engine, headerOptions } = checked;
+  const decide = decider(checked);
+  return (request, raw) => decide(request, raw).catch((error: unknown) => Promise.reject(adapterFailure(error)));
+}
 
+/**
+ * A throw on the way to a decision is the app's own (a resolve or key function
+ * that throws or returns a bad rule): the engine never rejects for the store.
+ * It reaches the framework's error handler as a 500, never with the 4xx status
+ * of the SluiceError it wraps: the client did nothing wrong.
+ */
+export function adapterFailure(error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  return Object.assign(new Error(`sluice adapter: ${message}`, { cause: error }), { status: 500, statusCode: 500 });
+}
+
+function decider<Request>(checked: CheckedOptions<Request>): Limiter<Request> {
+  const { engine, headerOptions } = checked;
   return async (request, raw) => {
     const targets = await targetsOf(checked, request, raw);
     if (targets.kind === 'skip') return targets;

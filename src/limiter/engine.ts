@@ -134,7 +134,8 @@ export class StoreEngine implements Engine {
     return this.store.peek(bucketKey(tenant, route), checkRule(rule));
   }
 
-  async reset(tenant: string, route: string): Promise<void> {
+  async reset(tenant: string, route: string, rule?: Rule): Promise<void> {
+    if (rule !== undefined) checkRule(rule);
     return this.store.reset(bucketKey(tenant, route));
   }
 
