@@ -86,6 +86,15 @@ describe("an adapter's resolve returning a bad rule", { timeout: 30_000 }, () =>
     for (const app of running) await app.close();
   });
 
+  it('rules given when the adapter is built are checked then, naming the field', () => {
+    assert.throws(() => sluiceExpress({ engine, rule: TYPO }), invalid('rule.refillPerSecond', /./));
+    const limits = [
+      { id: 'burst', rule: GOOD },
+      { id: 'daily', rule: NO_WINDOW },
+    ];
+    assert.throws(() => sluiceExpress({ engine, limits }), invalid('limits.1.rule.windowMs', /./));
+  });
+
   it('is a 500 naming the field (the app is wrong, not the client), never admitted unlimited', async () => {
     const [fastify, app] = running;
     const fromFastify = await call(`${fastify!.url}/`);
