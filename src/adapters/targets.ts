@@ -74,6 +74,8 @@ async function resolved<Request>(options: CheckedOptions<Request>, request: Requ
   const calls: RequestCall[] = [];
   for (const target of targets) {
     assertValidId(target.route, 'route');
+    // `~` starts the names Sluice derives (per-address buckets): a route may not take one.
+    if (target.route.startsWith('~')) throw new SluiceError('ERR_ID_INVALID', 'must not start with ~', 'route');
     if (target.key !== undefined && target.key !== 'ip' && target.key !== 'route') throw new SluiceError('ERR_CONFIG_INVALID', "must be 'ip' or 'route'", 'key');
     const tag = target.key === undefined ? keyId(target.tenant, 'tenant') : tagOf(options, target.key, request, raw);
     if (typeof tag === 'object') return tag;

@@ -8,6 +8,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { sluiceExpress } from '../../src/adapters/express.js';
 import { sluiceFastify } from '../../src/adapters/fastify.js';
+import { createRequestLimiter } from '../../src/adapters/limit.js';
 import { createEngine, type Engine, MemoryStore, type Rule, StoreEngine } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, listenExpress, listenFastify, type Running, silent } from './helpers.js';
@@ -93,6 +94,16 @@ describe("an adapter's resolve returning a bad rule", { timeout: 30_000 }, () =>
       { id: 'daily', rule: NO_WINDOW },
     ];
     assert.throws(() => sluiceExpress({ engine, limits }), invalid('limits.1.rule.windowMs', /./));
+  });
+
+  it("a resolve naming a route Sluice reserves (`~…`, its per-address buckets) is the app's error too", async () => {
+    const limit = createRequestLimiter({ engine, resolve: () => ({ tenant: 'shop-a', route: '~ip.1.2.3.4', rule: GOOD }) });
+    const raw = { headers: {}, socket: { remoteAddress: '127.0.0.1' } };
+    await assert.rejects(limit({}, raw), (error: Error & { status?: number }) => {
+      assert.match(error.message, /route: must not start with ~/);
+      assert.equal(error.status, 500);
+      return true;
+    });
   });
 
   it('is a 500 naming the field (the app is wrong, not the client), never admitted unlimited', async () => {
