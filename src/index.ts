@@ -2,10 +2,23 @@
 export type { Decision, DecisionSource } from './core/decision.js';
 export { SluiceError, isSluiceError, type ErrorCode } from './core/errors.js';
 export { GATEWAY_ERRORS, SLUICE_ERRORS, type GatewayErrorName } from './core/error-codes.js';
-export { type BucketKey, bucketKey, isValidId } from './core/ids.js';
-export { parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
+export { type BucketKey, bucketKey, hashedId, isValidId, keyId } from './core/ids.js';
+export { checkRule, parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
+export {
+  type HeaderOptions,
+  type LimitView,
+  limitViews,
+  pushLimitHeaders,
+  pushLimitsHeaders,
+  type Rejection,
+  rejection,
+  rejectionOf,
+  retryAfterSeconds,
+} from './gateway/headers.js';
+export { type CreateEngineOptions, createEngine, createResilientEngine } from './limiter/create-engine.js';
 export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';
-export { StoreEngine, type Engine, type LimitCall, type LimitsDecision } from './limiter/engine.js';
+export { StoreEngine, type Engine, type EngineHealth, type EngineCounters, type LimitCall, type LimitsDecision } from './limiter/engine.js';
+export type { ResilientEngine } from './limiter/resilient-engine.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
 export { RedisStore } from './stores/redis-store.js';
 export { connectRedis, type RedisTarget } from './stores/redis/connect.js';

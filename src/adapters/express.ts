@@ -1,8 +1,10 @@
 // Sluice as connect/Express middleware: decides, sets the X-RateLimit-*
-// headers, answers 429 (with Retry-After) when refused, else calls next().
+// headers, answers 429 (with Retry-After) when refused, 503 when the store is
+// down and the rule says closed, else calls next().
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AdapterOptions, createRequestLimiter, hold } from './limit.js';
 
+export type { AdapterLimit, ClientIpOption, KeyOf, LimitTarget } from './limit.js';
 export type SluiceExpressOptions<Request extends IncomingMessage = IncomingMessage> = AdapterOptions<Request>;
 
 type Next = (error?: unknown) => void;
@@ -10,13 +12,10 @@ type Next = (error?: unknown) => void;
 export function sluiceExpress<Request extends IncomingMessage = IncomingMessage>(options: SluiceExpressOptions<Request>) {
   const limit = createRequestLimiter(options);
   return (req: Request, res: ServerResponse, next: Next): void => {
-    limit(req, (name) => {
-      const value = req.headers[name];
-      return typeof value === 'string' ? value : undefined;
-    })
+    limit(req, req)
       .then(async (outcome) => {
         if (outcome.kind === 'skip') return next();
-        if (outcome.kind === 'unauthorized') {
+        if (outcome.kind === 'answered') {
           res.writeHead(outcome.status, { 'Content-Type': 'application/json' });
           res.end(outcome.body);
           return;

@@ -1,10 +1,12 @@
 // Sluice as a Fastify plugin: an onRequest hook that decides, sets the
-// X-RateLimit-* headers and answers 429 (with Retry-After) when refused.
+// X-RateLimit-* headers and answers 429 (with Retry-After) when refused, 503
+// when the store is down and the rule says closed.
 // Registered without encapsulation, so it covers the routes of the scope it is
 // registered in, like fastify-plugin would.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type AdapterOptions, createRequestLimiter, hold } from './limit.js';
 
+export type { AdapterLimit, ClientIpOption, KeyOf, LimitTarget } from './limit.js';
 export type SluiceFastifyOptions = AdapterOptions<FastifyRequest>;
 
 function setHeaders(reply: FastifyReply, headers: string[]): void {
@@ -14,14 +16,11 @@ function setHeaders(reply: FastifyReply, headers: string[]): void {
 const plugin = async (fastify: FastifyInstance, options: SluiceFastifyOptions) => {
   const limit = createRequestLimiter(options);
   fastify.addHook('onRequest', async (request, reply) => {
-    const outcome = await limit(request, (name) => {
-      const value = request.headers[name];
-      return typeof value === 'string' ? value : undefined;
-    });
+    const outcome = await limit(request, request.raw);
     switch (outcome.kind) {
       case 'skip':
         return;
-      case 'unauthorized':
+      case 'answered':
         return reply.code(outcome.status).type('application/json').send(outcome.body);
       case 'refused': {
         setHeaders(reply, outcome.headers);

@@ -1,75 +1,66 @@
-// What the in-process adapters share: which bucket a request falls in, one
-// engine decision, and the same headers and 429 body as the gateway.
-import type { Decision } from '../core/decision.js';
+// What the in-process adapters share: which buckets a request counts in
+// (targets.ts), one engine decision for all of them (decideAll: every limit
+// admits or none is charged), and the same headers, 429 and 503 as the gateway.
+import type { IncomingMessage } from 'node:http';
 import { GATEWAY_ERRORS, gatewayErrorBody } from '../core/error-codes.js';
-import { isValidId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
-import { SluiceError } from '../core/errors.js';
-import { type HeaderOptions, pushLimitHeaders, rejection, retryAfterSeconds } from '../gateway/headers.js';
-import type { Engine } from '../limiter/engine.js';
+import { limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
+import { type AdapterOptions, type CheckedOptions, checkOptions } from './options.js';
+import { type RawRequest, targetsOf } from './targets.js';
 
-export interface LimitTarget {
-  tenant: string;
-  route: string;
-  rule: Rule;
-  cost?: number;
-}
-
-export interface AdapterOptions<Request> {
-  engine: Engine;
-  /** One rule for every request; the tenant comes from `header`, the route id from `route`. */
-  rule?: Rule;
-  /** Route id used with `rule` (default `default`). */
-  route?: string;
-  /** Header naming the tenant, used with `rule` (default `x-api-key`). */
-  header?: string;
-  /** Per request: which bucket and rule, or undefined to let the request through unlimited. */
-  resolve?: (request: Request) => LimitTarget | undefined | Promise<LimitTarget | undefined>;
-  /** IETF RateLimit headers and problem+json bodies, as in the gateway config. */
-  headers?: Partial<HeaderOptions>;
-}
+export type { AdapterLimit, AdapterOptions, ClientIpOption, KeyOf, LimitTarget } from './options.js';
 
 export type Outcome =
   | { kind: 'skip' }
-  | { kind: 'unauthorized'; status: 401; body: string }
+  /** Answered before deciding: no API key (401), or the client already gone. */
+  | { kind: 'answered'; status: 401 | 400; body: string }
   | { kind: 'allowed'; headers: string[]; delayMs: number }
   | { kind: 'refused'; status: 429 | 503; headers: string[]; body: string };
 
-export type Limiter<Request> = (request: Request, header: (name: string) => string | undefined) => Promise<Outcome>;
+export type Limiter<Request> = (request: Request, raw: RawRequest | IncomingMessage) => Promise<Outcome>;
 
-/** Checks the options once and returns the per-request function. */
+/** Checks the options once (a bad one throws a SluiceError naming it) and returns the per-request function. */
 export function createRequestLimiter<Request>(options: AdapterOptions<Request>): Limiter<Request> {
-  if (!options.engine) throw new SluiceError('ERR_CONFIG_INVALID', 'is required', 'engine');
-  if (!options.rule === !options.resolve) throw new SluiceError('ERR_CONFIG_INVALID', 'give exactly one of rule or resolve', 'rule');
-  const fixedRule = options.rule ? parseRule(options.rule, 'rule') : undefined;
-  const fixedRoute = options.route ?? 'default';
-  if (!isValidId(fixedRoute)) throw new SluiceError('ERR_CONFIG_INVALID', 'must be an id', 'route');
-  const header = (options.header ?? 'x-api-key').toLowerCase();
-  const headerOptions: HeaderOptions = { ietf: options.headers?.ietf ?? false, problemJson: options.headers?.problemJson ?? false };
-  const { engine, resolve } = options;
+  const checked = checkOptions(options);
+  const decide = decider(checked);
+  return (request, raw) => decide(request, raw).catch((error: unknown) => Promise.reject(adapterFailure(error)));
+}
 
-  return async (request, headerOf) => {
-    let target: LimitTarget | undefined;
-    if (resolve) {
-      target = await resolve(request);
-      if (target === undefined) return { kind: 'skip' };
-    } else {
-      const tenant = headerOf(header);
-      if (!isValidId(tenant)) return { kind: 'unauthorized', status: GATEWAY_ERRORS.missing_api_key.status, body: gatewayErrorBody('missing_api_key') };
-      target = { tenant, route: fixedRoute, rule: fixedRule! };
+/**
+ * A throw on the way to a decision is the app's own (a resolve or key function
+ * that throws or returns a bad rule): the engine never rejects for the store.
+ * It reaches the framework's error handler as a 500, never with the 4xx status
+ * of the SluiceError it wraps: the client did nothing wrong.
+ */
+export function adapterFailure(error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  return Object.assign(new Error(`sluice adapter: ${message}`, { cause: error }), { status: 500, statusCode: 500 });
+}
+
+function decider<Request>(checked: CheckedOptions<Request>): Limiter<Request> {
+  const { engine, headerOptions } = checked;
+  return async (request, raw) => {
+    const targets = await targetsOf(checked, request, raw);
+    if (targets.kind === 'skip') return targets;
+    if (targets.kind !== 'calls') {
+      const name = targets.kind === 'missing_api_key' ? 'missing_api_key' : 'bad_request';
+      return { kind: 'answered', status: GATEWAY_ERRORS[name].status, body: gatewayErrorBody(name) };
     }
-    const decision: Decision = await engine.decide(target.tenant, target.route, target.rule, target.cost);
-    if (decision.source === 'closed') {
-      const headers = ['Retry-After', String(retryAfterSeconds(decision))];
+    const { calls } = targets;
+    const outcome = await engine.decideAll(calls);
+    const governing = outcome.decisions[outcome.governing]!;
+    if (!outcome.allowed && governing.source === 'closed') {
+      const headers = ['Retry-After', String(retryAfterSeconds(governing))];
       return { kind: 'refused', status: GATEWAY_ERRORS.store_unavailable.status, headers, body: gatewayErrorBody('store_unavailable') };
     }
-    if (!decision.allowed) {
-      const { headers, body } = rejection(decision, target.route, target.rule, headerOptions);
+    const views = limitViews(calls, outcome);
+    if (!outcome.allowed) {
+      const { headers, body } = rejectionOf(views, outcome.governing, headerOptions);
       return { kind: 'refused', status: GATEWAY_ERRORS.rate_limited.status, headers, body };
     }
     const headers: string[] = [];
-    pushLimitHeaders(headers, decision, target.route, target.rule, headerOptions);
-    return { kind: 'allowed', headers, delayMs: decision.delayMs };
+    pushLimitsHeaders(headers, views, outcome.governing, headerOptions);
+    // Shaping: the request waits for the longest delay any limit asks.
+    return { kind: 'allowed', headers, delayMs: Math.max(...outcome.decisions.map((decision) => decision.delayMs)) };
   };
 }
 

@@ -1,6 +1,7 @@
 // Tenant, route and limiter ids, and the Redis key layout built from them.
 // Ids are validated before they reach a key, so `{`, `}`, `:`, spaces or control
 // characters can never move a bucket into another tenant's hash slot or key.
+import { createHash } from 'node:crypto';
 import { SluiceError } from './errors.js';
 
 export const MAX_ID_LENGTH = 64;
@@ -82,3 +83,21 @@ export function derivedId(kind: string, body: string): string {
   assertValidId(id, 'derived id');
   return id;
 }
+
+/** `~h.` and 128 bits of the value's SHA-256: the raw value (an API key, an email) never reaches a key or a log. */
+export function hashedId(value: string): string {
+  return derivedId('h.', createHash('sha256').update(value).digest('hex').slice(0, 32));
+}
+
+/**
+ * The bucket id of a caller's key: the key itself when it is an id that does
+ * not start with `~` (so it can name no derived bucket), else its hash. Any
+ * non-empty string is accepted: `org:42` or an address is a key, never an error.
+ */
+export function keyId(key: unknown, field = 'key'): string {
+  if (typeof key !== 'string' || key.length === 0) throw new SluiceError('ERR_ID_INVALID', 'must be a non-empty string', field);
+  return isValidId(key) && !key.startsWith(DERIVED_PREFIX) ? key : hashedId(key);
+}
+
+/** The bucket tag every route-keyed limit shares: one ceiling per limit id, whoever asks. */
+export const ROUTE_TAG = derivedId('route', '');

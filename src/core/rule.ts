@@ -154,7 +154,25 @@ export function parseRule(input: unknown, field = 'rule'): Rule {
   }
   const result = ruleSchema.safeParse(input);
   if (!result.success) throw zodToSluiceError(result.error, field);
+  checkedRules.add(result.data);
   return result.data;
+}
+
+/** Rule objects already through parseRule (its results, and inputs checkRule accepted). */
+const checkedRules = new WeakSet<object>();
+
+/**
+ * Throws, as parseRule does, when `rule` is not a valid rule; each object is
+ * checked once. The engines call it on every rule they are handed, so a rule
+ * from any door (an adapter's resolve, a direct Engine.decide) is validated.
+ * The schema has no defaults or transforms, so a valid input is used as is.
+ */
+export function checkRule(rule: Rule, field = 'rule'): Rule {
+  if (rule === null || typeof rule !== 'object' || !checkedRules.has(rule)) {
+    parseRule(rule, field);
+    checkedRules.add(rule);
+  }
+  return rule;
 }
 
 /** The most units one call can ever be granted: a larger cost could never be allowed. */

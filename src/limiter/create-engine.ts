@@ -4,9 +4,10 @@
 //   createEngine({ redis: existingIoredisClient })    → the same, over a client the caller keeps and closes
 // Every other option is in resilienceConfigSchema, with its default.
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { Cluster, Redis } from 'ioredis';
-import { type Logger, pino } from 'pino';
+import type { Logger, pino as Pino } from 'pino';
 import { zodToSluiceError } from '../core/rule.js';
 import { Membership } from '../cluster/membership.js';
 import { RegionRebalancer } from '../cluster/region-rebalancer.js';
@@ -65,11 +66,13 @@ export function buildEngine(config: ResilienceConfig, wiring: EngineWiring): Eng
 /** The engine over Redis: the store, membership, the decision chain and the optional rebalancer. */
 export function buildResilientEngine(config: ResilienceConfig, wiring: EngineWiring & { redis: RedisTarget | RedisClient }): ResilientEngine {
   const { redis, instanceId } = wiring;
-  const logger = wiring.logger ?? pino({ name: 'sluice' });
+  const logger = wiring.logger ?? defaultLogger();
   const now = wiring.now ?? systemClock;
   const ownsStore = !isClient(redis);
   const client = isClient(redis) ? redis : connectRedis(redis);
-  if (ownsStore) client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
+  // Always listened to, a caller's client too: the engine answers for the store
+  // while it is away, so ioredis must not print "Unhandled error event".
+  client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
   const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now });
   const membership = new Membership({
     client,
@@ -108,6 +111,12 @@ function rebalancerFor(config: ResilienceConfig, client: RedisClient, logger: Lo
     logger,
     ownedClients: Object.values(peerClients),
   });
+}
+
+/** pino, loaded only when the caller brings no logger: `import 'sluice'` does not pay for it (docs/library.md#weight). */
+function defaultLogger(): Logger {
+  const { pino } = createRequire(import.meta.url)('pino') as { pino: typeof Pino };
+  return pino({ name: 'sluice' });
 }
 
 function isClient(value: RedisTarget | RedisClient): value is RedisClient {

@@ -1,14 +1,16 @@
 // The library API, in the spirit of Symfony's RateLimiterFactory:
-//   const limiter = createLimiter({ id: 'api', policy: 'token_bucket', capacity: 100, refillPerSecond: 10 }, store);
+//   const limiter = createLimiter({ id: 'api', policy: 'token_bucket', capacity: 100, refillPerSecond: 10 }, engine);
 //   const d = await limiter.consume(userId);   // d.allowed, d.remaining, d.retryAfterMs …
-// Keys are `rl:{<key>}:<id>`, validated like every id.
+// Keys are `rl:{<key>}:<id>`; a key that is not an id is hashed (keyId).
+// It decides through an engine: the one given (createEngine's, resilient on
+// Redis), or a plain StoreEngine over the store given (default: memory).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../core/decision.js';
-import { assertValidId, bucketKey } from '../core/ids.js';
-import { assertValidCost, parseRule, type Rule } from '../core/rule.js';
+import { assertValidId, keyId } from '../core/ids.js';
+import { parseRule, type Rule } from '../core/rule.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { BucketInfo, Store } from '../stores/store.js';
-import { applyShadow } from './engine.js';
+import { type Engine, StoreEngine } from './engine.js';
 
 export type LimiterOptions = Rule & {
   /** Names this limiter; part of every key, so two limiters never share buckets. Default `default`. */
@@ -37,27 +39,26 @@ export interface RateLimiter {
   /** Consumes and, when accepted with a delay, resolves once the delay has passed. */
   wait(key: string, cost?: number, signal?: AbortSignal): Promise<Decision>;
   inspect(key: string): Promise<BucketInfo>;
+  /** Closes the engine or store the limiter decides with (its Redis connection): a script can then exit. */
+  close(): Promise<void>;
 }
 
-export function createLimiter(options: LimiterOptions, store: Store = new MemoryStore()): RateLimiter {
+const isEngine = (value: Store | Engine): value is Engine => typeof (value as Engine).decide === 'function';
+
+export function createLimiter(options: LimiterOptions, storeOrEngine: Store | Engine = new MemoryStore()): RateLimiter {
   const { id = 'default', ...ruleInput } = options;
   assertValidId(id, 'id');
   const rule = parseRule(ruleInput);
-  const keyOf = (key: string) => {
-    assertValidId(key, 'key');
-    return bucketKey(key, id);
-  };
+  const engine = isEngine(storeOrEngine) ? storeOrEngine : new StoreEngine(storeOrEngine);
 
   const limiter: RateLimiter = {
     id,
     rule,
-    async consume(key, cost = 1) {
-      assertValidCost(rule, cost);
-      return applyShadow(rule, await store.consume(keyOf(key), rule, cost));
-    },
-    peek: (key) => store.peek(keyOf(key), rule),
-    reset: (key) => store.reset(keyOf(key)),
-    inspect: (key) => store.inspect(keyOf(key), rule),
+    consume: async (key, cost = 1) => engine.decide(keyId(key), id, rule, cost),
+    peek: async (key) => engine.peek(keyId(key), id, rule),
+    reset: async (key) => engine.reset(keyId(key), id, rule),
+    inspect: async (key) => engine.inspect(keyId(key), id, rule),
+    close: () => engine.close(),
     async reserve(key, cost = 1) {
       const decision = await limiter.consume(key, cost);
       const waitMs = decision.allowed ? decision.delayMs : decision.retryAfterMs;

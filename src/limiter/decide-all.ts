@@ -10,7 +10,7 @@
 // refunded (docs/limits.md measures how often).
 import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
-import { assertValidCost } from '../core/rule.js';
+import { assertValidCost, checkRule } from '../core/rule.js';
 import { redisKeyOf } from '../stores/redis/scripts.js';
 import { keySlot } from '../stores/redis/key-slot.js';
 import type { GroupReply, Store, StoreCall } from '../stores/store.js';
@@ -21,10 +21,11 @@ export function decideOne(engine: Pick<Engine, 'decide'>, call: LimitCall): Prom
   return engine.decide(call.tag, call.name, call.rule, call.cost).then((decision) => ({ allowed: decision.allowed, decisions: [decision], governing: 0 }));
 }
 
-/** The calls' buckets and shadow flags, each cost checked against its rule. */
+/** The calls' buckets and shadow flags, each rule checked and each cost against its rule. */
 export function storeCallsOf(calls: readonly LimitCall[]): StoreCall[] {
   if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
-  return calls.map((call) => {
+  return calls.map((call, i) => {
+    checkRule(call.rule, `calls.${i}.rule`);
     assertValidCost(call.rule, call.cost);
     return { bucket: bucketKey(call.tag, call.name), rule: call.rule, cost: call.cost, shadow: call.rule.shadow === true };
   });

@@ -1,11 +1,13 @@
 // The engine: what the gateway, the admin API and the library call to decide.
-// It maps (tenant, route) to a bucket key, applies shadow mode, and never
-// rejects: a failing store becomes a decision (see the resilience layer).
+// It maps (tenant, route) to a bucket key, applies shadow mode, checks every
+// rule it is handed, and never rejects for the store: a failing store becomes
+// a decision (the rule's onStoreDown; the resilience layer adds the fallback).
 import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
-import { assertValidCost, type Rule } from '../core/rule.js';
+import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
 import type { BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
 import { consumeGroup, decideOne, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
+import { storeDownDecision } from './plan.js';
 import { ChainStats, type EngineCounters } from './stats.js';
 
 export type { EngineCounters } from './stats.js';
@@ -70,16 +72,31 @@ export function applyShadow(rule: Rule, decision: Decision): Decision {
   return { ...decision, allowed: true, retryAfterMs: 0, delayMs: 0, source: 'shadow' };
 }
 
-/** The plain engine: one store, no fallback. The memory-store gateway runs on it. */
+/** What a `closed` rule tells the client to wait when the plain engine's store fails. */
+const STORE_DOWN_RETRY_MS = 1000;
+
+/**
+ * The plain engine: one store, no deadline and no fallback. The memory-store
+ * gateway runs on it. Over Redis, a failed call (not a slow one: there is no
+ * deadline) is decided by the rule's onStoreDown, `fallback` read as `closed`
+ * since there is no local limiter; createEngine gives the resilient engine.
+ */
 export class StoreEngine implements Engine {
   private readonly stats = new ChainStats();
 
   constructor(private readonly store: Store) {}
 
   async decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
+    checkRule(rule);
     assertValidCost(rule, cost);
+    const bucket = bucketKey(tenant, route);
     this.stats.storeCalls++;
-    const decision = await this.store.consume(bucketKey(tenant, route), rule, cost);
+    let decision: Decision;
+    try {
+      decision = await this.store.consume(bucket, rule, cost);
+    } catch (error) {
+      decision = this.storeDown(rule, error);
+    }
     this.stats.noteDecision(decision);
     return applyShadow(rule, decision);
   }
@@ -92,26 +109,38 @@ export class StoreEngine implements Engine {
     const replies = await Promise.all(groups.map((group) => this.consumeGroup(group.map((i) => storeCalls[i]!))));
     const reply = mergeGroups(storeCalls, groups, replies);
     const refunds = toRefund(!reply.admitted, storeCalls, groups, replies);
-    await Promise.all(refunds.map((call) => (this.store as SharedStore).adjust(call.bucket, call.rule, -call.cost)));
+    // A refund that fails leaves the units taken until the bucket refills: never over-admits.
+    await Promise.all(refunds.map((call) => (this.store as SharedStore).adjust(call.bucket, call.rule, -call.cost).catch(() => undefined)));
     for (const decision of reply.decisions) this.stats.noteDecision(decision);
     return limitsDecision(calls, reply);
   }
 
-  private consumeGroup(group: StoreCall[]): Promise<GroupReply> {
+  private async consumeGroup(group: StoreCall[]): Promise<GroupReply> {
     this.stats.storeCalls++;
-    return consumeGroup(this.store, group);
+    try {
+      return await consumeGroup(this.store, group);
+    } catch (error) {
+      const decisions = group.map((call) => this.storeDown(call.rule, error));
+      return { admitted: decisions.every((decision) => decision.allowed), decisions };
+    }
   }
 
-  peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
-    return this.store.peek(bucketKey(tenant, route), rule);
+  private storeDown(rule: Rule, error: unknown): Decision {
+    this.stats.noteFailure(error);
+    return storeDownDecision(rule.onStoreDown === 'open' ? 'open' : 'closed', rule, STORE_DOWN_RETRY_MS);
   }
 
-  reset(tenant: string, route: string): Promise<void> {
+  async peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
+    return this.store.peek(bucketKey(tenant, route), checkRule(rule));
+  }
+
+  async reset(tenant: string, route: string, rule?: Rule): Promise<void> {
+    if (rule !== undefined) checkRule(rule);
     return this.store.reset(bucketKey(tenant, route));
   }
 
-  inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
-    return this.store.inspect(bucketKey(tenant, route), rule);
+  async inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
+    return this.store.inspect(bucketKey(tenant, route), checkRule(rule));
   }
 
   health(): EngineHealth {

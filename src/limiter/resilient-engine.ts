@@ -6,7 +6,7 @@
 // and an optional rebalancer moves the region shares.
 import type { Decision } from '../core/decision.js';
 import { SluiceError } from '../core/errors.js';
-import { assertValidCost, type Rule } from '../core/rule.js';
+import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { Membership } from '../cluster/membership.js';
 import type { RegionRebalancer } from '../cluster/region-rebalancer.js';
@@ -53,6 +53,7 @@ export class ResilientEngine implements Engine {
   }
 
   async decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
+    checkRule(rule);
     assertValidCost(rule, cost);
     const plan = this.plan(tenant, route, rule);
     this.membership.countRequest();
@@ -66,7 +67,10 @@ export class ResilientEngine implements Engine {
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
     if (calls.length === 1) return decideOne(this, calls[0]!);
-    for (const call of calls) assertValidCost(call.rule, call.cost);
+    calls.forEach((call, i) => {
+      checkRule(call.rule, `calls.${i}.rule`);
+      assertValidCost(call.rule, call.cost);
+    });
     const plans = calls.map((call) => this.plan(call.tag, call.name, call.rule));
     this.membership.countRequest();
     const reply = await this.chain.multi.decide(plans, calls.map((call) => call.cost));
@@ -77,11 +81,12 @@ export class ResilientEngine implements Engine {
     return limitsDecision(calls, reply);
   }
 
-  peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
-    return this.chain.fallbackStep.peek(this.plan(tenant, route, rule));
+  async peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
+    return this.chain.fallbackStep.peek(this.plan(tenant, route, checkRule(rule)));
   }
 
   async reset(tenant: string, route: string, rule: Rule): Promise<void> {
+    checkRule(rule);
     const buckets = bucketsOf(tenant, route, rule);
     const plan = this.plan(tenant, route, rule, 0);
     for (const { key } of buckets) {
@@ -97,6 +102,7 @@ export class ResilientEngine implements Engine {
   }
 
   async inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
+    checkRule(rule);
     const plan = this.plan(tenant, route, rule, 0);
     try {
       return await withTimeout(this.store.inspect(plan.bucket, plan.rule), this.options.adminTimeoutMs);

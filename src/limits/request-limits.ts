@@ -2,10 +2,9 @@
 // (tag and name, always valid ids: bucketKey builds the Redis key from them),
 // the rule and the cost. The gateway decides them; the multi-limit engine will
 // decide a whole list together.
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RouteConfig } from '../config/types.js';
-import { derivedId } from '../core/ids.js';
+import { hashedId, ROUTE_TAG } from '../core/ids.js';
 import { capacityOf } from '../core/rule.js';
 import type { RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
@@ -27,8 +26,7 @@ export interface LimitRequest {
   readonly socket: { readonly remoteAddress?: string | undefined };
 }
 
-/** The bucket tag every route-keyed limit shares: one ceiling per limit id, whoever asks. */
-export const ROUTE_TAG = derivedId('route', '');
+export { ROUTE_TAG } from '../core/ids.js';
 
 export class RouteLimits {
   readonly route: RouteConfig;
@@ -104,7 +102,5 @@ interface Bucket extends KeyIdentity {
   readonly name: string;
 }
 
-/** `~h.` and 128 bits of the value's SHA-256: the raw value never reaches a key or a log. */
-export function headerBucketId(value: string): string {
-  return derivedId('h.', createHash('sha256').update(value).digest('hex').slice(0, 32));
-}
+/** A header's value as a bucket id: hashed (core/ids.ts), as the adapters key an API key. */
+export const headerBucketId = hashedId;

@@ -12,6 +12,7 @@ import { Cluster, type Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import { withTimeout } from '../core/timeout.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
@@ -29,6 +30,9 @@ export interface RedisStoreOptions {
   connectGraceMs?: number;
   now?: Clock;
 }
+
+/** How long close() waits for QUIT's reply before cutting the connection. */
+const CLOSE_TIMEOUT_MS = 1000;
 
 export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
@@ -93,8 +97,9 @@ export class RedisStore implements SharedStore {
     };
   }
 
+  /** Quits politely; a server that does not answer (paused, gone) within a second is cut off, so close() always ends. */
   async close(): Promise<void> {
-    await this.client.quit().catch(() => this.client.disconnect());
+    await withTimeout(this.client.quit(), CLOSE_TIMEOUT_MS).catch(() => this.client.disconnect());
   }
 
   private async locationOf(key: string): Promise<string> {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bucketKey } from '../../src/core/ids.js';
+import { bucketKey, hashedId } from '../../src/core/ids.js';
 import { parseRule, POLICIES } from '../../src/core/rule.js';
 import { createLimiter } from '../../src/limiter/create-limiter.js';
 import type { Store } from '../../src/stores/store.js';
@@ -63,11 +63,22 @@ export function storeSuite(getStore: () => Store) {
     await assert.rejects(limiter.consume(key, 1.5), /cost: must be a positive integer/);
   });
 
-  it('ids that could break the key layout are refused before any key is built', async () => {
-    const limiter = createLimiter({ id: 'ids', policy: 'token_bucket', capacity: 1, refillPerSecond: 1 }, getStore());
-    for (const bad of ['a{b', 'a}b', 'a:b', 'a b', 'a\nb', 'x'.repeat(65), '']) {
-      await assert.rejects(limiter.consume(bad), /key: /, JSON.stringify(bad));
+  it('a key that is not an id is hashed into a bucket of its own; it never reaches a key raw', async () => {
+    const store = getStore();
+    const limiter = createLimiter({ id: 'ids', policy: 'token_bucket', capacity: 1, refillPerSecond: 0.001 }, store);
+    const rule = limiter.rule;
+    for (const raw of ['a{b', 'a}b', 'a:b', 'a b', 'a\nb', 'x'.repeat(65), '~ip.1.2.3.4', 'org:42']) {
+      const suffix = fresh('k');
+      const key = `${raw}${suffix}`;
+      assert.equal((await limiter.consume(key)).allowed, true, JSON.stringify(key));
+      assert.equal((await limiter.consume(key)).allowed, false, 'the same key, the same bucket');
+      // the hashed bucket holds the unit; the raw text names no bucket
+      assert.equal((await store.peek(bucketKey(hashedId(key), 'ids'), rule)).allowed, false);
     }
+    const plain = fresh('plain');
+    assert.equal((await limiter.consume(plain)).allowed, true);
+    assert.equal((await store.peek(bucketKey(plain, 'ids'), rule)).allowed, false, 'an id is its own bucket');
+    await assert.rejects(limiter.consume(''), /key: must be a non-empty string/);
     assert.throws(() => bucketKey('shop-a', 'orders:1'), /route: may contain only/);
   });
 

@@ -1,0 +1,126 @@
+// The adapters' options, checked once when the adapter is built: one rule, a
+// list of limits, or a resolve function; how each limit finds its bucket's key
+// (the API key header, the client's address, the route, or the caller's
+// function); and the gateway's clientIp settings for `key: 'ip'`.
+import { SluiceError } from '../core/errors.js';
+import { isValidId } from '../core/ids.js';
+import { assertValidCost, parseRule, type Rule, zodToSluiceError } from '../core/rule.js';
+import type { HeaderOptions } from '../gateway/headers.js';
+import type { Engine } from '../limiter/engine.js';
+import { ClientIpResolver } from '../limits/client-ip.js';
+import { clientIpSchema } from '../limits/config-schema.js';
+
+/**
+ * Where a limit's bucket key comes from: `header` (the API key header, hashed),
+ * `ip` (the client's address: IPv4, or the IPv6 /64; see `clientIp`), `route`
+ * (one bucket for every client) or a function of the request (any string; one
+ * that is not an id is hashed; undefined = this limit does not apply).
+ */
+export type KeyOf<Request> = 'header' | 'ip' | 'route' | ((request: Request) => string | undefined);
+
+export interface AdapterLimit<Request> {
+  /** Names the limit: its bucket `rl:{key}:<id>` and its entry in the RateLimit headers. */
+  id: string;
+  rule: Rule;
+  /** Default `header`. */
+  key?: KeyOf<Request>;
+  /** Units one request takes (default 1). */
+  cost?: number;
+}
+
+/** What `resolve` returns for a request: a bucket by `tenant` (any string; hashed unless an id) or by `key`. */
+export interface LimitTarget {
+  tenant?: string;
+  /** Instead of `tenant`: the client's address, or one bucket for the route. */
+  key?: 'ip' | 'route';
+  route: string;
+  rule: Rule;
+  cost?: number;
+}
+
+export interface ClientIpOption {
+  /** CIDRs of the proxies whose forwarding header is believed (default none: the socket's address). */
+  trustedProxies?: string[];
+  /** The header those proxies append to (default `x-forwarded-for`). */
+  header?: 'x-forwarded-for' | 'forwarded';
+  /** IPv6 clients share a bucket per prefix of this length (default 64). */
+  ipv6Prefix?: number;
+}
+
+export interface AdapterOptions<Request> {
+  engine: Engine;
+  /** One rule for every request, keyed by `key`; its limit id is `route`. */
+  rule?: Rule;
+  /** The limit id used with `rule` (default `default`). */
+  route?: string;
+  /** The key used with `rule` (default `header`). */
+  key?: KeyOf<Request>;
+  /** Several limits, decided together (every one admits, or none is charged). */
+  limits?: AdapterLimit<Request>[];
+  /** Header naming the caller for `key: 'header'` (default `x-api-key`); a request without it gets 401. */
+  header?: string;
+  /** Per request: which buckets and rules, or undefined to let the request through unlimited. */
+  resolve?: (request: Request) => LimitTarget | readonly LimitTarget[] | undefined | Promise<LimitTarget | readonly LimitTarget[] | undefined>;
+  /** How `key: 'ip'` finds the client's address, as the gateway's `clientIp:`. */
+  clientIp?: ClientIpOption;
+  /** IETF RateLimit headers and problem+json bodies, as in the gateway config. */
+  headers?: Partial<HeaderOptions>;
+}
+
+/** A limit as the adapter keeps it, checked. */
+export interface CheckedLimit<Request> {
+  readonly id: string;
+  readonly rule: Rule;
+  readonly key: KeyOf<Request>;
+  readonly cost: number;
+}
+
+export interface CheckedOptions<Request> {
+  readonly engine: Engine;
+  /** Undefined with `resolve`. */
+  readonly limits: readonly CheckedLimit<Request>[] | undefined;
+  readonly resolve: AdapterOptions<Request>['resolve'];
+  readonly header: string;
+  readonly clientIp: ClientIpResolver;
+  readonly ipv6Prefix: number;
+  readonly headerOptions: HeaderOptions;
+}
+
+const fail = (message: string, field: string) => new SluiceError('ERR_CONFIG_INVALID', message, field);
+
+export function checkOptions<Request>(options: AdapterOptions<Request>): CheckedOptions<Request> {
+  if (options === null || typeof options !== 'object' || !options.engine) throw fail('is required', 'engine');
+  const given = [options.rule, options.limits, options.resolve].filter((value) => value !== undefined).length;
+  if (given !== 1) throw fail('give exactly one of rule, limits or resolve', 'rule');
+  if (options.resolve !== undefined && typeof options.resolve !== 'function') throw fail('must be a function', 'resolve');
+  const limits = options.rule !== undefined ? [{ id: options.route ?? 'default', rule: options.rule, ...(options.key ? { key: options.key } : {}) }] : options.limits;
+  const parsedIp = clientIpSchema.safeParse(options.clientIp ?? {});
+  if (!parsedIp.success) throw zodToSluiceError(parsedIp.error, 'clientIp', 'ERR_CONFIG_INVALID');
+  return {
+    engine: options.engine,
+    limits: limits === undefined ? undefined : checkLimits(limits, options.rule !== undefined),
+    resolve: options.resolve,
+    header: (options.header ?? 'x-api-key').toLowerCase(),
+    clientIp: new ClientIpResolver(parsedIp.data),
+    ipv6Prefix: parsedIp.data.ipv6Prefix,
+    headerOptions: { ietf: options.headers?.ietf ?? false, problemJson: options.headers?.problemJson ?? false },
+  };
+}
+
+function checkLimits<Request>(limits: readonly AdapterLimit<Request>[], single: boolean): CheckedLimit<Request>[] {
+  if (!Array.isArray(limits) || limits.length === 0) throw fail('must be a non-empty list', 'limits');
+  const seen = new Set<string>();
+  return limits.map((limit, i) => {
+    const at = single ? '' : `limits.${i}.`;
+    const idField = single ? 'route' : `${at}id`;
+    if (!isValidId(limit.id) || limit.id.startsWith('~')) throw fail('must be an id (letters, digits, . _ ~ @ + -, not starting with ~)', idField);
+    if (seen.has(limit.id)) throw fail(`${limit.id} is given twice`, idField);
+    seen.add(limit.id);
+    const rule = parseRule(limit.rule, single ? 'rule' : `${at}rule`);
+    const key = limit.key ?? 'header';
+    if (typeof key !== 'function' && key !== 'header' && key !== 'ip' && key !== 'route') throw fail("must be 'header', 'ip', 'route' or a function", `${at}key`);
+    const cost = limit.cost ?? 1;
+    assertValidCost(rule, cost);
+    return { id: limit.id, rule, key, cost };
+  });
+}
