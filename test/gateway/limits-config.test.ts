@@ -18,6 +18,7 @@ describe('limits: listener timeouts and body buffering', () => {
         maxQueued: 1_000,
         headerTimeoutMs: 10_000,
         requestTimeoutMs: 60_000,
+        websocketIdleTimeoutMs: 300_000,
         bodyIdleTimeoutMs: 10_000,
         keepAliveTimeoutMs: 5_000,
         bufferBodyBytes: 65_536,
