@@ -54,7 +54,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       if (closing) req.socket.end();
     });
     handle(req, res).catch((error) => answerFailure(req, res, error, logger));
-  });
+  }, undefined, 'admin.tls');
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   const url = await listenOn(server, options.listen, options.tls ? 'https' : 'http');

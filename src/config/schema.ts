@@ -111,7 +111,7 @@ export const configFileSchema = z
     listen: listenSchema.optional(),
     /** HTTPS on the gateway listener; `redirectHttp`: a plain-HTTP listener answering every request with a redirect to it. */
     tls: z.object({ ...tlsFields, redirectHttp: listenSchema.optional() }).strict().optional(),
-    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional(), tls: tlsSchema.optional() }).strict().optional(),
+    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional(), tls: tlsSchema.omit({ http2: true }).optional() }).strict().optional(),
     routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing'),
     tenants: tenantsSchema.default({ header: 'X-Api-Key', unknownKeys: 'reject', keys: [] }),
     defaultRule: z.unknown().optional(),

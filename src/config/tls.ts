@@ -19,6 +19,8 @@ export const tlsFields = {
   key: pemFile,
   /** More certificates, each served to clients that ask for one of its names (SNI). */
   sni: z.array(z.object({ names: z.array(serverName).min(1, 'must list at least one name'), cert: pemFile, key: pemFile }).strict()).default([]),
+  /** HTTP/2 for clients that offer it (ALPN), HTTP/1.1 for the others, on the same port. */
+  http2: z.boolean().default(true),
   /** Oldest protocol version accepted. */
   minVersion: z.enum(['TLSv1.2', 'TLSv1.3'], 'must be TLSv1.2 or TLSv1.3').default('TLSv1.2'),
 };
@@ -32,6 +34,8 @@ export interface CertificatePair {
 export interface TlsConfig extends CertificatePair {
   readonly sni: readonly (CertificatePair & { readonly names: readonly string[] })[];
   readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
+  /** Offer HTTP/2 by ALPN (the gateway's listener only). */
+  readonly http2?: boolean;
 }
 
 /** The PEM contents of a pair, ready for a secure context; throws naming the field that failed. */
@@ -62,12 +66,13 @@ export class TlsFileError extends Error {
 }
 
 /** The file's `tls:` with paths taken from `baseDir`, every file checked now. */
-export function tlsOf(file: z.infer<typeof tlsSchema>, baseDir: string, field: string): TlsConfig {
+export function tlsOf(file: Omit<z.infer<typeof tlsSchema>, 'http2'> & { http2?: boolean }, baseDir: string, field: string): TlsConfig {
   const at = (path: string) => resolve(baseDir, path);
   const tls: TlsConfig = {
     cert: at(file.cert),
     key: at(file.key),
     minVersion: file.minVersion,
+    http2: file.http2,
     sni: file.sni.map((entry) => ({ names: entry.names, cert: at(entry.cert), key: at(entry.key) })),
   };
   readPair(tls, field);

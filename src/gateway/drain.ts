@@ -7,6 +7,7 @@
 // undercut and close themselves), by carrying one more request (answered with
 // Connection: close), or when the grace period ends.
 import type { Server, ServerResponse } from 'node:http';
+import type { Http2Session } from 'node:http2';
 import { Server as NetServer } from 'node:net';
 
 export class Drain {
@@ -27,11 +28,16 @@ export class Drain {
     res.once('close', () => this.open.delete(res));
   }
 
-  /** Stops accepting and waits for every connection to end, for up to `graceMs`; then `late` cuts what is left. */
-  async run(server: Server, graceMs: number, late: () => Promise<unknown>): Promise<void> {
+  /**
+   * Stops accepting and waits for every connection to end, for up to `graceMs`;
+   * then `late` cuts what is left. HTTP/2 `sessions` get a GOAWAY at once (their
+   * open streams finish, no new one starts) and are destroyed at the grace's end.
+   */
+  async run(server: Server, graceMs: number, late: () => Promise<unknown>, sessions: ReadonlySet<Http2Session> = new Set()): Promise<void> {
     this.active = true;
     for (const res of this.open) if (!res.headersSent) res.shouldKeepAlive = false;
     this.open.clear();
+    for (const session of sessions) session.close();
     // http.Server#close would also close idle keep-alive sockets at once (the race above): stop accepting only.
     const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
     let timer: NodeJS.Timeout | undefined;
@@ -39,7 +45,8 @@ export class Drain {
       timer = setTimeout(() => resolve('late'), graceMs);
     });
     if ((await Promise.race([closed, expired])) === 'late') {
-      server.closeAllConnections();
+      server.closeAllConnections?.(); // an HTTP/2 server has no such list: its sessions are destroyed instead
+      for (const session of sessions) session.destroy();
       await late();
       await closed;
     }

@@ -1,6 +1,7 @@
 // The gateway's own answers (not the upstream's): small JSON bodies built once,
 // named and given their status by the error catalogue (core/error-codes.ts).
 import type { ServerResponse } from 'node:http';
+import { constants as http2Constants, type ServerHttp2Stream } from 'node:http2';
 import { defaultRetryAfter, GATEWAY_ERRORS, type GatewayErrorName, gatewayErrorBody } from '../core/error-codes.js';
 
 export type { GatewayErrorName } from '../core/error-codes.js';
@@ -29,7 +30,24 @@ export function sendError(res: ServerResponse, name: GatewayErrorName, extraHead
   const retryAfter = defaultRetryAfter(name);
   if (retryAfter !== undefined && !extraHeaders?.includes('Retry-After')) headers.push('Retry-After', String(retryAfter));
   // After a refused body, closing beats reading (and discarding) the rest of it.
-  if (close) headers.push('Connection', 'close');
+  if (close) abandonBody(res, headers);
   res.writeHead(gatewayStatus(name), headers);
   res.end(body);
+}
+
+/**
+ * The request's body will not be read: over HTTP/1.1 the connection closes
+ * after the answer (`headers`, when given, get `Connection: close`); over
+ * HTTP/2 the stream is reset with NO_ERROR once the answer is out (RFC 9113
+ * §8.1), so the client stops sending and the connection's flow-control window
+ * is not left full of a body nobody reads.
+ */
+export function abandonBody(res: ServerResponse, headers?: string[]): void {
+  if (res.req.httpVersionMajor < 2) {
+    if (headers) headers.push('Connection', 'close');
+    else res.shouldKeepAlive = false;
+    return;
+  }
+  const stream = (res as unknown as { stream?: ServerHttp2Stream }).stream;
+  res.once('finish', () => stream?.close(http2Constants.NGHTTP2_NO_ERROR));
 }

@@ -4,9 +4,11 @@
 // listener that answers every request with a permanent redirect to HTTPS.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createSecureServer, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import { readPair, type TlsConfig } from '../config/tls.js';
+import type { ListenAddress } from '../config/types.js';
 
 /** The certificates in use, swapped whole on reload; the SNI callback reads the current ones. */
 class Certificates {
@@ -41,27 +43,41 @@ class Certificates {
 
 export interface FrontServer {
   server: Server;
+  /** Listens, then starts the redirect listener if there is one. */
+  listen(host: string, port: number): Promise<AddressInfo>;
+  closeRedirect(): void;
+  /** The open HTTP/2 sessions (none without HTTP/2), for the drain's GOAWAY. */
+  sessions: ReadonlySet<Http2Session>;
   /** Reads the certificates again (a reload); no-op without TLS. */
   reloadCertificates(tls: TlsConfig | undefined): void;
 }
 
-export function createFrontServer(options: ServerOptions, tls: TlsConfig | undefined, handler: RequestListener, field = 'tls'): FrontServer {
-  if (tls === undefined) return { server: createServer(options, handler), reloadCertificates: () => {} };
+export function createFrontServer(options: ServerOptions, tls: TlsConfig | undefined, handler: RequestListener, redirectFrom?: ListenAddress, field = 'tls'): FrontServer {
+  const sessions = new Set<Http2Session>();
+  if (tls === undefined) return withListen({ server: createServer(options, handler), sessions, reloadCertificates: () => {} }, undefined);
   const certificates = new Certificates(field);
-  const server = createHttpsServer(
-    {
-      ...options,
-      ...certificates.load(tls),
-      SNICallback: (servername, done) => done(null, certificates.contextFor(servername)),
-    },
-    handler,
-  ) as unknown as Server;
-  return {
+  const secure = { ...certificates.load(tls), SNICallback: (servername: string, done: (error: Error | null, context?: SecureContext) => void) => done(null, certificates.contextFor(servername)) };
+  const server = (tls.http2 ? createHttp2Server(options, secure, handler, sessions) : createHttpsServer({ ...options, ...secure }, handler)) as unknown as Server;
+  return withListen({
     server,
+    sessions,
     reloadCertificates(next) {
       if (next === undefined) return; // turning TLS off takes a restart (the reload says so)
       (server as unknown as { setSecureContext(options: SecureContextOptions): void }).setSecureContext(certificates.load(next));
     },
+  }, redirectFrom);
+}
+
+function withListen(front: Omit<FrontServer, 'listen' | 'closeRedirect'>, redirectFrom: ListenAddress | undefined): FrontServer {
+  let redirect: Server | undefined;
+  return {
+    ...front,
+    async listen(host, port) {
+      const address = await listenOn(front.server, host, port);
+      if (redirectFrom) redirect = await startRedirect(redirectFrom.host, redirectFrom.port, address.port);
+      return address;
+    },
+    closeRedirect: () => redirect?.close().closeAllConnections(),
   };
 }
 
@@ -92,4 +108,19 @@ function hostWithoutPort(host: string | undefined): string {
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
   const colon = host.indexOf(':');
   return colon === -1 ? host : host.slice(0, colon);
+}
+
+/**
+ * HTTP/2 for clients that offer it by ALPN, HTTP/1.1 on the same port for the
+ * others; node's compatibility API hands both to the same request handler. The
+ * HTTP/1.1 side keeps the listener's header and request timeouts.
+ */
+function createHttp2Server(options: ServerOptions, secure: SecureContextOptions & { SNICallback: unknown }, handler: RequestListener, sessions: Set<Http2Session>) {
+  const server = createSecureServer({ ...secure, allowHTTP1: true, maxSessionMemory: 64 } as Parameters<typeof createSecureServer>[0], handler as never);
+  Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout });
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  return server;
 }

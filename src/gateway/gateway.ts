@@ -5,17 +5,18 @@
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { ListenAddress, RouteConfig, SluiceConfig } from '../config/types.js';
+import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import type { LimitProblem } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
-import { gatewayStatus, sendError } from './errors.js';
+import { abandonBody, gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
-import { createFrontServer, type FrontServer, listenOn, startRedirect } from './front-server.js';
+import { createFrontServer, type FrontServer } from './front-server.js';
+import { requestHost } from './hop-by-hop.js';
 import { forward, Upstreams } from './proxy.js';
 import { type LimitedTarget, routeTarget } from './route-target.js';
 import type { BodyLimits } from './request-body.js';
@@ -50,8 +51,6 @@ export interface GatewayOptions {
 export class Gateway {
   readonly server: Server;
   private readonly front: FrontServer;
-  private readonly redirectTo: ListenAddress | undefined;
-  private redirect: Server | undefined;
   private readonly upstreams = new Upstreams();
   private readonly shaping: ShapingQueue;
   private readonly drain = new Drain();
@@ -75,9 +74,8 @@ export class Gateway {
     this.log = options.logger;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.reconfigure(options);
-    this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res));
+    this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
-    this.redirectTo = config.tls?.redirectHttp;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
     this.server.on('connect', answerConnect);
@@ -115,24 +113,22 @@ export class Gateway {
     return this.drain.draining;
   }
 
-  async listen(host: string, port: number): Promise<AddressInfo> {
-    const address = await listenOn(this.server, host, port);
-    if (this.redirectTo) this.redirect = await startRedirect(this.redirectTo.host, this.redirectTo.port, address.port);
-    return address;
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return this.front.listen(host, port);
   }
 
   /** Drains (see drain.ts): in-flight requests finish for up to `graceMs`, then what is left is cut and the pools close. */
   async close(graceMs = 10_000): Promise<void> {
     this.tunnels.closeAll();
-    this.redirect?.close().closeAllConnections();
-    await this.drain.run(this.server, graceMs, () => this.upstreams.destroy());
+    this.front.closeRedirect();
+    await this.drain.run(this.server, graceMs, () => this.upstreams.destroy(), this.front.sessions);
     await this.upstreams.close();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
       this.drain.track(res);
-      const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', req.headers.host);
+      const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
       const tenant = this.tenantOf(req, res, match);
       if (tenant === ANSWERED) return;
       if (match === undefined) {
@@ -210,7 +206,7 @@ export class Gateway {
 
   private refuse({ req, res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
     const { headers, body } = rejectionOf(views, governing, this.headerOptions);
-    if (!req.complete) res.shouldKeepAlive = false; // a body still on its way is not waited for
+    if (!req.complete) abandonBody(res); // a body still on its way is not waited for
     headers.push('Content-Length', String(Buffer.byteLength(body)));
     res.writeHead(gatewayStatus('rate_limited'), headers);
     res.end(body);

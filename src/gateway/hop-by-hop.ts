@@ -44,7 +44,8 @@ export function forwardedRequestHeaders(req: IncomingMessage, clientIp: ClientIp
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
-    if (REQUEST_DROP.has(lower) || named?.has(lower)) continue;
+    // HTTP/2's pseudo-headers (`:method`, `:path`, `:authority`…) are the request line, not headers.
+    if (REQUEST_DROP.has(lower) || named?.has(lower) || lower.charCodeAt(0) === 58) continue;
     out.push(name, raw[i + 1]!);
   }
   pushForwarding(out, req, clientIp);
@@ -63,11 +64,18 @@ function pushForwarding(out: string[], req: IncomingMessage, clientIp: ClientIpR
   const previousFor = kept('x-forwarded-for');
   out.push('x-forwarded-for', previousFor ? `${previousFor}, ${client}` : client);
   out.push('x-forwarded-proto', kept('x-forwarded-proto') ?? proto);
-  const host = kept('x-forwarded-host') ?? req.headers.host;
+  const authority = requestHost(req);
+  const host = kept('x-forwarded-host') ?? authority;
   if (host) out.push('x-forwarded-host', host);
-  const hop = `for=${forwardedNode(client)};proto=${proto}${req.headers.host ? `;host=${quoted(req.headers.host)}` : ''}`;
+  const hop = `for=${forwardedNode(client)};proto=${proto}${authority ? `;host=${quoted(authority)}` : ''}`;
   const previousForwarded = kept('forwarded');
   out.push('forwarded', previousForwarded ? `${previousForwarded}, ${hop}` : hop);
+}
+
+/** The host the client asked for: `Host` in HTTP/1.1, `:authority` in HTTP/2. */
+export function requestHost(req: IncomingMessage): string | undefined {
+  const host = req.headers.host ?? req.headers[':authority'];
+  return typeof host === 'string' && host !== '' ? host : undefined;
 }
 
 /** RFC 7239 §6: an IPv6 node is quoted and bracketed. */

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -22,6 +23,9 @@ import { startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const run = promisify(execFile);
 const KEY = 'https-test-key-1';
+const KEY_B = 'https-test-key-2';
+const KEY_C = 'https-test-key-3';
+const KEY_D = 'https-test-key-4';
 
 /** The certificate a handshake for `servername` gets, and whether the CA vouched for it. */
 function handshake(port: number, servername: string, ca: string, extra: { maxVersion?: 'TLSv1.1' } = {}): Promise<PeerCertificate> {
@@ -64,8 +68,8 @@ admin: { listen: '127.0.0.1:0', token: https-admin-token-0123456789, tls: { cert
 dataDir: ${join(dir, 'data')}
 routes:
   - { id: create-order, methods: [POST], path: /orders, upstream: '\${UP}' }
-tenants: { keys: [{ key: ${KEY}, tenant: shop-a }] }
-rules: [{ tenant: shop-a, route: create-order, policy: token_bucket, capacity: 2, refillPerSecond: 0.01 }]
+tenants: { keys: [{ key: ${KEY}, tenant: shop-a }, { key: ${KEY_B}, tenant: shop-b }, { key: ${KEY_C}, tenant: shop-c }, { key: ${KEY_D}, tenant: shop-d }] }
+rules: [{ tenant: '*', route: create-order, policy: token_bucket, capacity: 2, refillPerSecond: 0.01 }]
 `;
     gateway = await startGateway(yaml, { UP: upstream.url }, { admin: true, ruleStore: true });
   });
@@ -76,14 +80,52 @@ rules: [{ tenant: shop-a, route: create-order, policy: token_bucket, capacity: 2
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("answers the design's curl loop over HTTPS: 200 200 429", async () => {
-    assert.match(gateway.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  // Each loop on a tenant of its own, so that each starts from a full bucket.
+  const curlLoop = async (protocol: '--http1.1' | '--http2', key: string) => {
     const codes: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const { stdout } = await run('curl', ['-s', '--http1.1', '--cacert', certs.ca, '-o', '/dev/null', '-w', '%{http_code}', '-H', `X-Api-Key: ${KEY}`, '-X', 'POST', `${gateway.url}/orders`]);
+      const { stdout } = await run('curl', ['-s', protocol, '--cacert', certs.ca, '-o', '/dev/null', '-w', '%{http_version} %{http_code}', '-H', `X-Api-Key: ${key}`, '-X', 'POST', `${gateway.url}/orders`]);
       codes.push(stdout);
     }
-    assert.deepEqual(codes, ['200', '200', '429']);
+    return codes;
+  };
+
+  it("answers the design's curl loop over HTTPS, HTTP/1.1 and HTTP/2 on one port: 200 200 429", async () => {
+    assert.match(gateway.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    assert.deepEqual(await curlLoop('--http1.1', KEY), ['1.1 200', '1.1 200', '1.1 429']);
+    assert.deepEqual(await curlLoop('--http2', KEY_B), ['2 200', '2 200', '2 429']);
+  });
+
+  it("node's http2 client gets the same answers and headers, the upstream the same request", async () => {
+    const session = connectHttp2(gateway.url, { ca: readFileSync(certs.ca) });
+    try {
+      const ask = (path: string) =>
+        new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+          const stream = session.request({ ':method': 'POST', ':path': path, 'x-api-key': KEY_C, 'content-type': 'application/json' });
+          let body = '';
+          let headers: Record<string, unknown> = {};
+          stream.on('response', (h) => {
+            headers = h;
+          });
+          stream.setEncoding('utf8');
+          stream.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          stream.on('end', () => resolve({ status: Number(headers[':status']), headers, body }));
+          stream.on('error', reject);
+          stream.end('{"n":1}');
+        });
+      const replies = await Promise.all([ask('/orders'), ask('/orders'), ask('/orders')]);
+      assert.deepEqual(replies.map((reply) => reply.status).sort(), [200, 200, 429], 'three streams on one connection');
+      const ok = replies.find((reply) => reply.status === 200)!;
+      assert.equal(ok.headers['x-ratelimit-limit'], '2');
+      assert.deepEqual(JSON.parse(ok.body), { path: '/orders', method: 'POST' });
+      const refused = replies.find((reply) => reply.status === 429)!;
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.equal((await ask('/nowhere')).status, 404);
+    } finally {
+      session.close();
+    }
   });
 
   it('serves the default certificate, and another one by SNI (exact and wildcard names)', async () => {
@@ -91,6 +133,26 @@ rules: [{ tenant: shop-a, route: create-order, policy: token_bucket, capacity: 2
     assert.equal((await handshake(port, 'localhost', certs.ca)).subject.CN, 'server');
     assert.equal((await handshake(port, 'api.sluice.test', certs.ca)).subject.CN, 'api.sluice.test');
     assert.equal((await handshake(port, 'shop.tenants.sluice.test', certs.ca)).subject.CN, 'api.sluice.test');
+  });
+
+  it('answers a body over the limit with 413 on an HTTP/2 stream, and the connection serves the next one', async () => {
+    // The client queues the whole 11 MiB body at once: more than its default 10 MiB of session memory.
+    const session = connectHttp2(gateway.url, { ca: readFileSync(certs.ca), maxSessionMemory: 64 });
+    try {
+      const status = (headers: Record<string, string>, body?: string) =>
+        new Promise<number>((resolve) => {
+          const stream = session.request({ ':method': 'POST', ':path': '/orders', 'x-api-key': KEY_D, ...headers });
+          stream.on('response', (h) => resolve(Number(h[':status'])));
+          stream.on('error', () => {}); // the gateway may reset the stream's unread body after answering
+          stream.resume();
+          stream.end(body);
+        });
+      const tooLarge = Buffer.alloc(11 * 1024 * 1024); // over the default limits.maxBodyBytes (10 MiB)
+      assert.equal(await status({ 'content-length': String(tooLarge.length) }, tooLarge as unknown as string), 413);
+      assert.equal(await status({}, '{}'), 200);
+    } finally {
+      session.close();
+    }
   });
 
   it('refuses TLS 1.1', async () => {
@@ -158,5 +220,49 @@ describe('TLS config errors', () => {
     assert.throws(config(`tls: { cert: ${certs.serverCert}, key: ${certs.clientKey} }`), (error: unknown) => error instanceof ConfigError && error.message.includes('tls.key: ') && error.message.includes('no usable certificate and key'));
     assert.throws(config(`admin: { tls: { cert: ${certs.serverCert}, key: /nope.key } }`), (error: unknown) => error instanceof ConfigError && error.message.includes('admin.tls.key: cannot read /nope.key'));
     assert.throws(config('', { SLUICE_TLS_CERT: '/missing.pem', SLUICE_TLS_KEY: certs.serverKey }), (error: unknown) => error instanceof ConfigError && error.message.startsWith('SLUICE_TLS_CERT: tls.cert: cannot read /missing.pem'));
+  });
+});
+
+describe('draining with HTTP/2 sessions open', () => {
+  it('sends GOAWAY: the open stream finishes, the idle session ends, close() does not wait out its grace', async () => {
+    const certs = makeCertificates();
+    const upstream = await startUpstream((req, res) => {
+      req.resume();
+      setTimeout(() => res.end('{"slow":true}'), 300);
+    });
+    const gateway = await startGateway(`tls: { cert: ${certs.serverCert}, key: ${certs.serverKey} }\nroutes: [{ id: r, path: /*, upstream: '\${UP}' }]\ntenants: { unknownKeys: default-rule }\n`, { UP: upstream.url }, { shutdownGraceMs: 60_000 });
+    const session = connectHttp2(gateway.url, { ca: readFileSync(certs.ca) });
+    try {
+      const goaway = new Promise<void>((resolve) => session.once('goaway', () => resolve()));
+      const sessionClosed = new Promise<void>((resolve) => session.once('close', () => resolve()));
+      const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({ ':path': '/slow', 'x-api-key': 'drain-h2-key' });
+        let status = 0;
+        let body = '';
+        stream.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        stream.setEncoding('utf8');
+        stream.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        stream.on('end', () => resolve({ status, body }));
+        stream.on('error', reject);
+        stream.end();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the request is upstream now
+      const started = Date.now();
+      const closing = gateway.close();
+      await goaway;
+      assert.deepEqual(await inFlight, { status: 200, body: '{"slow":true}' }, 'the stream in flight finished');
+      await sessionClosed;
+      await closing;
+      assert.ok(Date.now() - started < 30_000, 'the drain ended with the session, not at the end of its 60 s grace');
+    } finally {
+      session.destroy();
+      await gateway.close();
+      await upstream.close();
+      certs.remove();
+    }
   });
 });
