@@ -5,6 +5,7 @@ import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema, globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
+import { databaseConnectionFields, hostPort, storeConnectionFields } from './connection-schema.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
@@ -19,7 +20,6 @@ export const listenSchema = z
   .regex(LISTEN_PATTERN, 'must be host:port, e.g. 127.0.0.1:8080')
   .refine((value) => Number(LISTEN_PATTERN.exec(value)?.[2]) <= 65535, 'port must be at most 65535');
 
-const hostPort = z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'must be host:port');
 const httpUrl = z.string().refine((value) => {
   try {
     const url = new URL(value);
@@ -73,6 +73,7 @@ const storeSchema = z
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /** Memory store: most buckets kept, least recently used evicted first. */
     maxKeys: positiveInt(100_000_000).optional(),
+    ...storeConnectionFields,
   })
   .strict();
 
@@ -141,6 +142,7 @@ export const configFileSchema = z
         maxClockSkewMs: z.number().int('must be an integer').min(0, 'must be at least 0').max(60_000, 'must be at most 60000').default(500),
         /** The /readyz probe's own timeout. */
         healthTimeoutMs: positiveInt(60_000).default(2_000),
+        ...databaseConnectionFields,
       })
       .strict()
       .prefault({}),

@@ -108,10 +108,12 @@ export class ResilientEngine implements Engine {
 
   health(): EngineHealth {
     const reachable = this.chain.breaker.closed;
+    const reason = reachable ? undefined : (this.store.connectionProblem?.() ?? this.chain.breaker.lastFailure);
     return {
       mode: reachable ? 'redis' : 'fallback',
       storeReachable: reachable,
       detail: `instances=${this.instances}${this.options.region ? ` region=${this.options.region}` : ''}`,
+      ...(reason !== undefined ? { reason } : {}),
     };
   }
 

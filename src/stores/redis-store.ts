@@ -14,6 +14,7 @@ import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
+import { ConnectionProblem } from './redis/connection-problem.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
@@ -34,12 +35,15 @@ export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
   private watch: ConnectionWatch | undefined;
   private readonly now: Clock;
+  /** Why connecting fails, from the client's errors: for /readyz and the error log. */
+  readonly problem: ConnectionProblem;
 
   constructor(
     readonly client: RedisClient,
     options: RedisStoreOptions = {},
   ) {
     preloadScripts(client);
+    this.problem = new ConnectionProblem(client);
     this.now = options.now ?? systemClock;
     if (options.connectGraceMs !== undefined) this.watch = new ConnectionWatch(client, options.connectGraceMs, this.now);
   }
@@ -60,6 +64,10 @@ export class RedisStore implements SharedStore {
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
     return runDecision(this.client, bucket, rule, 0);
+  }
+
+  connectionProblem(): string | undefined {
+    return this.problem.reason;
   }
 
   canLease(rule: Rule): boolean {
