@@ -11,6 +11,7 @@ import { PostgresRuleStore } from '../rules/pg-store.js';
 import { describeUrl } from '../rules/pg-errors.js';
 import { redisTargetOf } from '../stores/redis/config-target.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
+import { describeRedisError } from '../stores/redis/connection-problem.js';
 import { RedisStore } from '../stores/redis-store.js';
 
 export interface ConnectionCheck {
@@ -37,7 +38,7 @@ async function checkRedis(target: RedisTarget, timeoutMs: number): Promise<Conne
     await within(timeoutMs, Promise.race([failed, probeRedis(store)]));
     return { target: describeRedis(target), problem: undefined };
   } catch (error) {
-    return { target: describeRedis(target), problem: store.problem.reason ?? (error as Error).message };
+    return { target: describeRedis(target), problem: store.problem.reason ?? describeRedisError(error as Error) };
   } finally {
     failed.catch(() => undefined);
     store.client.disconnect();

@@ -14,7 +14,7 @@ import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
-import { ConnectionProblem } from './redis/connection-problem.js';
+import { ConnectionProblem, type StoreProblem } from './redis/connection-problem.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
@@ -66,8 +66,8 @@ export class RedisStore implements SharedStore {
     return runDecision(this.client, bucket, rule, 0);
   }
 
-  connectionProblem(): string | undefined {
-    return this.problem.reason;
+  connectionProblem(): StoreProblem | undefined {
+    return this.problem.problem;
   }
 
   canLease(rule: Rule): boolean {

@@ -72,5 +72,5 @@ export interface SharedStore extends Store {
   /** Takes `delta` units whatever the limit (negative: gives them back). */
   adjust(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
   /** Why the connection fails, named (refused password, TLS handshake…); undefined while it works. */
-  connectionProblem?(): string | undefined;
+  connectionProblem?(): { reason: string; neverConnected: boolean } | undefined;
 }

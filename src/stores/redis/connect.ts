@@ -4,6 +4,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisClient } from './scripts.js';
+import { scrubErrorsOf } from './scrub-secrets.js';
 
 /** An ACL user (or `default`) and its password. */
 export interface RedisCredentials {
@@ -49,6 +50,12 @@ function nodeOptions(target: RedisTarget): RedisOptions {
 }
 
 export function connectRedis(target: RedisTarget): RedisClient {
+  const client = openClient(target);
+  scrubErrorsOf(client);
+  return client;
+}
+
+function openClient(target: RedisTarget): RedisClient {
   if (target.cluster && target.cluster.length > 0) {
     return new Cluster(target.cluster.map(hostPort), {
       redisOptions: nodeOptions(target),
