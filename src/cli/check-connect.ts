@@ -8,6 +8,7 @@ import { bucketKey } from '../core/ids.js';
 import { parseRule } from '../core/rule.js';
 import { INSTANCES_KEY } from '../cluster/meta-keys.js';
 import { PostgresRuleStore } from '../rules/pg-store.js';
+import { describePgConnectError } from '../rules/pg-connection.js';
 import { describeUrl } from '../rules/pg-errors.js';
 import { redisTargetOf } from '../stores/redis/config-target.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
@@ -59,7 +60,7 @@ async function checkPostgres(config: SluiceConfig, timeoutMs: number): Promise<C
     await store.ping(timeoutMs);
     return { target, problem: undefined };
   } catch (error) {
-    return { target, problem: (error as Error).message };
+    return { target, problem: describePgConnectError(error as Error) };
   } finally {
     await store.close();
   }

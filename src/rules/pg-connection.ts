@@ -38,3 +38,14 @@ function withPassword(connectionString: string, password: string | undefined): s
   url.password = encodeURIComponent(password);
   return url.toString();
 }
+
+/** A connection failure with what to check: the refused password, the missing TLS, the certificate. */
+export function describePgConnectError(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  const text = error.message;
+  if (code === '28P01') return `authentication refused (28P01): ${text}; check database.url's user and database.passwordFile`;
+  if (code === '28000' && text.includes('no encryption')) return `${text}: the server wants TLS; set database.tls.mode (require or verify-full)`;
+  if (text.includes('does not support SSL')) return `${text}: set database.tls.mode disable, or turn ssl on in PostgreSQL`;
+  if (/CERT|SSL|TLS|UNABLE_TO_|SELF_SIGNED/.test(code)) return `TLS handshake failed (${code}): ${text}; check database.tls (mode, ca)`;
+  return text;
+}
