@@ -9,6 +9,7 @@ import type { RedisClient } from './scripts.js';
 export function describeRedisError(error: Error): string {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   const text = error.message;
+  if (text.startsWith('All sentinels are unreachable')) return `the sentinels refused or could not be reached (${text}); check store.sentinel (sentinels, password, tls)`;
   if (text.startsWith('WRONGPASS')) return 'authentication refused (WRONGPASS): wrong password, unknown ACL user or disabled user; check store.username and store.password';
   if (text.startsWith('NOAUTH')) return 'authentication required (NOAUTH): this Redis needs a password; set store.password or store.passwordFile';
   if (text.startsWith('NOPERM') || text.includes("can't run this command")) return `the ACL user may not do what Sluice needs (${text}); grant the ACL of docs/redis.md#acl-user`;
