@@ -16,6 +16,7 @@ import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
 import { ConnectionProblem, type StoreProblem } from './redis/connection-problem.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
+import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
@@ -43,6 +44,8 @@ export class RedisStore implements SharedStore {
     options: RedisStoreOptions = {},
   ) {
     preloadScripts(client);
+    // A client handed in by a library user too: its errors must not carry the password either.
+    scrubErrorsOf(client);
     this.problem = new ConnectionProblem(client);
     this.now = options.now ?? systemClock;
     if (options.connectGraceMs !== undefined) this.watch = new ConnectionWatch(client, options.connectGraceMs, this.now);
