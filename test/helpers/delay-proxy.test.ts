@@ -29,13 +29,17 @@ describe('delay proxy', () => {
     assert.deepEqual(replies, Array.from({ length: 1000 }, (_, i) => ['OK', `value-${i}`]).flat());
   });
 
-  it('a round trip takes at least the two one-way delays', async () => {
-    proxy.setDelays({ ms: 10 }, { ms: 15 });
+  it('a round trip takes at least the two one-way delays, and a spike its length more', async () => {
+    await proxy.setDelays({ ms: 10 }, { ms: 15 });
     const started = performance.now();
     assert.equal(await client.ping(), 'PONG');
     // A lower bound only: the proxy holds each chunk at least its delay, however busy the machine.
     assert.ok(performance.now() - started >= 25, `round trip ${performance.now() - started} ms`);
-    proxy.setDelays({ ms: 0 }, { ms: 0 });
+    await proxy.setDelays({ ms: 0 }, { ms: 0, spike: { ms: 30, probability: 1 } });
+    const spiked = performance.now();
+    assert.equal(await client.ping(), 'PONG');
+    assert.ok(performance.now() - spiked >= 30, `spiked round trip ${performance.now() - spiked} ms`);
+    await proxy.setDelays({ ms: 0 }, { ms: 0 });
   });
 
   it('a server that closes the connection closes the client’s, through the proxy', async () => {

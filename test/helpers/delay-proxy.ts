@@ -3,14 +3,20 @@
 // for a fixed delay plus a random jitter, keeping the byte order (a chunk is
 // never released before the one ahead of it). A round trip costs
 // toServer + toClient delays, plus up to both jitters.
-import { createServer, type Server, type Socket, connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
+//
+// The proxy runs in a child process of its own, as the network is not in the
+// gateway's event loop: in process, a burst of decisions would delay the
+// proxy's timers, and the distance would grow with the load it measures.
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 export interface Delay {
-  /** Fixed one-way delay, ms. */
+  /** Fixed one-way delay, ms (fractions of a millisecond are kept). */
   ms: number;
   /** Up to this much more per chunk, uniformly drawn, ms. */
   jitterMs?: number;
+  /** Now and then a chunk is held this much longer (a cross-zone spike), with this probability per chunk. */
+  spike?: { ms: number; probability: number };
 }
 
 export interface DelayProxyOptions {
@@ -22,54 +28,34 @@ export interface DelayProxyOptions {
 
 export interface DelayProxy {
   readonly port: number;
-  /** Changes the delays for the chunks that arrive from now on. */
-  setDelays(toServer: Delay, toClient: Delay): void;
+  /** Changes the delays for the chunks that arrive from now on; resolves once the proxy has them. */
+  setDelays(toServer: Delay, toClient: Delay): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startDelayProxy(options: DelayProxyOptions): Promise<DelayProxy> {
-  const delays = { toServer: options.toServer, toClient: options.toClient };
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect({ host: '127.0.0.1', port: options.targetPort });
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.setNoDelay(true);
-      socket.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-      socket.on('close', () => sockets.delete(socket));
-    }
-    pipeDelayed(client, upstream, () => delays.toServer);
-    pipeDelayed(upstream, client, () => delays.toClient);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    setDelays(toServer, toClient) {
-      delays.toServer = toServer;
-      delays.toClient = toClient;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+export type ProxyMessage = { port: number } | { applied: true };
 
-/** Copies `from` to `to`, each chunk held until its release time; an end is passed on after the last chunk. */
-function pipeDelayed(from: Socket, to: Socket, delay: () => Delay): void {
-  let lastRelease = 0;
-  const at = (release: number, action: () => void) => setTimeout(action, Math.max(0, release - performance.now()));
-  from.on('data', (chunk) => {
-    const { ms, jitterMs = 0 } = delay();
-    // Never before the chunk ahead of it: TCP keeps the order, so must the distance.
-    lastRelease = Math.max(lastRelease, performance.now() + ms + Math.random() * jitterMs);
-    at(lastRelease, () => {
-      if (!to.destroyed) to.write(chunk);
-    });
+export async function startDelayProxy(options: DelayProxyOptions): Promise<DelayProxy> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./delay-proxy-process.ts', import.meta.url)), [JSON.stringify(options)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  from.on('end', () => at(lastRelease, () => to.end()));
+  const next = () => new Promise<ProxyMessage>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as ProxyMessage));
+    child.once('exit', (code) => reject(new Error(`delay proxy exited with ${code}`)));
+  });
+  const { port } = (await next()) as { port: number };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    port,
+    async setDelays(toServer, toClient) {
+      const applied = next();
+      child.send({ toServer, toClient });
+      await applied;
+    },
+    async close() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
