@@ -47,11 +47,14 @@ describe('PostgreSQL rule store over TLS with a password file', () => {
 
   it('verify-full with the private CA: migrations, rules and change notifications all run over TLS', async () => {
     const config = configWith('  passwordFile: pg-password\n  tls: { mode: verify-full, ca: ca.pem }\n');
-    const runtime = await startRules(rulesOptions(config, silent));
+    // No full reload within the test: the change can only come through the LISTEN connection (hostssl only: TLS too).
+    const runtime = await startRules({ ...rulesOptions(config, silent), refreshIntervalMs: 600_000 });
     try {
       await runtime.store.putRule('tls-tenant', 'orders', parseRule({ policy: 'token_bucket', capacity: 7, refillPerSecond: 1 }));
-      // Reaches the cache through the LISTEN connection (hostssl only: it is TLS too).
-      while ((runtime.cache.resolve('tls-tenant', 'orders').rule as { capacity?: number }).capacity !== 7) await sleep(20);
+      for (let waited = 0; (runtime.cache.resolve('tls-tenant', 'orders').rule as { capacity?: number }).capacity !== 7; waited += 20) {
+        assert.ok(waited < 20_000, 'the change never arrived: the LISTEN connection did not connect');
+        await sleep(20);
+      }
       const client = new pg.Client(pgClientConfig(config.database.url!, { password: config.database.password, tls: config.database.tls }));
       await client.connect();
       const { rows } = await client.query('SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
