@@ -8,6 +8,9 @@ import type { Delay, DelayProxyOptions } from './delay-proxy.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as DelayProxyOptions;
 const delays = { toServer: options.toServer, toClient: options.toClient };
+/** While partitioned nothing is released; every direction's drain is woken on heal. */
+let partitioned = false;
+const drains = new Set<() => void>();
 
 const server = createServer((client) => {
   const upstream = connect({ host: '127.0.0.1', port: options.targetPort });
@@ -22,8 +25,11 @@ const server = createServer((client) => {
   pipeDelayed(upstream, client, () => delays.toClient);
 });
 server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port }));
-process.on('message', (message: typeof delays) => {
-  Object.assign(delays, message);
+process.on('message', (message: Partial<typeof delays> & { partitioned?: boolean }) => {
+  if (message.toServer) delays.toServer = message.toServer;
+  if (message.toClient) delays.toClient = message.toClient;
+  if (message.partitioned !== undefined) partitioned = message.partitioned;
+  if (!partitioned) for (const drain of drains) drain();
   process.send?.({ applied: true });
 });
 process.on('disconnect', () => process.exit(0));
@@ -35,6 +41,7 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => Delay): void {
   let waiting = false;
   const drain = () => {
     waiting = false;
+    if (partitioned) return;
     const now = performance.now();
     while (queue.length > 0 && queue[0]!.release <= now) queue.shift()!.send();
     if (queue.length === 0) return;
@@ -43,6 +50,11 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => Delay): void {
     if (wait > 1.5) setTimeout(drain, wait - 1);
     else setImmediate(drain);
   };
+  const wake = () => {
+    if (!waiting) drain();
+  };
+  drains.add(wake);
+  from.on('close', () => drains.delete(wake));
   const push = (send: () => void, release: number) => {
     queue.push({ release, send });
     if (!waiting) drain();

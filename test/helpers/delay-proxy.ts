@@ -30,6 +30,13 @@ export interface DelayProxy {
   readonly port: number;
   /** Changes the delays for the chunks that arrive from now on; resolves once the proxy has them. */
   setDelays(toServer: Delay, toClient: Delay): Promise<void>;
+  /**
+   * A partition, not a crash: nothing passes either way, no connection is
+   * reset or closed (packets dropped, TCP retransmitting), until heal(), which
+   * delivers what was held, in order, as TCP's retransmissions would.
+   */
+  partition(): Promise<void>;
+  heal(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,6 +58,16 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
     async setDelays(toServer, toClient) {
       const applied = next();
       child.send({ toServer, toClient });
+      await applied;
+    },
+    async partition() {
+      const applied = next();
+      child.send({ partitioned: true });
+      await applied;
+    },
+    async heal() {
+      const applied = next();
+      child.send({ partitioned: false });
       await applied;
     },
     async close() {
