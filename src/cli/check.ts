@@ -22,6 +22,7 @@ export const command: Command = {
     );
     if (!args.connect) return 0;
     const checks = await checkConnections(config, CONNECT_TIMEOUT_MS);
+    if (checks.length === 0) process.stdout.write('no connection to check: the memory store and the embedded rule store\n');
     for (const { target, problem } of checks) {
       if (problem === undefined) process.stdout.write(`${target}: ok\n`);
       else process.stderr.write(`${target}: ${problem}\n`);

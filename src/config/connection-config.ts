@@ -19,6 +19,8 @@ export function storeOf(file: ConfigFile, fail: Fail, baseDir: string, listenAdd
   const type = store.type ?? (targets.length > 0 ? 'redis' : 'memory');
   if (type === 'redis' && targets.length === 0) fail(['store', 'type'], 'redis needs store.url, store.cluster or store.sentinel (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER / SLUICE_REDIS_SENTINELS)');
   if (targets.length > 1) fail(['store', targets[1]!], `give one of store.url, store.cluster and store.sentinel, not ${targets.join(' and ')}`);
+  const connectionField = (['username', 'password', 'passwordFile', 'tls'] as const).find((name) => store[name] !== undefined);
+  if (type === 'memory' && connectionField) fail(['store', connectionField], 'is for a Redis store: set store.url, store.cluster or store.sentinel too (or remove it)');
   if (store.url && (store.username || store.password || store.passwordFile) && /^rediss?:\/\/[^/]*@/.test(store.url)) {
     fail(['store', 'url'], 'carries a user or password, and store.username/password/passwordFile is given too: give the credentials in one place');
   }

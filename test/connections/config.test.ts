@@ -81,6 +81,8 @@ describe('connection settings in the config and the environment', () => {
     refuses('store:\n  url: redis://h:6379\n  sentinel: { name: m, sentinels: ["h:26379"] }\n', /store\.sentinel: give one of store\.url, store\.cluster and store\.sentinel, not url and sentinel/);
     refuses('store:\n  sentinel: { name: m, sentinels: [] }\n', /store\.sentinel\.sentinels: must list at least one sentinel/);
     refuses('store:\n  type: redis\n', /store\.type: redis needs store\.url, store\.cluster or store\.sentinel/);
+    refuses('', /: SLUICE_REDIS_PASSWORD: store\.password: is for a Redis store: set store\.url, store\.cluster or store\.sentinel too/, { SLUICE_REDIS_PASSWORD: 'pw-for-nothing' });
+    refuses('store:\n  tls: {}\n', /sluice\.yaml:\d+: store\.tls: is for a Redis store/);
     refuses('', /: SLUICE_REDIS_TLS_CA: store\.tls\.ca: cannot read \/nowhere\/ca\.pem: ENOENT$/, { SLUICE_REDIS_URL: 'redis://h:6379', SLUICE_REDIS_TLS_CA: '/nowhere/ca.pem' });
     for (const yaml of ['store:\n  url: redis://h:6379\n  passwordFile: two-lines\n', 'store:\n  url: redis://user:url-secret@h:6379\n  username: sluice\n']) {
       assert.throws(() => parse(yaml), (error: Error) => !/first-secret-line|url-secret/.test(error.message));
@@ -124,8 +126,9 @@ describe('connection settings in the config and the environment', () => {
   });
 
   it('sluice check warns of a misspelt variable at start, and still checks', async () => {
-    const { code, stderr } = await checkConnect(dir, ROUTES, { SLUICE_REDIS_SENTINAL: '10.0.0.1:26379' });
+    const { code, stdout, stderr } = await checkConnect(dir, ROUTES, { SLUICE_REDIS_SENTINAL: '10.0.0.1:26379' });
     assert.equal(code, 0, stderr);
+    assert.match(stdout, /^no connection to check: the memory store and the embedded rule store$/m);
     assert.match(stderr, /^sluice: warning: SLUICE_REDIS_SENTINAL is not a Sluice variable and is ignored; did you mean SLUICE_REDIS_SENTINELS\?/m);
   });
 });
