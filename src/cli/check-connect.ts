@@ -39,10 +39,30 @@ async function checkRedis(target: RedisTarget, timeoutMs: number): Promise<Conne
     await within(timeoutMs, Promise.race([failed, probeRedis(store)]));
     return { target: describeRedis(target), problem: undefined };
   } catch (error) {
-    return { target: describeRedis(target), problem: store.problem.reason ?? describeRedisError(error as Error) };
+    const reason = store.problem.reason ?? describeRedisError(error as Error);
+    return { target: describeRedis(target), problem: target.cluster && !store.problem.reason ? await clusterSeedProblem(target, reason) : reason };
   } finally {
     failed.catch(() => undefined);
     store.client.disconnect();
+  }
+}
+
+/**
+ * A cluster client whose ready check (CLUSTER INFO) is refused reconnects
+ * without an error event; asking the first seed directly, as the same user,
+ * names the refusal.
+ */
+async function clusterSeedProblem(target: RedisTarget, fallback: string): Promise<string> {
+  const { cluster, ...credentials } = target;
+  const seed = connectRedis({ ...credentials, url: `redis://${cluster![0]}` });
+  seed.on('error', () => undefined);
+  try {
+    await within(2000, seed.cluster('INFO'));
+    return fallback;
+  } catch (error) {
+    return describeRedisError(error as Error);
+  } finally {
+    seed.disconnect();
   }
 }
 

@@ -69,4 +69,11 @@ describe('Redis Cluster with the documented ACL user on every node', () => {
     assert.match(refused!.problem ?? '', /^authentication refused \(WRONGPASS\)/);
     assert.ok(!JSON.stringify(refused).includes(PASSWORD));
   });
+
+  it('check --connect names an ACL without CLUSTER INFO (the cluster client would only reconnect, silently)', async () => {
+    for (const node of nodes) await node.call('ACL', 'SETUSER', 'narrow', 'on', `>${PASSWORD}`, '~rl:*', '-@all', '+info', '+cluster|slots', '+client|setname', '+evalsha');
+    const yaml = `${ROUTES}store:\n  cluster: ["${cluster.seeds[0]!.host}:${cluster.seeds[0]!.port}"]\n  username: narrow\n  passwordFile: password\n`;
+    const [refused] = await checkConnections(configIn(dir, yaml), 3000);
+    assert.match(refused!.problem ?? '', /^the ACL user may not do what Sluice needs \(NOPERM .*cluster\|info.*\); grant the ACL of docs\/redis\.md/);
+  });
 });
