@@ -22,15 +22,15 @@ import { textTable } from './lib/table.js';
 const CAPACITY = 50;
 const RATE = 100;
 const INSTANCES = 2;
-/** A quota whose memory outlasts the failover: an hour's sliding log, of which the run uses a part. */
-const QUOTA = 900;
+/** A quota whose memory outlasts the failover: an hour's sliding log with 500 left when the master is killed. */
+const quotaFor = (beforeMs: number) => (2 * RATE * beforeMs) / 1000 + 500;
 
 export type Scenario = 'token_bucket' | 'quota';
 
-const RULES = {
-  token_bucket: parseRule({ policy: 'token_bucket', capacity: CAPACITY, refillPerSecond: RATE }),
-  quota: parseRule({ policy: 'sliding_window_log', limit: QUOTA, windowMs: 3_600_000 }),
-};
+const ruleFor = (scenario: Scenario, beforeMs: number) =>
+  scenario === 'quota'
+    ? parseRule({ policy: 'sliding_window_log', limit: quotaFor(beforeMs), windowMs: 3_600_000 })
+    : parseRule({ policy: 'token_bucket', capacity: CAPACITY, refillPerSecond: RATE });
 
 export interface FailoverPhase {
   phase: string;
@@ -50,10 +50,10 @@ export async function runFailoverBench(options: BenchOptions, scenario: Scenario
   const clients = Array.from({ length: INSTANCES }, () => cluster.client());
   for (const client of clients) client.on('error', () => undefined);
   const engines = clients.map((client) => createEngine({ redis: client, instances: INSTANCES, logger, hotKey: { autoLeaseRatePerSec: 0 } }));
-  const rule = RULES[scenario];
   const events: { atMs: number; admitted: boolean; source: string }[] = [];
   const beforeMs = pick(options, 2000, 5000);
   const afterMs = pick(options, 2000, 5000);
+  const rule = ruleFor(scenario, beforeMs);
   try {
     const master = await cluster.masterFor(bucketKey('failover', 'orders').key);
     const replica = await replicaOf(master);
@@ -80,7 +80,7 @@ export async function runFailoverBench(options: BenchOptions, scenario: Scenario
       if (at > killedAt && decision.source === 'redis' && backAt === Number.POSITIVE_INFINITY) backAt = at;
     });
     await failover;
-    return phases(events, killedAt, backAt, scenario);
+    return phases(events, killedAt, Math.min(backAt, performance.now() - start), scenario === 'quota' ? quotaFor(beforeMs) : undefined);
   } finally {
     await Promise.all(engines.map((engine) => engine.close()));
     for (const client of clients) client.disconnect();
@@ -113,7 +113,8 @@ async function pacedUntil(rate: number, done: () => boolean, call: (seq: number)
   await Promise.all(pending);
 }
 
-function phases(events: { atMs: number; admitted: boolean; source: string }[], killedAt: number, backAt: number, scenario: Scenario): FailoverPhase[] {
+/** `quota`: the whole run's allowance, for the quota scenario; else the token bucket's rate. */
+function phases(events: { atMs: number; admitted: boolean; source: string }[], killedAt: number, backAt: number, quota: number | undefined): FailoverPhase[] {
   const end = Math.max(...events.map((e) => e.atMs));
   const spans: [string, number, number][] = [
     ['before the kill', 0, killedAt],
@@ -131,7 +132,7 @@ function phases(events: { atMs: number; admitted: boolean; source: string }[], k
       offered: inside.length,
       admitted: inside.filter((e) => e.admitted).length,
       // The quota allows QUOTA over the whole run (one window), charged to the first phase.
-      allowed: scenario === 'quota' ? (index === 0 ? QUOTA : 0) : Math.floor(((toMs - fromMs) / 1000) * RATE + (index === 0 ? CAPACITY : 0)),
+      allowed: quota !== undefined ? (index === 0 ? quota : 0) : Math.floor(((toMs - fromMs) / 1000) * RATE + (index === 0 ? CAPACITY : 0)),
       bySource,
     };
   });
@@ -154,7 +155,7 @@ if (isMain(import.meta.url)) {
     for (const scenario of ['token_bucket', 'quota'] as const) {
       for (const lagMs of [0, 1000]) {
         const rows = await runFailoverBench(options, scenario, lagMs);
-        const limit = scenario === 'quota' ? `${QUOTA} an hour (sliding log)` : `${CAPACITY} then ${RATE}/s (token bucket)`;
+        const limit = scenario === 'quota' ? `${quotaFor(pick(options, 2000, 5000))} an hour (sliding log, 500 left at the kill)` : `${CAPACITY} then ${RATE}/s (token bucket)`;
         console.log(`\nreplica ${lagMs} ms behind when the master is killed; limit ${limit}, offered ${2 * RATE}/s over ${INSTANCES} instances\n${printFailover(rows)}`);
       }
     }
