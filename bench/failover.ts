@@ -9,11 +9,10 @@
 // killed, so the writes the master acknowledged in that time never reach it,
 // as with a replica that lags by that much; it is then resumed and promoted.
 import { pino } from 'pino';
-import { bucketKey } from '../src/core/ids.js';
 import { parseRule } from '../src/core/rule.js';
 import { createEngine } from '../src/limiter/create-engine.js';
-import { startRedisCluster } from '../test/helpers/redis-cluster.js';
-import { isMain, onCleanup, runMain } from './lib/cleanup.js';
+import { isMain, runMain } from './lib/cleanup.js';
+import { startTopology, type TopologyName } from './lib/failover-topology.js';
 import { round } from './lib/latency.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
@@ -43,11 +42,10 @@ export interface FailoverPhase {
   bySource: Record<string, number>;
 }
 
-export async function runFailoverBench(options: BenchOptions, scenario: Scenario, lagMs: number, progress: (line: string) => void = console.log): Promise<FailoverPhase[]> {
-  const cluster = await startRedisCluster();
-  const release = onCleanup(() => cluster.stop());
+export async function runFailoverBench(options: BenchOptions, topologyName: TopologyName, scenario: Scenario, lagMs: number, progress: (line: string) => void = console.log): Promise<FailoverPhase[]> {
+  const topology = await startTopology(topologyName);
   const logger = pino({ level: 'silent' });
-  const clients = Array.from({ length: INSTANCES }, () => cluster.client());
+  const clients = Array.from({ length: INSTANCES }, () => topology.client());
   for (const client of clients) client.on('error', () => undefined);
   const engines = clients.map((client) => createEngine({ redis: client, instances: INSTANCES, logger, hotKey: { autoLeaseRatePerSec: 0 } }));
   const events: { atMs: number; admitted: boolean; source: string }[] = [];
@@ -55,21 +53,19 @@ export async function runFailoverBench(options: BenchOptions, scenario: Scenario
   const afterMs = pick(options, 2000, 5000);
   const rule = ruleFor(scenario, beforeMs);
   try {
-    const master = await cluster.masterFor(bucketKey('failover', 'orders').key);
-    const replica = await replicaOf(master);
     await Promise.all(engines.map((engine) => engine.peek('warm-up', 'warm-up', rule)));
     let killedAt = Number.POSITIVE_INFINITY;
     let backAt = Number.POSITIVE_INFINITY;
     const start = performance.now();
     const failover = (async () => {
       await sleep(beforeMs - lagMs);
-      cluster.pauseNode(replica);
+      topology.pauseReplica();
       await sleep(lagMs);
       killedAt = performance.now() - start;
-      progress(`failover: master ${master} killed at ${round(killedAt)} ms, its replica ${replica} ${lagMs} ms behind`);
-      await cluster.killNode(master);
-      cluster.resumeNode(replica);
-      await cluster.waitForFailover(master);
+      progress(`failover: ${topologyName} master ${topology.master} killed at ${round(killedAt)} ms, its replica ${topology.replica} ${lagMs} ms behind`);
+      await topology.killMaster();
+      topology.resumeReplica();
+      await topology.waitForPromotion();
       progress(`failover: replica promoted at ${round(performance.now() - start)} ms`);
     })();
     // 2× the rate over both instances, paced, until the promoted replica has decided for `afterMs`.
@@ -84,20 +80,7 @@ export async function runFailoverBench(options: BenchOptions, scenario: Scenario
   } finally {
     await Promise.all(engines.map((engine) => engine.close()));
     for (const client of clients) client.disconnect();
-    await release();
-  }
-}
-
-/** The port of the master's replica, from its INFO replication. */
-async function replicaOf(masterPort: number): Promise<number> {
-  const { Redis } = await import('ioredis');
-  const client = new Redis({ host: '127.0.0.1', port: masterPort });
-  try {
-    const port = /slave0:[^\r\n]*port=(\d+)/.exec(await client.info('replication'))?.[1];
-    if (!port) throw new Error(`master ${masterPort} has no replica`);
-    return Number(port);
-  } finally {
-    client.disconnect();
+    await topology.stop();
   }
 }
 
@@ -149,15 +132,19 @@ export function printFailover(rows: FailoverPhase[]): string {
   );
 }
 
+/** Every topology × limit × lag, or one topology's (FAILOVER_TOPOLOGY=cluster|sentinel). */
+function runsOf(only: string | undefined): [TopologyName, Scenario, number][] {
+  const topologies: TopologyName[] = only === 'cluster' || only === 'sentinel' ? [only] : ['cluster', 'sentinel'];
+  return topologies.flatMap((topology) => (['token_bucket', 'quota'] as const).flatMap((scenario) => [0, 1000].map((lag): [TopologyName, Scenario, number] => [topology, scenario, lag])));
+}
+
 if (isMain(import.meta.url)) {
   await runMain(async () => {
     const options = parseOptions();
-    for (const scenario of ['token_bucket', 'quota'] as const) {
-      for (const lagMs of [0, 1000]) {
-        const rows = await runFailoverBench(options, scenario, lagMs);
-        const limit = scenario === 'quota' ? `${quotaFor(pick(options, 2000, 5000))} an hour (sliding log, 500 left at the kill)` : `${CAPACITY} then ${RATE}/s (token bucket)`;
-        console.log(`\nreplica ${lagMs} ms behind when the master is killed; limit ${limit}, offered ${2 * RATE}/s over ${INSTANCES} instances\n${printFailover(rows)}`);
-      }
+    for (const [topology, scenario, lagMs] of runsOf(process.env.FAILOVER_TOPOLOGY)) {
+      const rows = await runFailoverBench(options, topology, scenario, lagMs);
+      const limit = scenario === 'quota' ? `${quotaFor(pick(options, 2000, 5000))} an hour (sliding log, 500 left at the kill)` : `${CAPACITY} then ${RATE}/s (token bucket)`;
+      console.log(`\n${topology}: replica ${lagMs} ms behind when the master is killed; limit ${limit}, offered ${2 * RATE}/s over ${INSTANCES} instances\n${printFailover(rows)}`);
     }
   });
 }
