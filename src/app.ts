@@ -13,7 +13,7 @@ import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules
 import type { ConfigReloader } from './process/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
-import { withDashboard } from './dashboard/wire.js';
+import { redisTargetOf, withDashboard } from './dashboard/wire.js';
 import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision/service.js';
 
 export interface StartOptions {
@@ -146,8 +146,8 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
 
 /** The rule store the config names (PostgreSQL, or the embedded store in dataDir), seeded with the config's rules. */
 export function rulesOptions(config: SluiceConfig, logger: Logger): RulesRuntimeOptions {
-  const { url: databaseUrl, ...timeouts } = config.database;
-  return { databaseUrl, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger };
+  const { url: databaseUrl, tls, password, ...timeouts } = config.database;
+  return { databaseUrl, connection: { tls, password }, timeouts, dataDir: config.dataDir, seedRules: config.rules, defaultRule: config.defaultRule, logger };
 }
 
 /**
@@ -157,6 +157,5 @@ export function rulesOptions(config: SluiceConfig, logger: Logger): RulesRuntime
  */
 export function engineFromConfig(config: SluiceConfig, logger: Logger): Engine {
   const { store } = config;
-  const redis = store.type === 'redis' ? (store.cluster ? { cluster: store.cluster.map(({ host, port }) => `${host}:${port}`) } : { url: store.url! }) : undefined;
-  return buildEngine(config.resilience, { redis, logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}) });
+  return buildEngine(config.resilience, { redis: redisTargetOf(config), logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}) });
 }

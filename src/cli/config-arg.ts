@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
 import type { Env } from '../config/env.js';
+import { unknownVariableMessage, unknownVariables } from '../config/env-names.js';
 
 export const DEFAULT_CONFIG_FILE = 'sluice.yaml';
 
@@ -10,8 +11,9 @@ export function configFileFrom(explicit: string | undefined): string {
   return explicit ?? process.env.SLUICE_CONFIG ?? DEFAULT_CONFIG_FILE;
 }
 
-/** The loaded config, or undefined after printing why it cannot be used. */
+/** The loaded config, or undefined after printing why it cannot be used; a misspelt SLUICE_* variable is warned of first. */
 export function loadConfigOrReport(file: string, env: Env = process.env): SluiceConfig | undefined {
+  for (const unknown of unknownVariables(env)) process.stderr.write(`sluice: warning: ${unknownVariableMessage(unknown)}\n`);
   if (!existsSync(file)) {
     process.stderr.write(`sluice: config file ${file} not found (give --config FILE)\n`);
     return undefined;

@@ -93,7 +93,19 @@ export function envOverrides(env: Env): Override[] {
   add('SLUICE_ADMIN_TOKEN', ['admin', 'token']);
   add('SLUICE_REDIS_URL', ['store', 'url']);
   add('SLUICE_REDIS_CLUSTER', ['store', 'cluster'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
+  add('SLUICE_REDIS_SENTINELS', ['store', 'sentinel', 'sentinels'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
+  add('SLUICE_REDIS_SENTINEL_NAME', ['store', 'sentinel', 'name']);
+  add('SLUICE_REDIS_USERNAME', ['store', 'username']);
+  add('SLUICE_REDIS_PASSWORD', ['store', 'password']);
+  add('SLUICE_REDIS_PASSWORD_FILE', ['store', 'passwordFile']);
+  add('SLUICE_REDIS_TLS_CA', ['store', 'tls', 'ca']);
+  add('SLUICE_REDIS_TLS_CERT', ['store', 'tls', 'cert']);
+  add('SLUICE_REDIS_TLS_KEY', ['store', 'tls', 'key']);
+  add('SLUICE_REDIS_TLS_SERVERNAME', ['store', 'tls', 'servername']);
   add('SLUICE_DATABASE_URL', ['database', 'url']);
+  add('SLUICE_DATABASE_PASSWORD_FILE', ['database', 'passwordFile']);
+  add('SLUICE_DATABASE_TLS_MODE', ['database', 'tls', 'mode']);
+  add('SLUICE_DATABASE_TLS_CA', ['database', 'tls', 'ca']);
   add('SLUICE_INSTANCES', ['instances'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
   add('SLUICE_REGION', ['region']);
   add('SLUICE_WORKERS', ['workers'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
@@ -115,13 +127,17 @@ export function applyOverrides(raw: Record<string, unknown>, overrides: Override
       target = target[part as string] as Record<string, unknown>;
     }
     target[path[path.length - 1] as string] = value;
-    // A Redis setting in the environment means "use Redis", whatever the file said.
-    if (path[0] === 'store') {
-      target.type = 'redis';
-      if (path[1] === 'url') delete target.cluster;
-      else delete target.url;
-    }
+    if (path[0] === 'store') useRedisAt(raw.store as Record<string, unknown>, path[1] as string);
   }
+}
+
+const REDIS_TARGETS = ['url', 'cluster', 'sentinel'];
+
+/** A Redis URL, cluster or sentinel in the environment means "use that Redis", whatever the file said. */
+function useRedisAt(store: Record<string, unknown>, field: string): void {
+  if (!REDIS_TARGETS.includes(field)) return;
+  store.type = 'redis';
+  for (const other of REDIS_TARGETS) if (other !== field) delete store[other];
 }
 
 /** The variable that set `path` (or one of its parents), if any. */

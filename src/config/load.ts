@@ -11,6 +11,7 @@ import { parseRule, type Rule } from '../core/rule.js';
 import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-error.js';
 import { applyOverrides, type Env, type Expansion, envOverrides, expandDocument, expandedFrom, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';
+import { databaseOf, storeOf } from './connection-config.js';
 import type { SeedRule, SluiceConfig } from './types.js';
 import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
@@ -93,7 +94,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   const defaultRule = file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule');
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
   if (file.limits.headerTimeoutMs > file.limits.requestTimeoutMs) fail(['limits', 'headerTimeoutMs'], 'must be at most limits.requestTimeoutMs');
-  const store = storeOf(file, fail);
+  const store = storeOf(file, fail, baseDir, listenAddress);
   return deepFreeze({
     source,
     ...listenersOf(file, baseDir, fail),
@@ -112,7 +113,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
     clientIp: file.clientIp,
     headers: file.headers,
     limits: file.limits,
-    database: { ...file.database, url: file.database.url },
+    database: databaseOf(file, fail, baseDir),
     decisionService: decisionServiceOf(file, baseDir),
     workers: workersOf(file, store.type, fail),
     instances: file.instances,
@@ -166,14 +167,6 @@ function keyHashes(file: ConfigFile, fail: Fail): { keyHash: string; tenant: str
     hashes.add(keyHash);
     return { keyHash, tenant: entry.tenant };
   });
-}
-
-function storeOf(file: ConfigFile, fail: Fail): SluiceConfig['store'] {
-  const store = file.store;
-  const type = store.type ?? (store.url || store.cluster ? 'redis' : 'memory');
-  if (type === 'redis' && !store.url && !store.cluster) fail(['store', 'type'], 'redis needs store.url or store.cluster (or SLUICE_REDIS_URL / SLUICE_REDIS_CLUSTER)');
-  if (store.url && store.cluster) fail(['store', 'cluster'], 'give store.url or store.cluster, not both');
-  return { type, url: store.url, cluster: store.cluster?.map(listenAddress), deadlineMs: store.deadlineMs, maxKeys: store.maxKeys };
 }
 
 /** `auto` is this machine's cores; buckets in process memory cannot be shared by several workers. */

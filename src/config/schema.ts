@@ -5,6 +5,7 @@ import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema, globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
+import { databaseConnectionFields, hostPort, storeConnectionFields } from './connection-schema.js';
 import { routeForwardingFields } from './route-forwarding.js';
 import { tlsFields, tlsSchema } from './tls.js';
 
@@ -25,7 +26,6 @@ export const listenSchema = z.preprocess(
     .refine((value) => Number(LISTEN_PATTERN.exec(value)?.[2]) <= 65535, 'port must be at most 65535'),
 );
 
-const hostPort = z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'must be host:port');
 const redisUrl = z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL');
 const positiveInt = (max: number) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
 
@@ -71,6 +71,7 @@ const storeSchema = z
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /** Memory store: most buckets kept, least recently used evicted first. */
     maxKeys: positiveInt(100_000_000).optional(),
+    ...storeConnectionFields,
   })
   .strict();
 
@@ -144,6 +145,7 @@ export const configFileSchema = z
         maxClockSkewMs: z.number().int('must be an integer').min(0, 'must be at least 0').max(60_000, 'must be at most 60000').default(500),
         /** The /readyz probe's own timeout. */
         healthTimeoutMs: positiveInt(60_000).default(2_000),
+        ...databaseConnectionFields,
       })
       .strict()
       .prefault({}),

@@ -67,6 +67,37 @@ export interface StoreConfig {
   readonly cluster: readonly ListenAddress[] | undefined;
   readonly deadlineMs: number | undefined;
   readonly maxKeys: number | undefined;
+  /** The data nodes' ACL user and password (passwordFile already read); also every Cluster node's. */
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  /** TLS to the data nodes; undefined = plain unless the URL is `rediss://`. */
+  readonly tls: TlsFiles | undefined;
+  readonly sentinel: SentinelConfig | undefined;
+}
+
+/** A TLS section with its files read: PEM text, never paths. */
+export interface TlsFiles {
+  readonly ca: string | undefined;
+  readonly cert: string | undefined;
+  readonly key: string | undefined;
+  readonly servername: string | undefined;
+  readonly rejectUnauthorized: boolean;
+}
+
+export interface SentinelConfig {
+  /** The master's name as the sentinels know it. */
+  readonly name: string;
+  readonly sentinels: readonly ListenAddress[];
+  /** The sentinels' own user, password and TLS. */
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  readonly tls: TlsFiles | undefined;
+}
+
+/** database.tls: libpq's sslmode (disable, require, verify-full) and the CA's PEM text. */
+export interface DatabaseTls {
+  readonly mode: 'disable' | 'require' | 'verify-full';
+  readonly ca: string | undefined;
 }
 
 
@@ -136,6 +167,10 @@ export interface SluiceConfig {
     readonly maxClockSkewMs: number;
     /** /readyz's store probe timeout. */
     readonly healthTimeoutMs: number;
+    /** undefined = as database.url says (its sslmode, if any). */
+    readonly tls: DatabaseTls | undefined;
+    /** From database.passwordFile, read at start and on reload; replaces the URL's password. */
+    readonly password: string | undefined;
   };
   readonly decisionService: DecisionServiceConfig;
   /** Gateway processes on this machine (`auto` resolved to the available cores); 1 = a single process, no primary. */

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RedisTarget } from '../stores/redis/connect.js';
+import { redisTargetOf as storeTargetOf } from '../stores/redis/config-target.js';
 import { Dashboard } from './dashboard.js';
 import { ObservedEngine } from './observed-engine.js';
 
@@ -15,7 +16,5 @@ export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logg
 
 /** The Redis the config's store names; undefined with the memory store. */
 export function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
-  const { store } = config;
-  if (store.type !== 'redis') return undefined;
-  return store.cluster ? { cluster: store.cluster.map(({ host, port }) => `${host}:${port}`) } : { url: store.url! };
+  return storeTargetOf(config.store);
 }

@@ -30,6 +30,8 @@ export class RedisBreaker {
   private consecutiveFailures = 0;
   /** Logged once per change: a failed half-open probe re-opens the breaker but changes no mode. */
   private mode: 'redis' | 'fallback' = 'redis';
+  /** The last failed call's error message, until the breaker closes: part of /readyz's reason. */
+  lastFailure: string | undefined;
 
   constructor(
     readonly options: BreakerOptions,
@@ -47,7 +49,8 @@ export class RedisBreaker {
     this.breaker.on('success', () => {
       this.consecutiveFailures = 0;
     });
-    this.breaker.on('failure', () => {
+    this.breaker.on('failure', (error: unknown) => {
+      this.lastFailure = error instanceof Error ? error.message : String(error);
       if (++this.consecutiveFailures >= options.failureThreshold && this.breaker.closed) this.breaker.open();
     });
     this.breaker.on('open', () => {
@@ -59,6 +62,7 @@ export class RedisBreaker {
     this.breaker.on('halfOpen', () => breakerTransitions.inc({ state: 'half_open' }));
     this.breaker.on('close', () => {
       this.consecutiveFailures = 0;
+      this.lastFailure = undefined;
       onClose();
       breakerTransitions.inc({ state: 'closed' });
       if (this.mode === 'redis') return;

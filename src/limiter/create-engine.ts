@@ -74,6 +74,10 @@ export function buildResilientEngine(config: ResilienceConfig, wiring: EngineWir
   // while it is away, so ioredis must not print "Unhandled error event".
   client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
   const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now });
+  // Said once per new reason, at error level: a refused password must not hide among reconnect noise.
+  store.problem.onChange((reason) => {
+    if (reason !== undefined) logger.error({ reason }, 'Redis connection failed; deciding with the local fallback until it works');
+  });
   const membership = new Membership({
     client,
     instanceId: instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,

@@ -20,6 +20,8 @@ export interface EngineHealth {
   /** Whether the shared store answers (always true for the memory store). */
   storeReachable: boolean;
   detail?: string;
+  /** While the store is unreachable: why, when known (a refused password, a failed TLS handshake, the last failed call's error). */
+  reason?: string;
 }
 
 /** One limit of a request as the engine decides it: its bucket (`rl:{tag}:name`), rule and cost. */

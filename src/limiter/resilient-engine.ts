@@ -113,11 +113,15 @@ export class ResilientEngine implements Engine {
   }
 
   health(): EngineHealth {
-    const reachable = this.chain.breaker.closed;
+    // A client that never connected (a refused password, a failed handshake at start) is down before any call says so.
+    const problem = this.store.connectionProblem?.();
+    const reachable = this.chain.breaker.closed && !problem?.neverConnected;
+    const reason = reachable ? undefined : (problem?.reason ?? this.chain.breaker.lastFailure);
     return {
       mode: reachable ? 'redis' : 'fallback',
       storeReachable: reachable,
       detail: `instances=${this.instances}${this.options.region ? ` region=${this.options.region}` : ''}`,
+      ...(reason !== undefined ? { reason } : {}),
     };
   }
 

@@ -4,12 +4,15 @@
 // was away are lost, so the cache must re-read everything. A frozen server
 // closes nothing, so a heartbeat (`SELECT 1` with a timeout) is what notices it.
 import pg from 'pg';
+import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import type { StoreChange } from './store.js';
 
 export const CHANNEL = 'sluice_changes';
 
 export interface ListenerOptions {
   connectionString: string;
+  /** TLS and password beside the URL, as the pool has them. */
+  connection?: PgConnection | undefined;
   onChange: (change: StoreChange) => void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -41,7 +44,7 @@ export class PgListener {
   private async connect(isReconnect: boolean): Promise<void> {
     if (this.closed) return;
     const client = new pg.Client({
-      connectionString: this.options.connectionString,
+      ...pgClientConfig(this.options.connectionString, this.options.connection),
       keepAlive: true,
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
     });

@@ -9,6 +9,7 @@ import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
 import { migrate } from './migrations.js';
 import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
+import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import { PgListener } from './pg-listener.js';
 import { PgOverrideStore } from './pg-overrides.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
@@ -19,6 +20,7 @@ import type { StoredRule } from './types.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
+  connection?: PgConnection | undefined; // database.tls and passwordFile's password
   /** Written once, on the first start against an empty store (the config file's rules). */
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
@@ -58,7 +60,7 @@ export class PostgresRuleStore implements RuleStore {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 3000;
     this.fullLoadTimeoutMs = this.timeoutMs * 10;
     this.pool = new pg.Pool({
-      connectionString: options.connectionString,
+      ...pgClientConfig(options.connectionString, options.connection),
       max: options.poolSize ?? 4,
       connectionTimeoutMillis: this.connectTimeoutMs,
       keepAlive: true,
@@ -224,7 +226,7 @@ export class PostgresRuleStore implements RuleStore {
     this.watchers.add(onChange);
     if (!this.listener) {
       this.listener = new PgListener({
-        connectionString: this.options.connectionString,
+        ...{ connectionString: this.options.connectionString, connection: this.options.connection },
         connectTimeoutMs: this.options.connectTimeoutMs ?? 3000,
         heartbeatMs: Math.max(this.timeoutMs, 1000),
         heartbeatTimeoutMs: this.timeoutMs,

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Rule } from '../core/rule.js';
 import { EmbeddedRuleStore } from './embedded-store.js';
 import { type RulesLogger, stderrLogger } from './logger.js';
+import type { PgConnection } from './pg-connection.js';
 import { PostgresRuleStore } from './pg-store.js';
 import { waitAtMost } from './pg-timed.js';
 import { RuleCache } from './rule-cache.js';
@@ -14,6 +15,8 @@ import type { RuleStore, SeedRule } from './store.js';
 export interface RuleStoreOptions {
   /** SLUICE_DATABASE_URL: PostgreSQL when set. */
   databaseUrl?: string | undefined;
+  /** database.tls and database.passwordFile's password (PostgreSQL only). */
+  connection?: PgConnection | undefined;
   /** SLUICE_DATA_DIR (default ./data): the embedded store, and PostgreSQL's rules snapshot. */
   dataDir?: string | undefined;
   /** The config file's `rules:`, written to the store on its first start only. */
@@ -50,7 +53,7 @@ export function dataDirOf(options: Pick<RuleStoreOptions, 'dataDir'>): string {
 export function openRuleStore(options: RuleStoreOptions): RuleStore {
   const logger = options.logger ?? stderrLogger;
   const seedRules = options.seedRules ?? [];
-  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger, ...options.timeouts });
+  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger, ...options.timeouts, connection: options.connection });
   return new EmbeddedRuleStore({ dataDir: dataDirOf(options), seedRules, logger });
 }
 

@@ -15,7 +15,9 @@ import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
+import { ConnectionProblem, type StoreProblem } from './redis/connection-problem.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
+import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
@@ -38,12 +40,17 @@ export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
   private watch: ConnectionWatch | undefined;
   private readonly now: Clock;
+  /** Why connecting fails, from the client's errors: for /readyz and the error log. */
+  readonly problem: ConnectionProblem;
 
   constructor(
     readonly client: RedisClient,
     options: RedisStoreOptions = {},
   ) {
     preloadScripts(client);
+    // A client handed in by a library user too: its errors must not carry the password either.
+    scrubErrorsOf(client);
+    this.problem = new ConnectionProblem(client);
     this.now = options.now ?? systemClock;
     if (options.connectGraceMs !== undefined) this.watch = new ConnectionWatch(client, options.connectGraceMs, this.now);
   }
@@ -64,6 +71,10 @@ export class RedisStore implements SharedStore {
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
     return runDecision(this.client, bucket, rule, 0);
+  }
+
+  connectionProblem(): StoreProblem | undefined {
+    return this.problem.problem;
   }
 
   canLease(rule: Rule): boolean {

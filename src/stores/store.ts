@@ -71,4 +71,6 @@ export interface SharedStore extends Store {
   canAdjust(rule: Rule): boolean;
   /** Takes `delta` units whatever the limit (negative: gives them back). */
   adjust(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
+  /** Why the connection fails, named (refused password, TLS handshake…); undefined while it works. */
+  connectionProblem?(): { reason: string; neverConnected: boolean } | undefined;
 }

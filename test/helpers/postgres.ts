@@ -1,7 +1,7 @@
 // A private PostgreSQL server (its own initdb data dir, on a free loopback port), owned by one
 // test file. Tests kill and restart it during traffic; the data dir, and so the data, survives.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,7 +31,14 @@ export interface PostgresServer {
   thaw(): void;
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /** ssl=on with this certificate and key (PEM files, copied into the server's own folder). */
+  ssl?: { cert: string; key: string };
+  /** pg_hba.conf's lines, replacing initdb's trust-all; keep one that lets `postgres` in over 127.0.0.1 without TLS (the helper's own checks). */
+  hba?: string[];
+}
+
+export async function startPostgres(settings: PostgresOptions = {}): Promise<PostgresServer> {
   const bin = findBinDir();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-pg-'));
@@ -43,7 +50,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
   const exec = (tool: string, args: string[]) => run(...command(tool, args), { cwd: dir });
 
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const ssl = settings.ssl ? ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}` : '';
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${ssl}`;
   let running = false;
   const start = async () => {
     await exec('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', options, 'start']);
@@ -87,6 +95,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   process.once('exit', killOnExit);
   try {
     await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
+    ownFiles(dir, data, settings, asRoot ? postgresIds() : undefined);
     await start();
     await withClient(port, 'postgres', (client) => client.query(`create database ${DATABASE}`));
   } catch (error) {
@@ -107,6 +116,22 @@ export async function startPostgres(): Promise<PostgresServer> {
     freeze,
     thaw,
   };
+}
+
+/** The TLS key and certificate, and pg_hba.conf, as the server wants them: its own, the key readable by it alone. */
+function ownFiles(dir: string, data: string, settings: PostgresOptions, owner: [number, number] | undefined): void {
+  const files: string[] = [];
+  if (settings.ssl) {
+    copyFileSync(settings.ssl.cert, join(dir, 'server.crt'));
+    copyFileSync(settings.ssl.key, join(dir, 'server.key'));
+    chmodSync(join(dir, 'server.key'), 0o600);
+    files.push(join(dir, 'server.crt'), join(dir, 'server.key'));
+  }
+  if (settings.hba) {
+    writeFileSync(join(data, 'pg_hba.conf'), `${settings.hba.join('\n')}\n`);
+    files.push(join(data, 'pg_hba.conf'));
+  }
+  if (owner) for (const file of files) chownSync(file, ...owner);
 }
 
 /** The newest installed PostgreSQL's bin dir (e.g. /usr/lib/postgresql/15/bin). */

@@ -19,6 +19,8 @@ describe('database: timeouts in the config', () => {
       connectTimeoutMs: 3000,
       maxClockSkewMs: 500,
       healthTimeoutMs: 2000,
+      tls: undefined,
+      password: undefined,
     });
   });
 
@@ -30,6 +32,8 @@ describe('database: timeouts in the config', () => {
       connectTimeoutMs: 800,
       maxClockSkewMs: 0,
       healthTimeoutMs: 900,
+      tls: undefined,
+      password: undefined,
     });
   });
 

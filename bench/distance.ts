@@ -1,0 +1,136 @@
+// npm run bench:distance [-- --quick]
+// Redis at a network distance: the delaying proxy (test/helpers/delay-proxy.ts,
+// a process of its own; this kernel has no netem) between the engine and a
+// local redis-server, at round trips of 0.5, 1 and 2 ms with jitter, and 2 ms
+// with 10 ms spikes. Per row: the latency of 2,500 decisions/s (open loop, one
+// instance, 100 keys, default 5 ms deadline) and the share decided on Redis;
+// then four instances at 2× one key's limit: admitted against the limit.
+import { loadavg } from 'node:os';
+import { pino } from 'pino';
+import { parseRule } from '../src/core/rule.js';
+import { createEngine } from '../src/limiter/create-engine.js';
+import type { Engine } from '../src/limiter/engine.js';
+import { type Delay, startDelayProxy } from '../test/helpers/delay-proxy.js';
+import { isMain, runMain } from './lib/cleanup.js';
+import { LatencyRecorder, round } from './lib/latency.js';
+import { offer } from './lib/open-loop.js';
+import { type BenchOptions, parseOptions, pick } from './lib/options.js';
+import { benchRedis } from './lib/servers.js';
+import { textTable } from './lib/table.js';
+
+const RATE = 2500;
+const INSTANCES = 4;
+const LIMIT = 400;
+
+interface Distance {
+  label: string;
+  /** undefined: straight to Redis, no proxy. */
+  oneWay: Delay | undefined;
+  /** store.deadlineMs; default the engine's (5 ms). */
+  deadlineMs?: number;
+}
+
+const DISTANCES: Distance[] = [
+  { label: 'loopback, no proxy', oneWay: undefined },
+  { label: 'proxy, 0 ms', oneWay: { ms: 0 } },
+  { label: '0.5 ms RTT ±20 %', oneWay: { ms: 0.25, jitterMs: 0.1 } },
+  { label: '1 ms RTT ±20 %', oneWay: { ms: 0.5, jitterMs: 0.2 } },
+  { label: '2 ms RTT ±20 %', oneWay: { ms: 1, jitterMs: 0.4 } },
+  { label: '2 ms RTT, 10 ms spikes (1 %)', oneWay: { ms: 1, jitterMs: 0.4, spike: { ms: 10, probability: 0.01 } } },
+  { label: 'the same, deadlineMs 20', oneWay: { ms: 1, jitterMs: 0.4, spike: { ms: 10, probability: 0.01 } }, deadlineMs: 20 },
+];
+
+export interface DistanceRow {
+  label: string;
+  decisions: number;
+  p50Us: number;
+  p99Us: number;
+  maxUs: number;
+  /** Share of the paced decisions made on Redis (the rest: the fallback at the deadline). */
+  redisShare: number;
+  /** Four instances at 2× the limit of one key: admitted, and how many of those decisions fell back. */
+  admitted: number;
+  limit: number;
+  accuracyFallbacks: number;
+}
+
+export async function runDistanceBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<DistanceRow[]> {
+  const durationMs = pick(options, 1000, 4000);
+  const redis = await benchRedis();
+  const rows: DistanceRow[] = [];
+  try {
+    for (const distance of DISTANCES) {
+      const proxy = distance.oneWay ? await startDelayProxy({ targetPort: redis.port, toServer: distance.oneWay, toClient: distance.oneWay }) : undefined;
+      try {
+        const url = `redis://127.0.0.1:${proxy?.port ?? redis.port}`;
+        progress(`distance: ${distance.label}: ${RATE} decisions/s for ${durationMs / 1000} s, then ${INSTANCES} instances at 2× a limit of ${LIMIT}`);
+        const deadlineMs = distance.deadlineMs;
+        rows.push({ label: distance.label, ...(await pacedLatency(url, durationMs, deadlineMs)), ...(await accuracy(url, distance.label, deadlineMs)) });
+      } finally {
+        await proxy?.close();
+      }
+    }
+  } finally {
+    await redis.release();
+  }
+  return rows;
+}
+
+function engineAt(url: string, instances: number, deadlineMs: number | undefined): Engine {
+  return createEngine({ redis: { url }, instances, logger: pino({ level: 'silent' }), hotKey: { autoLeaseRatePerSec: 0 }, ...(deadlineMs ? { deadlineMs } : {}) });
+}
+
+async function pacedLatency(url: string, durationMs: number, deadlineMs: number | undefined): Promise<Pick<DistanceRow, 'decisions' | 'p50Us' | 'p99Us' | 'maxUs' | 'redisShare'>> {
+  const engine = engineAt(url, 1, deadlineMs);
+  const rule = parseRule({ policy: 'token_bucket', capacity: 1_000_000, refillPerSecond: 1_000_000 });
+  const recorder = new LatencyRecorder();
+  let fromRedis = 0;
+  try {
+    await engine.peek('warm-up', 'warm-up', rule);
+    await offer(RATE, durationMs, async (seq) => {
+      const called = performance.now();
+      const decision = await engine.decide(`tenant-${seq % 100}`, 'orders', rule);
+      recorder.recordMs(performance.now() - called);
+      if (decision.source === 'redis') fromRedis++;
+    });
+  } finally {
+    await engine.close();
+  }
+  const s = recorder.summary();
+  return { decisions: s.count, p50Us: s.p50Us, p99Us: s.p99Us, maxUs: s.maxUs, redisShare: round(fromRedis / Math.max(1, s.count), 4) };
+}
+
+/** Each instance sends its half-limit in batches of 25 at once; the key's limit is LIMIT over all of them. */
+async function accuracy(url: string, label: string, deadlineMs: number | undefined): Promise<Pick<DistanceRow, 'admitted' | 'limit' | 'accuracyFallbacks'>> {
+  const engines = Array.from({ length: INSTANCES }, () => engineAt(url, INSTANCES, deadlineMs));
+  const rule = parseRule({ policy: 'token_bucket', capacity: LIMIT, refillPerSecond: 0.001 });
+  const tenant = `accuracy-${label.replace(/[^A-Za-z0-9]+/g, '-')}-${Date.now()}`;
+  let admitted = 0;
+  let fallbacks = 0;
+  try {
+    await Promise.all(engines.map((engine) => engine.peek('warm-up', 'warm-up', rule)));
+    for (let round = 0; round < (2 * LIMIT) / (INSTANCES * 25); round++) {
+      const decisions = await Promise.all(engines.flatMap((engine) => Array.from({ length: 25 }, () => engine.decide(tenant, 'orders', rule))));
+      admitted += decisions.filter((d) => d.allowed).length;
+      fallbacks += decisions.filter((d) => d.source === 'fallback').length;
+    }
+  } finally {
+    await Promise.all(engines.map((engine) => engine.close()));
+  }
+  return { admitted, limit: LIMIT, accuracyFallbacks: fallbacks };
+}
+
+export function printDistance(rows: DistanceRow[]): string {
+  return textTable(
+    ['distance', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'on Redis', `${INSTANCES} instances: admitted / limit`, 'of which fallback'],
+    rows.map((r) => [r.label, r.decisions, r.p50Us, r.p99Us, r.maxUs, `${round(r.redisShare * 100, 2)} %`, `${r.admitted} / ${r.limit}`, r.accuracyFallbacks]),
+  );
+}
+
+if (isMain(import.meta.url)) {
+  await runMain(async () => {
+    const rows = await runDistanceBench(parseOptions());
+    // The figures are only as quiet as the machine: its load is printed with them.
+    console.log(`\n${printDistance(rows)}\nload average after the run: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  });
+}

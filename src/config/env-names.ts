@@ -1,0 +1,62 @@
+// SLUICE_* variables nobody reads: a typo (SLUICE_REDIS_SENTINAL) would
+// otherwise be ignored in silence and the deployment run without it.
+import { type Env, envOverrides } from './env.js';
+
+/** Read outside the config: the file to load, and the CLI's admin API. */
+const OTHER_VARIABLES = ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL'];
+
+/** Every SLUICE_* variable Sluice reads: the overrides (asked of envOverrides itself, so the list cannot drift) and the others. */
+export function knownVariables(): string[] {
+  const asked = new Set<string>(OTHER_VARIABLES);
+  const recording = new Proxy({} as Env, {
+    get(_target, name) {
+      if (typeof name === 'string') asked.add(name);
+      return undefined;
+    },
+  });
+  envOverrides(recording);
+  return [...asked];
+}
+
+export interface UnknownVariable {
+  variable: string;
+  /** The known variable closest in spelling. */
+  nearest: string;
+}
+
+/** The SLUICE_* variables of `env` that Sluice does not read, each with the nearest known name. */
+export function unknownVariables(env: Env): UnknownVariable[] {
+  const known = knownVariables();
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SLUICE_') && !known.includes(name))
+    .sort()
+    .map((variable) => ({ variable, nearest: nearest(variable, known) }));
+}
+
+/** The warning for one unknown variable. */
+export function unknownVariableMessage({ variable, nearest }: UnknownVariable): string {
+  return `${variable} is not a Sluice variable and is ignored; did you mean ${nearest}? (see docs/configuration.md#environment-variables)`;
+}
+
+function nearest(name: string, candidates: readonly string[]): string {
+  let best = candidates[0] ?? '';
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of candidates) {
+    const distance = editDistance(name, candidate);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/** Levenshtein distance, one row at a time. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
