@@ -82,6 +82,10 @@ export interface DecisionServiceConfig {
   readonly refusedStatus: number;
   /** /decide for a request no route matches: deny (404) or allow (200, unlimited). */
   readonly noRoute: 'deny' | 'allow';
+  /** Files naming one domain add to it (MERGE_DOMAIN_CONFIG) instead of being refused. */
+  readonly mergeDomains: boolean;
+  /** One line per envoyConfig file with reference keys out of place: loaded and ignored, as the reference does. */
+  readonly warnings: readonly string[];
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

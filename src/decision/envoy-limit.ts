@@ -13,7 +13,6 @@ import { type DescriptorFile, type RateLimitFile, UNIT_NAMES, UNIT_SECONDS, type
 export type Fail = (path: ConfigPath, message: string) => never;
 
 export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fail): ConfiguredLimit | undefined {
-  if (descriptor.replaces !== undefined) fail([...at, 'replaces'], 'belongs inside rate_limit (rate_limit.replaces): envoyproxy/ratelimit reads it only there and ignores it here');
   const rateLimit = descriptor.rate_limit;
   if (rateLimit === undefined || rateLimit === null) {
     if (descriptor.sluice !== undefined) fail([...at, 'rate_limit'], 'is required with sluice: it is the limit Envoy is told (current_limit)');

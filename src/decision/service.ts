@@ -53,11 +53,13 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
     throw error;
   }
   deps.logger.info({ grpc: grpcAddress, http: httpUrl, domains: config.decisionService.domains.size }, 'decision service listening');
+  logConfigWarnings(config, deps.logger);
   return {
     grpcAddress,
     httpUrl,
     reconfigure(next, nextDeps) {
       faces = buildFaces(next, nextDeps);
+      logConfigWarnings(next, nextDeps.logger);
     },
     drain() {
       grpc?.setServing(false);
@@ -68,5 +70,10 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
     },
   };
 }
+
+/** Reference keys out of place in the envoyConfig files, one warning per file and load. */
+const logConfigWarnings = (config: SluiceConfig, logger: Logger): void => {
+  for (const warning of config.decisionService.warnings) logger.warn(warning);
+};
 
 const hostText = (host: string): string => (host.includes(':') ? `[${host}]` : host);
