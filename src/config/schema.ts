@@ -151,6 +151,8 @@ export const configFileSchema = z
         noRoute: z.enum(['deny', 'allow'], 'must be deny or allow').default('deny'),
         /** envoyproxy/ratelimit's MERGE_DOMAIN_CONFIG: files naming one domain are merged. */
         mergeDomains: z.boolean().default(false),
+        /** envoyproxy/ratelimit's SHADOW_MODE: every request answered OK, its limits decided and reported. */
+        shadowMode: z.boolean().default(false),
       })
       .strict()
       .optional(),

@@ -84,6 +84,8 @@ export interface DecisionServiceConfig {
   readonly noRoute: 'deny' | 'allow';
   /** Files naming one domain add to it (MERGE_DOMAIN_CONFIG) instead of being refused. */
   readonly mergeDomains: boolean;
+  /** Every request answered OK, its limits still decided and reported (the reference's SHADOW_MODE). */
+  readonly shadowMode: boolean;
   /** One line per envoyConfig file with reference keys out of place: loaded and ignored, as the reference does. */
   readonly warnings: readonly string[];
 }

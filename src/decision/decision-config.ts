@@ -18,6 +18,7 @@ export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionSe
     envoyConfig,
     domains,
     mergeDomains,
+    shadowMode: section?.shadowMode ?? false,
     warnings,
     refusedStatus: section?.refusedStatus ?? 429,
     noRoute: section?.noRoute ?? 'deny',

@@ -14,8 +14,8 @@ import { shapeProblem } from './envoy-yaml-shape.js';
 import { dropKey, type MisplacedKey, misplacedKeyOf, misplacedWarning } from './envoy-misplaced-keys.js';
 import { isWildcard, wildcardPartsOf } from './wildcard.js';
 
-/** The files a path names: itself, or a directory's YAML files in name order. */
-export function envoyConfigFiles(paths: readonly string[]): string[] {
+/** The files a path names: itself, or a directory's YAML files in name order (without `.name` ones when ignoreDotFiles). */
+export function envoyConfigFiles(paths: readonly string[], ignoreDotFiles = false): string[] {
   const out: string[] = [];
   for (const path of paths) {
     let isDir = false;
@@ -25,7 +25,7 @@ export function envoyConfigFiles(paths: readonly string[]): string[] {
       throw new ConfigError(path, undefined, undefined, `cannot read: ${(error as Error).message}`);
     }
     if (!isDir) out.push(path);
-    else for (const name of readdirSync(path).sort()) if (/\.ya?ml$/.test(name)) out.push(join(path, name));
+    else for (const name of readdirSync(path).sort()) if (/\.ya?ml$/.test(name) && !(ignoreDotFiles && name.startsWith('.'))) out.push(join(path, name));
   }
   return out;
 }
@@ -33,6 +33,8 @@ export function envoyConfigFiles(paths: readonly string[]): string[] {
 export interface LoadOptions {
   /** The reference's MERGE_DOMAIN_CONFIG: files naming one domain add their descriptors to it (a key given twice is still an error). */
   mergeDomains?: boolean;
+  /** The reference's RUNTIME_IGNOREDOTFILES. */
+  ignoreDotFiles?: boolean;
 }
 
 export interface LoadedEnvoyConfig {
@@ -48,7 +50,7 @@ export function loadEnvoyConfig(paths: readonly string[]): Domains {
 export function loadEnvoyFiles(paths: readonly string[], options: LoadOptions = {}): LoadedEnvoyConfig {
   const domains = new Map<string, DescriptorLevel>();
   const warnings: string[] = [];
-  for (const file of envoyConfigFiles(paths)) {
+  for (const file of envoyConfigFiles(paths, options.ignoreDotFiles)) {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');

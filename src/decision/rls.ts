@@ -30,6 +30,8 @@ export class RateLimitDecider {
     private readonly domains: Domains,
     private readonly engine: Engine,
     private readonly headerOptions: HeaderOptions,
+    /** The reference's SHADOW_MODE: every limit decided and reported, the request always answered OK. */
+    private readonly shadowMode = false,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -44,7 +46,7 @@ export class RateLimitDecider {
       if (plan === 'unlimited') return { code: 'OK', limit_remaining: MAX_UINT32 };
       return statusOf(outcomes[i]!, nowMs);
     });
-    const overall = overallCode(plans, statuses);
+    const overall = this.shadowMode ? 'OK' : overallCode(plans, statuses);
     return { overall_code: overall, statuses, response_headers_to_add: responseHeaders(outcomes, statuses, overall, nowMs, this.headerOptions) };
   }
 
