@@ -23,7 +23,7 @@ export const command: Command = {
     for (const { variable, reason } of settings.ignored) logger.warn({ variable }, `${variable} is not used by Sluice: ${reason}`);
     if (!settings.store.section) logger.warn('REDIS_URL is not set: buckets are kept in this process’s memory, not shared with other instances');
     const running = await startRatelimitService(settings, config, engineFromConfig(config, logger), logger);
-    logger.info({ grpc: running.grpcAddress, http: running.httpUrl, debug: running.debugUrl, folder: settings.configDir, domains: [...config.decisionService.domains.keys()] }, 'sluice ratelimit serving');
+    logger.info({ grpc: running.grpcAddress, http: running.httpUrl, debug: running.debugUrl, metrics: running.metricsUrl, folder: settings.configDir, domains: [...config.decisionService.domains.keys()] }, 'sluice ratelimit serving');
     return untilStopped(logger, () => running.close());
   },
 };

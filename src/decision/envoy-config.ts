@@ -135,7 +135,7 @@ function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, pa
     seen.add(finalKey);
     if (descriptor.share_threshold && !isWildcard(value)) fail([...at, 'share_threshold'], `share_threshold can only be used with wildcard values (containing '*'), but found key '${finalKey}'`);
     const children = buildLevel(descriptor.descriptors ?? [], [...at, 'descriptors'], `${parentKey}${finalKey}.`, fail);
-    const node = { limit: buildLimit(descriptor, at, fail), children };
+    const node = { limit: buildLimit(descriptor, at, fail), children, statSegment: finalKey, valueToMetric: descriptor.value_to_metric === true };
     if (value === '') level.keyOnly.set(key, node);
     else if (isWildcard(value)) level.wildcards.push({ key, value, parts: wildcardPartsOf(value), shared: descriptor.share_threshold === true, node });
     else level.exact.set(`${key}\u0000${value}`, node);

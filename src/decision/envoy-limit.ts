@@ -21,7 +21,7 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fai
   const name = rateLimit.name ?? undefined;
   const replaces = replacesOf(rateLimit, [...at, 'rate_limit', 'replaces'], fail);
   const headerId = headerIdOf(name ?? descriptor.key ?? '');
-  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true };
+  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true, detailedMetric: descriptor.detailed_metric === true };
   const unit = unitOf(rateLimit.unit);
   if (rateLimit.unlimited) {
     if (unit !== undefined) fail([...at, 'rate_limit', 'unlimited'], 'should not specify rate limit unit when unlimited');

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
 import type { DecisionFaces } from './faces.js';
+import type { DecisionObserver } from './service.js';
 import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 
 export class RlsGrpcServer {
@@ -17,12 +18,20 @@ export class RlsGrpcServer {
   constructor(
     faces: Pick<DecisionFaces, 'decider'>,
     private readonly log: Logger,
+    observer?: Pick<DecisionObserver, 'call'>,
   ) {
     this.server.addService(loadRls().service, {
       ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const started = observer ? performance.now() : 0;
         faces.decider.shouldRateLimit(call.request).then(
-          (response) => callback(null, response),
-          (error: unknown) => callback(this.failure(error)),
+          (response) => {
+            callback(null, response);
+            observer?.call('ShouldRateLimit', performance.now() - started, undefined);
+          },
+          (error: unknown) => {
+            callback(this.failure(error));
+            observer?.call('ShouldRateLimit', performance.now() - started, 'service_error');
+          },
         );
       },
     });

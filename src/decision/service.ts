@@ -8,6 +8,7 @@ import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { buildFaces } from './faces.js';
 import { RlsGrpcServer } from './grpc-server.js';
 import { DecisionHttpServer } from './http-server.js';
+import type { Outcome } from './rls-status.js';
 
 export interface DecisionService {
   /** `host:port` of the gRPC listener. */
@@ -26,6 +27,14 @@ export interface DecisionDeps {
   rules: RuleResolver;
   tenants: TenantResolver;
   logger: Logger;
+  /** Told of every gRPC call and every limited descriptor (the reference's Prometheus series). */
+  observer?: DecisionObserver;
+}
+
+export interface DecisionObserver {
+  descriptors(outcomes: readonly Outcome[]): void;
+  /** One ShouldRateLimit call over gRPC: how long it took, and its error kind if it failed. */
+  call(method: string, elapsedMs: number, errorType: string | undefined): void;
 }
 
 export const decisionServiceWanted = (config: SluiceConfig): boolean => config.decisionService.grpcListen !== undefined || config.decisionService.httpListen !== undefined;
@@ -41,7 +50,7 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
       return faces.forwardAuth;
     },
   };
-  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger) : undefined;
+  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer) : undefined;
   const http = httpListen ? new DecisionHttpServer(current, deps.logger) : undefined;
   let grpcAddress: string | undefined;
   let httpUrl: string | undefined;

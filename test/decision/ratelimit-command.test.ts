@@ -1,6 +1,6 @@
 // `sluice ratelimit` started as the reference's `ratelimit` binary is, with
 // nothing but its environment variables and a runtime folder: asked over gRPC
-// and /json, its ConfigMap's `..data` symlink swapped, /rlconfig read.
+// and /json, its ConfigMap's `..data` symlink swapped, /rlconfig and /metrics read.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ describe('sluice ratelimit: the reference binary’s environment, a ConfigMap fo
   let service: RatelimitProcess;
   before(async () => {
     folder.swap({ 'shop.yaml': limitOf(2) });
-    service = await startRatelimitProcess({ RUNTIME_ROOT: root, RUNTIME_SUBDIRECTORY: 'ratelimit', RUNTIME_WATCH_ROOT: 'false', USE_STATSD: 'false', MEMCACHE_HOST_PORT: '127.0.0.1:11211' });
+    service = await startRatelimitProcess({ RUNTIME_ROOT: root, RUNTIME_SUBDIRECTORY: 'ratelimit', RUNTIME_WATCH_ROOT: 'false', USE_PROMETHEUS: 'true', USE_STATSD: 'false', MEMCACHE_HOST_PORT: '127.0.0.1:11211' });
   });
   after(async () => {
     await service?.stop();
@@ -42,6 +42,10 @@ describe('sluice ratelimit: the reference binary’s environment, a ConfigMap fo
     const refused = await call(`${service.http}/json`, { method: 'POST', body: JSON.stringify({ domain: 'shop', descriptors: [{ entries: [{ key: 'api_key', value: 'k1' }] }] }) });
     assert.equal(refused.status, 429);
     assert.equal((await call(`${service.http}/healthcheck`)).status, 200);
+    const metrics = (await call(service.metrics)).body;
+    assert.match(metrics, /^ratelimit_service_rate_limit_total_hits\{domain="shop",key1="api_key"\} 3$/m);
+    assert.match(metrics, /^ratelimit_service_rate_limit_over_limit\{domain="shop",key1="api_key"\} 1$/m);
+    assert.match(metrics, /^ratelimit_service_total_requests\{grpc_method="ShouldRateLimit"\} 1$/m, 'gRPC calls only, as the reference’s interceptor counts them');
   });
 
   it('logs each variable it does not use once, and starts anyway', () => {

@@ -15,6 +15,8 @@ export interface RatelimitProcess {
   readonly grpc: string;
   readonly http: string;
   readonly debug: string;
+  /** PROMETHEUS_ADDR's /metrics (served when USE_PROMETHEUS=true). */
+  readonly metrics: string;
   /** Every log line so far, parsed. */
   readonly logs: Record<string, unknown>[];
   readonly stderr: () => string;
@@ -24,8 +26,8 @@ export interface RatelimitProcess {
 }
 
 export async function startRatelimitProcess(env: Record<string, string>): Promise<RatelimitProcess> {
-  const [grpcPort, httpPort, debugPort] = [await freePort(), await freePort(), await freePort()];
-  const base = { PATH: process.env.PATH ?? '', GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), HOST: '127.0.0.1', PORT: String(httpPort), DEBUG_HOST: '127.0.0.1', DEBUG_PORT: String(debugPort), LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
+  const [grpcPort, httpPort, debugPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const base = { PATH: process.env.PATH ?? '', GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), HOST: '127.0.0.1', PORT: String(httpPort), DEBUG_HOST: '127.0.0.1', DEBUG_PORT: String(debugPort), PROMETHEUS_ADDR: `127.0.0.1:${metricsPort}`, LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'ratelimit'], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
@@ -42,6 +44,7 @@ export async function startRatelimitProcess(env: Record<string, string>): Promis
     grpc: `127.0.0.1:${grpcPort}`,
     http: `http://127.0.0.1:${httpPort}`,
     debug: `http://127.0.0.1:${debugPort}`,
+    metrics: `http://127.0.0.1:${metricsPort}/metrics`,
     logs,
     stderr: () => stderr,
     async waitForLog(pattern, from = 0) {

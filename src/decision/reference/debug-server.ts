@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ListenAddress } from '../../config/types.js';
+import { closeHttp, listenHttp } from './http-listen.js';
 import type { Domains } from '../descriptor-tree.js';
 import { dumpDomains } from './rlconfig.js';
 
@@ -19,20 +20,11 @@ export class DebugServer {
     });
   }
 
-  listen({ host, port }: ListenAddress): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve(this.server.address() as AddressInfo);
-      });
-    });
+  listen(address: ListenAddress): Promise<AddressInfo> {
+    return listenHttp(this.server, address);
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return closeHttp(this.server);
   }
 }
