@@ -3,6 +3,7 @@ import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
 import type { Domains } from '../decision/descriptor-tree.js';
+import type { GrpcTls } from '../decision/grpc-tls.js';
 import type { UpstreamInstance } from './route-forwarding.js';
 
 export interface ListenAddress {
@@ -84,6 +85,8 @@ export interface DecisionServiceConfig {
   readonly noRoute: 'deny' | 'allow';
   /** Files naming one domain add to it (MERGE_DOMAIN_CONFIG) instead of being refused. */
   readonly mergeDomains: boolean;
+  /** TLS (and mutual TLS) on the gRPC listener, PEM text; undefined = plaintext. Set by `sluice ratelimit` (GRPC_SERVER_USE_TLS…). */
+  readonly grpcTls: GrpcTls | undefined;
   /** Every request answered OK, its limits still decided and reported (the reference's SHADOW_MODE). */
   readonly shadowMode: boolean;
   /** One line per envoyConfig file with reference keys out of place: loaded and ignored, as the reference does. */

@@ -19,6 +19,7 @@ export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionSe
     domains,
     mergeDomains,
     shadowMode: section?.shadowMode ?? false,
+    grpcTls: undefined,
     warnings,
     refusedStatus: section?.refusedStatus ?? 429,
     noRoute: section?.noRoute ?? 'deny',

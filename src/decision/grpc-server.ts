@@ -7,11 +7,12 @@ import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
 import type { DecisionFaces } from './faces.js';
+import { type GrpcTls, sanInterceptors, serverCredentials } from './grpc-tls.js';
 import type { DecisionObserver } from './service.js';
 import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 
 export class RlsGrpcServer {
-  private readonly server = new grpc.Server();
+  private readonly server: grpc.Server;
   private readonly health = new HealthImplementation({ '': 'SERVING', [RLS_SERVICE_NAME]: 'SERVING' });
 
   /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
@@ -19,7 +20,9 @@ export class RlsGrpcServer {
     faces: Pick<DecisionFaces, 'decider'>,
     private readonly log: Logger,
     observer?: Pick<DecisionObserver, 'call'>,
+    private readonly tls?: GrpcTls,
   ) {
+    this.server = new grpc.Server({ interceptors: sanInterceptors(tls) });
     this.server.addService(loadRls().service, {
       ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         const started = observer ? performance.now() : 0;
@@ -42,7 +45,7 @@ export class RlsGrpcServer {
   listen({ host, port }: ListenAddress): Promise<number> {
     const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+      this.server.bindAsync(target, serverCredentials(this.tls), (error, bound) => (error ? reject(error) : resolve(bound)));
     });
   }
 

@@ -63,7 +63,7 @@ export function referenceSettings(env: Env): ReferenceSettings {
       : undefined,
     grpcTls: grpcTlsOf(env),
     store: referenceStoreSection(env),
-    ignored: [...ignoredVariablesSet(env), ...configSourceIgnored(env)],
+    ignored: [...ignoredVariablesSet(env), ...configSourceIgnored(env), ...tlsIgnored(env)],
   };
 }
 
@@ -72,12 +72,19 @@ function grpcTlsOf(env: Env): GrpcTlsSettings | undefined {
   for (const name of ['GRPC_SERVER_TLS_CERT', 'GRPC_SERVER_TLS_KEY']) {
     if (!isSet(env, name)) throw new ConfigError(name, undefined, undefined, 'is required with GRPC_SERVER_USE_TLS=true');
   }
+  if (isSet(env, 'GRPC_CLIENT_TLS_SAN') && !isSet(env, 'GRPC_CLIENT_TLS_CACERT')) throw new ConfigError('GRPC_CLIENT_TLS_SAN', undefined, undefined, 'needs GRPC_CLIENT_TLS_CACERT: only a client certificate can name a SAN');
   return {
     certFile: env.GRPC_SERVER_TLS_CERT as string,
     keyFile: env.GRPC_SERVER_TLS_KEY as string,
     clientCaFile: isSet(env, 'GRPC_CLIENT_TLS_CACERT') ? (env.GRPC_CLIENT_TLS_CACERT as string) : undefined,
     clientSan: isSet(env, 'GRPC_CLIENT_TLS_SAN') ? (env.GRPC_CLIENT_TLS_SAN as string) : undefined,
   };
+}
+
+/** The listener's TLS files without GRPC_SERVER_USE_TLS=true: read by neither service. */
+function tlsIgnored(env: Env): { variable: string; reason: string }[] {
+  if (bool(env, 'GRPC_SERVER_USE_TLS', false)) return [];
+  return ['GRPC_SERVER_TLS_CERT', 'GRPC_SERVER_TLS_KEY', 'GRPC_CLIENT_TLS_CACERT', 'GRPC_CLIENT_TLS_SAN'].filter((name) => isSet(env, name)).map((variable) => ({ variable, reason: 'read only with GRPC_SERVER_USE_TLS=true' }));
 }
 
 /** CONFIG_TYPE: FILE (the config folder). xDS variables are read only with GRPC_XDS_SOTW. */

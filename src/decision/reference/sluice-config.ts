@@ -9,6 +9,7 @@ import { parseConfig } from '../../config/load.js';
 import type { SluiceConfig } from '../../config/types.js';
 import { type LoadedEnvoyConfig, loadEnvoyFiles } from '../envoy-config.js';
 import { bool, listenText } from './env-values.js';
+import { readGrpcTls } from './grpc-tls-files.js';
 import { storeSectionForThisBuild } from './redis.js';
 import type { ReferenceSettings } from './settings.js';
 
@@ -39,7 +40,8 @@ export function sluiceConfigOf(settings: ReferenceSettings, env: Env): SluiceCon
   } catch (error) {
     throw error instanceof ConfigError ? namedByVariable(error) : error;
   }
-  return withDomains({ ...config, routes: [] }, settings, loadConfigFolder(settings));
+  const decisionService = { ...config.decisionService, grpcTls: readGrpcTls(settings.grpcTls) };
+  return withDomains({ ...config, routes: [], decisionService }, settings, loadConfigFolder(settings));
 }
 
 /** The config folder's files, as the reference reads RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY/*.yaml. */
