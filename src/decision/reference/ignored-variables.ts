@@ -13,7 +13,6 @@ export const IGNORED_VARIABLES: Readonly<Record<string, string>> = {
   GRPC_MAX_CONNECTION_AGE: 'connections are kept until the client or the drain closes them',
   GRPC_MAX_CONNECTION_AGE_GRACE: 'connections are kept until the client or the drain closes them',
   GRPC_UDS: 'the gRPC listener is TCP (GRPC_HOST, GRPC_PORT)',
-  FORCE_START_WITHOUT_INITIAL_CONFIG: 'the config folder is read before the listeners start',
   USE_STATSD: STATSD,
   STATSD_HOST: STATSD,
   STATSD_PORT: STATSD,

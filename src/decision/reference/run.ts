@@ -3,18 +3,18 @@
 // (USE_PROMETHEUS), and the config folder watched and reloaded; a folder that
 // fails to load keeps the last good config (logged, counted).
 import type { Logger } from 'pino';
-import { ConfigError } from '../../config/config-error.js';
 import type { SluiceConfig } from '../../config/types.js';
 import type { Engine } from '../../limiter/engine.js';
 import { resolversFor } from '../../rules/resolvers.js';
 import { type DecisionService, startDecisionService } from '../service.js';
 import { DebugServer } from './debug-server.js';
-import { FolderWatcher } from './folder-watch.js';
+import { startConfigSource } from './config-sources.js';
 import { urlOf } from './http-listen.js';
 import { MetricsServer } from './metrics-server.js';
 import { ReferenceMetrics } from './prometheus.js';
 import type { ReferenceSettings } from './settings.js';
-import { loadConfigFolder, withDomains } from './sluice-config.js';
+import { withDomains } from './sluice-config.js';
+import type { LoadedEnvoyConfig } from '../envoy-config.js';
 
 export interface RunningRatelimit {
   readonly grpcAddress: string | undefined;
@@ -37,32 +37,36 @@ interface Listeners {
 
 export async function startRatelimitService(settings: ReferenceSettings, config: SluiceConfig, engine: Engine, logger: Logger): Promise<RunningRatelimit> {
   const metrics = settings.prometheus ? new ReferenceMetrics(settings.nearLimitRatio, settings.prometheus.responseTimeMs) : undefined;
-  metrics?.configLoaded(true);
+  if (!settings.xds) metrics?.configLoaded(true);
   const resolvers = resolversFor(config);
   const deps = { engine, rules: resolvers.rules, tenants: resolvers.tenants, logger, observer: metrics };
   let current = config;
-  const listeners = await startListeners(settings, config, deps, metrics, () => current);
-  const reload = () => {
-    const next = reloadedConfig(current, settings, logger);
-    metrics?.configLoaded(next !== undefined);
-    if (!next) return;
-    current = next;
-    listeners.decision.reconfigure(next, deps);
+  let listeners: Listeners | undefined;
+  const apply = (loaded: LoadedEnvoyConfig) => {
+    metrics?.configLoaded(true);
+    current = withDomains(current, settings, loaded);
+    listeners?.decision.reconfigure(current, deps);
   };
-  const watcher = new FolderWatcher({ configDir: settings.configDir, runtimeRoot: settings.runtimeRoot, watchRoot: settings.watchRoot, reload, logger });
-  watcher.start();
+  const source = startConfigSource(settings, { apply, failed: () => metrics?.configLoaded(false), logger });
+  // The reference waits for its first xDS config unless FORCE_START_WITHOUT_INITIAL_CONFIG.
+  if (settings.xds && !settings.forceStart) await source.firstLoad;
+  const started = await startListeners(settings, current, deps, metrics, () => current).catch((error: unknown) => {
+    source.close();
+    throw error;
+  });
+  listeners = started;
   return {
-    grpcAddress: listeners.decision.grpcAddress,
-    httpUrl: listeners.decision.httpUrl,
-    debugUrl: listeners.debugUrl,
-    metricsUrl: listeners.metricsUrl,
+    grpcAddress: started.decision.grpcAddress,
+    httpUrl: started.decision.httpUrl,
+    debugUrl: started.debugUrl,
+    metricsUrl: started.metricsUrl,
     get config() {
       return current;
     },
     async close(graceMs = 10_000) {
-      watcher.close();
-      listeners.decision.drain();
-      await Promise.allSettled([listeners.decision.close(graceMs), listeners.debug.close(), listeners.metricsServer?.close()]);
+      source.close();
+      started.decision.drain();
+      await Promise.allSettled([started.decision.close(graceMs), started.debug.close(), started.metricsServer?.close()]);
       await engine.close();
     },
   };
@@ -80,18 +84,5 @@ async function startListeners(settings: ReferenceSettings, config: SluiceConfig,
   } catch (error) {
     await Promise.allSettled([decision.close(0), debug.close(), metricsServer?.close()]);
     throw error;
-  }
-}
-
-/** The folder loaded again, or undefined (logged) when it does not load: the last good config stays. */
-function reloadedConfig(current: SluiceConfig, settings: ReferenceSettings, logger: Logger): SluiceConfig | undefined {
-  try {
-    const next = withDomains(current, settings, loadConfigFolder(settings));
-    logger.info({ folder: settings.configDir, domains: [...next.decisionService.domains.keys()] }, 'config folder reloaded');
-    return next;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    logger.error({ folder: settings.configDir }, `config folder not reloaded, the last good config stays: ${error.message}`);
-    return undefined;
   }
 }

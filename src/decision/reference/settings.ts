@@ -8,6 +8,8 @@ import type { ListenAddress, LogLevel } from '../../config/types.js';
 import { bool, goAddress, isSet, port, ratio, text } from './env-values.js';
 import { ignoredVariablesSet } from './ignored-variables.js';
 import { type ReferenceStore, referenceStoreSection } from './redis.js';
+import type { XdsSettings } from './xds-client.js';
+import { xdsSettingsOf } from './xds-settings.js';
 
 export interface GrpcTlsSettings {
   certFile: string;
@@ -35,6 +37,10 @@ export interface ReferenceSettings {
   prometheus: { listen: ListenAddress; path: string; responseTimeMs: boolean } | undefined;
   grpcTls: GrpcTlsSettings | undefined;
   store: ReferenceStore;
+  /** CONFIG_TYPE=GRPC_XDS_SOTW: configs from this xDS server instead of the folder. */
+  xds: XdsSettings | undefined;
+  /** FORCE_START_WITHOUT_INITIAL_CONFIG: with xDS, listen before the first config arrives. */
+  forceStart: boolean;
   /** Set variables Sluice does not use, with why (logged once). */
   ignored: { variable: string; reason: string }[];
 }
@@ -63,6 +69,8 @@ export function referenceSettings(env: Env): ReferenceSettings {
       : undefined,
     grpcTls: grpcTlsOf(env),
     store: referenceStoreSection(env),
+    xds: configType(env) === 'GRPC_XDS_SOTW' ? xdsSettingsOf(env) : undefined,
+    forceStart: bool(env, 'FORCE_START_WITHOUT_INITIAL_CONFIG', false),
     ignored: [...ignoredVariablesSet(env), ...configSourceIgnored(env), ...tlsIgnored(env)],
   };
 }
@@ -87,12 +95,16 @@ function tlsIgnored(env: Env): { variable: string; reason: string }[] {
   return ['GRPC_SERVER_TLS_CERT', 'GRPC_SERVER_TLS_KEY', 'GRPC_CLIENT_TLS_CACERT', 'GRPC_CLIENT_TLS_SAN'].filter((name) => isSet(env, name)).map((variable) => ({ variable, reason: 'read only with GRPC_SERVER_USE_TLS=true' }));
 }
 
-/** CONFIG_TYPE: FILE (the config folder). xDS variables are read only with GRPC_XDS_SOTW. */
-function configSourceIgnored(env: Env): { variable: string; reason: string }[] {
+function configType(env: Env): 'FILE' | 'GRPC_XDS_SOTW' {
   const type = text(env, 'CONFIG_TYPE', 'FILE').toUpperCase();
-  if (type === 'GRPC_XDS_SOTW') throw new ConfigError('CONFIG_TYPE', undefined, undefined, 'GRPC_XDS_SOTW (configs from an xDS server) is not supported by this Sluice build yet: use FILE and a config folder');
-  if (type !== 'FILE') throw new ConfigError('CONFIG_TYPE', undefined, undefined, `must be FILE or GRPC_XDS_SOTW, not ${JSON.stringify(env.CONFIG_TYPE)}`);
+  if (type !== 'FILE' && type !== 'GRPC_XDS_SOTW') throw new ConfigError('CONFIG_TYPE', undefined, undefined, `must be FILE or GRPC_XDS_SOTW, not ${JSON.stringify(env.CONFIG_TYPE)}`);
+  return type;
+}
+
+/** CONFIG_TYPE=FILE (the config folder): the xDS variables are read only with GRPC_XDS_SOTW. */
+function configSourceIgnored(env: Env): { variable: string; reason: string }[] {
+  if (configType(env) === 'GRPC_XDS_SOTW') return [];
   return Object.keys(env)
-    .filter((name) => /^(CONFIG_GRPC_XDS_|XDS_CLIENT_)/.test(name) && isSet(env, name))
+    .filter((name) => /^(CONFIG_GRPC_XDS_|XDS_CLIENT_|FORCE_START_WITHOUT_INITIAL_CONFIG$)/.test(name) && isSet(env, name))
     .map((variable) => ({ variable, reason: 'read only with CONFIG_TYPE=GRPC_XDS_SOTW' }));
 }

@@ -41,7 +41,9 @@ export function sluiceConfigOf(settings: ReferenceSettings, env: Env): SluiceCon
     throw error instanceof ConfigError ? namedByVariable(error) : error;
   }
   const decisionService = { ...config.decisionService, grpcTls: readGrpcTls(settings.grpcTls) };
-  return withDomains({ ...config, routes: [], decisionService }, settings, loadConfigFolder(settings));
+  // With xDS the domains arrive from the server; until then there are none.
+  const loaded = settings.xds ? { domains: new Map(), warnings: [] } : loadConfigFolder(settings);
+  return withDomains({ ...config, routes: [], decisionService }, settings, loaded);
 }
 
 /** The config folder's files, as the reference reads RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY/*.yaml. */
