@@ -21,8 +21,11 @@ export class RlsGrpcServer {
     private readonly log: Logger,
     observer?: Pick<DecisionObserver, 'call'>,
     private readonly tls?: GrpcTls,
+    connectionAge?: { maxAgeMs: number; graceMs: number },
   ) {
-    this.server = new grpc.Server({ interceptors: sanInterceptors(tls) });
+    // A connection's age bounded: clients reconnect, so new instances behind a balancer get their share.
+    const age = connectionAge ? { 'grpc.max_connection_age_ms': connectionAge.maxAgeMs, 'grpc.max_connection_age_grace_ms': connectionAge.graceMs } : {};
+    this.server = new grpc.Server({ interceptors: sanInterceptors(tls), ...age });
     this.server.addService(loadRls().service, {
       ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         const started = observer ? performance.now() : 0;

@@ -107,3 +107,23 @@ describe('sluice ratelimit: a bad variable or folder stops it at start, naming i
     });
   }
 });
+
+describe('sluice ratelimit: a listener that cannot bind', () => {
+  it('exits 1 naming the address, with Redis configured (nothing keeps the process alive)', async () => {
+    const { createServer } = await import('node:net');
+    const taken = createServer().listen(0, '127.0.0.1');
+    await new Promise((done) => taken.once('listening', done));
+    const port = (taken.address() as { port: number }).port;
+    const root = tempDir('sluice-ratelimit-taken-');
+    mkdirSync(join(root, 'config'));
+    try {
+      const env = { PATH: process.env.PATH ?? '', RUNTIME_ROOT: root, HOST: '127.0.0.1', PORT: String(port), GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', DEBUG_PORT: '0', DEBUG_HOST: '127.0.0.1', REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: '127.0.0.1:1' };
+      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'ratelimit'], { encoding: 'utf8', timeout: 30_000, env });
+      assert.equal(result.status, 1, result.stderr);
+      assert.match(result.stderr, new RegExp(`EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}`));
+    } finally {
+      taken.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

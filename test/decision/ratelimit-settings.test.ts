@@ -4,6 +4,7 @@
 // real redis-server whose default user is off.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
@@ -22,6 +23,7 @@ describe('reference settings', () => {
     assert.deepEqual([settings.watchRoot, settings.ignoreDotFiles, settings.mergeDomains, settings.shadowMode, settings.log], [true, false, false, false, { level: 'warn', json: false }]);
     assert.equal(settings.prometheus, undefined);
     assert.equal(settings.store.section, undefined);
+    assert.deepEqual(settings.grpcConnectionAge, { maxAgeMs: 86_400_000, graceMs: 3_600_000 });
   });
   it('RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY, LOG_LEVEL in any case, PROMETHEUS_ADDR in Go’s form', () => {
     const settings = referenceSettings({ RUNTIME_ROOT: '/data', RUNTIME_SUBDIRECTORY: 'ratelimit', RUNTIME_APPDIRECTORY: 'cfg', LOG_LEVEL: 'DEBUG', LOG_FORMAT: 'JSON', USE_PROMETHEUS: 'true', PROMETHEUS_ADDR: ':9191' });
@@ -109,5 +111,24 @@ describe('REDIS_AUTH against a real Redis (the default user off, an ACL user for
       asSluice.disconnect();
     }
     assert.ok(!JSON.stringify(service.logs).includes('s3cret') && !service.stderr().includes('s3cret'));
+  });
+});
+
+describe('GRPC_MAX_CONNECTION_AGE: a gRPC connection is told to go away once it is that old', () => {
+  const root = tempDir('sluice-ratelimit-age-');
+  mkdirSync(join(root, 'config'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('the server sends GOAWAY to a connection older than the age', async () => {
+    const service = await startRatelimitProcess({ RUNTIME_ROOT: root, GRPC_MAX_CONNECTION_AGE: '300ms', GRPC_MAX_CONNECTION_AGE_GRACE: '100ms' });
+    const session = connect(`http://${service.grpc}`);
+    try {
+      const wentAway = new Promise<string>((done) => session.once('goaway', () => done('goaway')));
+      const gaveUp = new Promise<string>((done) => setTimeout(() => done('no goaway within 20 s'), 20_000).unref());
+      assert.equal(await Promise.race([wentAway, gaveUp]), 'goaway');
+    } finally {
+      session.destroy();
+      await service.stop();
+    }
   });
 });

@@ -10,8 +10,6 @@ const MEMCACHE = 'Sluice stores buckets in Redis (REDIS_URL) or in memory';
 const TRACING = 'Sluice does not export traces';
 
 export const IGNORED_VARIABLES: Readonly<Record<string, string>> = {
-  GRPC_MAX_CONNECTION_AGE: 'connections are kept until the client or the drain closes them',
-  GRPC_MAX_CONNECTION_AGE_GRACE: 'connections are kept until the client or the drain closes them',
   GRPC_UDS: 'the gRPC listener is TCP (GRPC_HOST, GRPC_PORT)',
   USE_STATSD: STATSD,
   STATSD_HOST: STATSD,

@@ -50,8 +50,10 @@ export async function startRatelimitService(settings: ReferenceSettings, config:
   const source = startConfigSource(settings, { apply, failed: () => metrics?.configLoaded(false), logger });
   // The reference waits for its first xDS config unless FORCE_START_WITHOUT_INITIAL_CONFIG.
   if (settings.xds && !settings.forceStart) await source.firstLoad;
-  const started = await startListeners(settings, current, deps, metrics, () => current).catch((error: unknown) => {
+  const started = await startListeners(settings, current, deps, metrics, () => current).catch(async (error: unknown) => {
+    // A port taken: nothing may keep the process alive (the watcher, the xDS stream, Redis).
     source.close();
+    await engine.close();
     throw error;
   });
   listeners = started;

@@ -9,7 +9,7 @@ import { bool, goAddress, isSet, port, ratio, text } from './env-values.js';
 import { ignoredVariablesSet } from './ignored-variables.js';
 import { type ReferenceStore, referenceStoreSection } from './redis.js';
 import type { XdsSettings } from './xds-client.js';
-import { xdsSettingsOf } from './xds-settings.js';
+import { goDurationMs, xdsSettingsOf } from './xds-settings.js';
 
 export interface GrpcTlsSettings {
   certFile: string;
@@ -36,6 +36,8 @@ export interface ReferenceSettings {
   nearLimitRatio: number;
   prometheus: { listen: ListenAddress; path: string; responseTimeMs: boolean } | undefined;
   grpcTls: GrpcTlsSettings | undefined;
+  /** GRPC_MAX_CONNECTION_AGE / _GRACE. */
+  grpcConnectionAge: { maxAgeMs: number; graceMs: number };
   store: ReferenceStore;
   /** CONFIG_TYPE=GRPC_XDS_SOTW: configs from this xDS server instead of the folder. */
   xds: XdsSettings | undefined;
@@ -68,6 +70,7 @@ export function referenceSettings(env: Env): ReferenceSettings {
       ? { listen: goAddress(env, 'PROMETHEUS_ADDR', ':9090'), path: text(env, 'PROMETHEUS_PATH', '/metrics'), responseTimeMs: bool(env, 'PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS', false) }
       : undefined,
     grpcTls: grpcTlsOf(env),
+    grpcConnectionAge: { maxAgeMs: goDurationMs(env, 'GRPC_MAX_CONNECTION_AGE', '24h'), graceMs: goDurationMs(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', '1h') },
     store: referenceStoreSection(env),
     xds: configType(env) === 'GRPC_XDS_SOTW' ? xdsSettingsOf(env) : undefined,
     forceStart: bool(env, 'FORCE_START_WITHOUT_INITIAL_CONFIG', false),
