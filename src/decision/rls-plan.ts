@@ -42,8 +42,8 @@ export interface DescriptorPlan {
   readonly quota: boolean;
   /** The unit's length: a blocked limit's reset is the end of its current unit. */
   readonly unitSeconds: number;
-  /** The reference's statistics key (rls-stat-key.ts). */
-  readonly statKey: string;
+  /** The reference's statistics key (rls-stat-key.ts), built only when statistics are kept. */
+  readonly statKey: () => string;
   /** Hits the request adds (its own hits_addend or the request's). */
   readonly hits: number;
 }
@@ -70,7 +70,7 @@ function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Ma
   const limit: ConfiguredLimit = match.limit;
   const reported = { name: limit.name, requestsPerUnit: limit.requestsPerUnit, unit: limit.unit.toUpperCase() };
   const tag = bucketTag(domain, descriptor, undefined, match.sharedValues);
-  const statKey = statKeyOf(domain, descriptor.entries, match);
+  const statKey = () => statKeyOf(domain, descriptor.entries, match);
   const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit], statKey, hits: descriptor.hits };
   return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked);
 }
@@ -83,7 +83,7 @@ function overridePlan(domain: string, descriptor: CheckedDescriptor): Descriptor
   const blocked = override.requestsPerUnit === 0;
   const rules = blocked ? [] : [fixedWindow(override.requestsPerUnit, unitSeconds)];
   const lastKey = descriptor.entries[descriptor.entries.length - 1]?.key ?? '';
-  const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds, statKey: overrideStatKey(domain, descriptor.entries), hits: descriptor.hits };
+  const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds, statKey: () => overrideStatKey(domain, descriptor.entries), hits: descriptor.hits };
   return withCalls(own, bucketTag(domain, descriptor, override, []), rules, descriptor.hits, blocked);
 }
 

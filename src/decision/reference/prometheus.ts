@@ -41,7 +41,7 @@ export class ReferenceMetrics implements DecisionObserver {
 
   descriptors(outcomes: readonly Outcome[]): void {
     for (const outcome of outcomes) {
-      const labels = labelsOfStatKey(outcome.plan.statKey);
+      const labels = labelsOfStatKey(outcome.plan.statKey());
       const counts = hitCountsOf(outcome, this.nearLimitRatio);
       // Every series of a key from its first use (0 included), as the reference creates them.
       for (const stat of STATS) this.hits[stat].inc(labels, counts[stat]);
