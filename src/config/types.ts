@@ -87,6 +87,8 @@ export interface DecisionServiceConfig {
   readonly mergeDomains: boolean;
   /** TLS (and mutual TLS) on the gRPC listener, PEM text; undefined = plaintext. Set by `sluice ratelimit` (GRPC_SERVER_USE_TLS…). */
   readonly grpcTls: GrpcTls | undefined;
+  /** Serve gRPC on this unix socket instead of grpcListen's TCP port (the reference's GRPC_UDS). */
+  readonly grpcUnixSocket: string | undefined;
   /** A gRPC connection is sent GOAWAY after this long, and cut `graceMs` later (GRPC_MAX_CONNECTION_AGE/_GRACE); undefined = never. */
   readonly grpcConnectionAge: { readonly maxAgeMs: number; readonly graceMs: number } | undefined;
   /** Every request answered OK, its limits still decided and reported (the reference's SHADOW_MODE). */

@@ -20,6 +20,7 @@ export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionSe
     mergeDomains,
     shadowMode: section?.shadowMode ?? false,
     grpcTls: undefined,
+    grpcUnixSocket: undefined,
     grpcConnectionAge: undefined,
     warnings,
     refusedStatus: section?.refusedStatus ?? 429,

@@ -46,7 +46,11 @@ export class RlsGrpcServer {
 
   /** Binds; resolves with the port (0 picks a free one). */
   listen({ host, port }: ListenAddress): Promise<number> {
-    const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    return this.listenOn(host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+  }
+
+  /** Binds a grpc-js target (`host:port`, `unix:/path`); resolves with the port. */
+  listenOn(target: string): Promise<number> {
     return new Promise((resolve, reject) => {
       this.server.bindAsync(target, serverCredentials(this.tls), (error, bound) => (error ? reject(error) : resolve(bound)));
     });

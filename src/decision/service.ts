@@ -2,7 +2,7 @@
 // the HTTP face (/json, /decide, /healthcheck). What started is closed again
 // when a later listener fails.
 import type { Logger } from 'pino';
-import type { SluiceConfig } from '../config/types.js';
+import type { ListenAddress, SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { buildFaces } from './faces.js';
@@ -55,7 +55,7 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
   let grpcAddress: string | undefined;
   let httpUrl: string | undefined;
   try {
-    if (grpc && grpcListen) grpcAddress = `${hostText(grpcListen.host)}:${await grpc.listen(grpcListen)}`;
+    if (grpc && grpcListen) grpcAddress = await bindGrpc(grpc, grpcListen, config.decisionService.grpcUnixSocket);
     if (http && httpListen) httpUrl = `http://${hostText(httpListen.host)}:${(await http.listen(httpListen)).port}`;
   } catch (error) {
     await Promise.allSettled([grpc?.close(0), http?.close()]);
@@ -78,6 +78,12 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
       await Promise.allSettled([grpc?.close(graceMs), http?.close()]);
     },
   };
+}
+
+/** The gRPC listener on its unix socket when one is given, else on its TCP address; its address as clients dial it. */
+async function bindGrpc(grpc: RlsGrpcServer, listen: ListenAddress, socket: string | undefined): Promise<string> {
+  if (socket) return grpc.listenOn(`unix:${socket}`).then(() => `unix:${socket}`);
+  return `${hostText(listen.host)}:${await grpc.listen(listen)}`;
 }
 
 /** Reference keys out of place in the envoyConfig files, one warning per file and load. */

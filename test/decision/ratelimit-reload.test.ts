@@ -1,7 +1,7 @@
 // `sluice ratelimit`'s service in this process (the command's own parts):
 // in-place edits and the RUNTIME_ROOT symlink swap reloaded, a bad file keeping
 // the last good config, MERGE_DOMAIN_CONFIG, SHADOW_MODE, and the warning of a
-// reference key out of place logged once per file.
+// reference key out of place logged once per file; GRPC_UDS.
 import assert from 'node:assert/strict';
 import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { referenceSettings } from '../../src/decision/reference/settings.js';
 import { sluiceConfigOf } from '../../src/decision/reference/sluice-config.js';
 import { call } from '../gateway/support.js';
 import { tempDir, waitForRlconfig } from './ratelimit-support.js';
+import { descriptor, rlsClient } from './support.js';
 
 const limitOf = (domain: string, perMinute: number) => `domain: ${domain}\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: ${perMinute} }\n`;
 const PORTS = { GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', HOST: '127.0.0.1', PORT: '0', DEBUG_HOST: '127.0.0.1', DEBUG_PORT: '0' };
@@ -115,3 +116,27 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !condition(); i++) await new Promise((done) => setTimeout(done, 25));
   assert.ok(condition(), 'condition never held');
 }
+
+describe('GRPC_UDS: gRPC on a unix socket', () => {
+  const root = tempDir('sluice-uds-');
+  mkdirSync(join(root, 'config'));
+  writeFileSync(join(root, 'config', 'shop.yaml'), limitOf('shop', 4));
+  let running: Awaited<ReturnType<typeof startInProcess>> | undefined;
+  after(async () => {
+    await running?.service.close(0);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('answers ShouldRateLimit on the socket instead of GRPC_HOST:GRPC_PORT', async () => {
+    const socket = join(root, 'ratelimit.sock');
+    running = await startInProcess({ RUNTIME_ROOT: root, GRPC_UDS: socket });
+    assert.equal(running.service.grpcAddress, `unix:${socket}`);
+    const client = rlsClient(`unix:${socket}`);
+    try {
+      const answer = await client.ask({ domain: 'shop', descriptors: [descriptor(['api_key', 'k'])] });
+      assert.equal(answer.statuses[0].current_limit.requests_per_unit, 4);
+    } finally {
+      client.close();
+    }
+  });
+});

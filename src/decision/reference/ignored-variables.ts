@@ -10,7 +10,6 @@ const MEMCACHE = 'Sluice stores buckets in Redis (REDIS_URL) or in memory';
 const TRACING = 'Sluice does not export traces';
 
 export const IGNORED_VARIABLES: Readonly<Record<string, string>> = {
-  GRPC_UDS: 'the gRPC listener is TCP (GRPC_HOST, GRPC_PORT)',
   USE_STATSD: STATSD,
   STATSD_HOST: STATSD,
   STATSD_PORT: STATSD,

@@ -29,6 +29,8 @@ export interface ReferenceSettings {
   ignoreDotFiles: boolean;
   mergeDomains: boolean;
   grpc: ListenAddress;
+  /** GRPC_UDS: gRPC on this unix socket instead of GRPC_HOST:GRPC_PORT. */
+  grpcUds: string | undefined;
   http: ListenAddress;
   debug: ListenAddress;
   log: { level: LogLevel; json: boolean };
@@ -60,6 +62,7 @@ export function referenceSettings(env: Env): ReferenceSettings {
     ignoreDotFiles: bool(env, 'RUNTIME_IGNOREDOTFILES', false),
     mergeDomains: bool(env, 'MERGE_DOMAIN_CONFIG', false),
     grpc: { host: text(env, 'GRPC_HOST', '0.0.0.0'), port: port(env, 'GRPC_PORT', 8081) },
+    grpcUds: isSet(env, 'GRPC_UDS') ? (env.GRPC_UDS as string) : undefined,
     http: { host: text(env, 'HOST', '0.0.0.0'), port: port(env, 'PORT', 8080) },
     debug: { host: text(env, 'DEBUG_HOST', '0.0.0.0'), port: port(env, 'DEBUG_PORT', 6070) },
     // The reference writes text unless LOG_FORMAT is json.

@@ -40,7 +40,7 @@ export function sluiceConfigOf(settings: ReferenceSettings, env: Env): SluiceCon
   } catch (error) {
     throw error instanceof ConfigError ? namedByVariable(error) : error;
   }
-  const decisionService = { ...config.decisionService, grpcTls: readGrpcTls(settings.grpcTls), grpcConnectionAge: settings.grpcConnectionAge };
+  const decisionService = { ...config.decisionService, grpcTls: readGrpcTls(settings.grpcTls), grpcConnectionAge: settings.grpcConnectionAge, grpcUnixSocket: settings.grpcUds };
   // With xDS the domains arrive from the server; until then there are none.
   const loaded = settings.xds ? { domains: new Map(), warnings: [] } : loadConfigFolder(settings);
   return withDomains({ ...config, routes: [], decisionService }, settings, loaded);
