@@ -34,9 +34,9 @@ describe('reference settings', () => {
   it('xDS variables without CONFIG_TYPE=GRPC_XDS_SOTW are ignored, named', () => {
     assert.deepEqual(referenceSettings({ CONFIG_GRPC_XDS_SERVER_URL: 'localhost:18000' }).ignored, [{ variable: 'CONFIG_GRPC_XDS_SERVER_URL', reason: 'read only with CONFIG_TYPE=GRPC_XDS_SOTW' }]);
     const xds = referenceSettings({ CONFIG_TYPE: 'grpc_xds_sotw', CONFIG_GRPC_XDS_SERVER_URL: 'cp:18000', CONFIG_GRPC_XDS_NODE_METADATA: 'a:1,b=2', XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '1m30s', CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'x-token:t' }).xds;
-    assert.deepEqual(xds, { serverUrl: 'cp:18000', nodeId: 'default', nodeMetadata: { a: '1', b: '2' }, headers: { 'x-token': 't' }, initialBackoffMs: 90_000, maxBackoffMs: 90_000 });
+    assert.deepEqual(xds, { serverUrl: 'cp:18000', nodeId: 'default', nodeMetadata: { a: '1', b: '2' }, headers: { 'x-token': 't' }, initialBackoffMs: 90_000, maxBackoffMs: 90_000, tls: undefined });
     assert.throws(() => referenceSettings({ CONFIG_TYPE: 'GRPC_XDS_SOTW', XDS_CLIENT_BACKOFF_MAX_INTERVAL: 'soon' }), /XDS_CLIENT_BACKOFF_MAX_INTERVAL: must be a duration such as 10s or 500ms, not "soon"/);
-    assert.throws(() => referenceSettings({ CONFIG_TYPE: 'GRPC_XDS_SOTW', CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true' }), /CONFIG_GRPC_XDS_SERVER_USE_TLS: TLS to the xDS server is not supported by this Sluice build yet/);
+    assert.throws(() => referenceSettings({ CONFIG_TYPE: 'GRPC_XDS_SOTW', CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true', CONFIG_GRPC_XDS_SERVER_TLS_CACERT: '/nowhere/ca.pem' }), /^ConfigError: CONFIG_GRPC_XDS_SERVER_TLS_CACERT: cannot read \/nowhere\/ca\.pem: ENOENT$/);
     assert.throws(() => referenceSettings({ CONFIG_TYPE: 'consul' }), /CONFIG_TYPE: must be FILE or GRPC_XDS_SOTW, not "consul"/);
   });
   it('GRPC_SERVER_USE_TLS needs its certificate and key', () => {

@@ -3,12 +3,15 @@
 // before it listens, a new version applied without a restart and ACKed, a bad
 // one NACKed with the last good kept, the server gone and back.
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { loadAds, RATE_LIMIT_CONFIG_TYPE_URL } from '../../src/decision/proto-files.js';
 import { freePort } from '../helpers/ports.js';
-import { type RatelimitProcess, startRatelimitProcess, waitForRlconfig } from './ratelimit-support.js';
+import { type RatelimitProcess, startRatelimitProcess, tempDir, waitForRlconfig } from './ratelimit-support.js';
 import { descriptor, rlsClient } from './support.js';
+import { makeTestCerts } from './tls-certs.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: requests are plain decoded data
 type Request = any;
@@ -21,7 +24,10 @@ class ManagementServer {
   private state: { version: string; limit: unknown } | undefined;
   private nonce = 0;
 
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    private readonly credentials = grpc.ServerCredentials.createInsecure(),
+  ) {}
 
   async start(): Promise<void> {
     this.server = new grpc.Server();
@@ -36,7 +42,7 @@ class ManagementServer {
         stream.on('end', () => this.streams.delete(stream));
       },
     });
-    await new Promise<void>((done, fail) => this.server.bindAsync(`127.0.0.1:${this.port}`, grpc.ServerCredentials.createInsecure(), (error) => (error ? fail(error) : done())));
+    await new Promise<void>((done, fail) => this.server.bindAsync(`127.0.0.1:${this.port}`, this.credentials, (error) => (error ? fail(error) : done())));
   }
 
   push(version: string, rateLimit: unknown): void {
@@ -117,5 +123,34 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
     await management.start();
     await waitForRlconfig(service.debug, /unit=HOUR requests_per_unit=9/);
     assert.equal(await limitAnswered('k5'), 9);
+  });
+});
+
+describe('CONFIG_GRPC_XDS_SERVER_USE_TLS: the xDS stream over mutual TLS', () => {
+  const dir = tempDir('sluice-xds-tls-');
+  const cleanup: (() => unknown)[] = [];
+  after(async () => {
+    for (const step of cleanup.reverse()) await step();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the server’s CA, a client certificate it requires, and the SAN its certificate must carry', async () => {
+    const certs = makeTestCerts(dir);
+    const credentials = grpc.ServerCredentials.createSsl(certs.pem('ca'), [{ private_key: certs.key('server'), cert_chain: certs.pem('server') }], true);
+    const management = new ManagementServer(await freePort(), credentials);
+    await management.start();
+    cleanup.push(() => management.stop());
+    management.push('1', { unit: 'DAY', requests_per_unit: 3 });
+    const service = await startRatelimitProcess({
+      CONFIG_TYPE: 'GRPC_XDS_SOTW',
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${management.port}`,
+      CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: join(dir, 'ca.pem'),
+      CONFIG_GRPC_XDS_CLIENT_TLS_CERT: join(dir, 'client.pem'),
+      CONFIG_GRPC_XDS_CLIENT_TLS_KEY: join(dir, 'client.key'),
+      CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'localhost',
+    });
+    cleanup.push(() => service.stop());
+    assert.match((await waitForRlconfig(service.debug, /unit=DAY/)), /^shop\.api_key: unit=DAY requests_per_unit=3/);
   });
 });

@@ -5,7 +5,7 @@ import { ConfigError } from '../../config/config-error.js';
 import type { GrpcTls } from '../grpc-tls.js';
 import type { GrpcTlsSettings } from './settings.js';
 
-function pem(variable: string, path: string): string {
+export function pemFile(variable: string, path: string): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -19,9 +19,9 @@ function pem(variable: string, path: string): string {
 export function readGrpcTls(settings: GrpcTlsSettings | undefined): GrpcTls | undefined {
   if (!settings) return undefined;
   return {
-    cert: pem('GRPC_SERVER_TLS_CERT', settings.certFile),
-    key: pem('GRPC_SERVER_TLS_KEY', settings.keyFile),
-    clientCa: settings.clientCaFile === undefined ? undefined : pem('GRPC_CLIENT_TLS_CACERT', settings.clientCaFile),
+    cert: pemFile('GRPC_SERVER_TLS_CERT', settings.certFile),
+    key: pemFile('GRPC_SERVER_TLS_KEY', settings.keyFile),
+    clientCa: settings.clientCaFile === undefined ? undefined : pemFile('GRPC_CLIENT_TLS_CACERT', settings.clientCaFile),
     clientSan: settings.clientSan,
   };
 }

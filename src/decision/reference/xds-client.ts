@@ -17,6 +17,8 @@ export interface XdsSettings {
   headers: Record<string, string>;
   initialBackoffMs: number;
   maxBackoffMs: number;
+  /** TLS to the server (PEM text): its CA, a client certificate and key, the name its certificate must carry. */
+  tls: { ca?: string; cert?: string; key?: string; san?: string } | undefined;
 }
 
 interface DiscoveryResponse {
@@ -43,7 +45,10 @@ export class XdsClient {
     private readonly logger: Logger,
   ) {
     const { Client } = loadAds();
-    this.client = new Client(settings.serverUrl, grpc.credentials.createInsecure()) as unknown as typeof this.client;
+    const tls = settings.tls;
+    const credentials = tls ? grpc.credentials.createSsl(tls.ca ? Buffer.from(tls.ca) : null, tls.key ? Buffer.from(tls.key) : null, tls.cert ? Buffer.from(tls.cert) : null) : grpc.credentials.createInsecure();
+    const options = tls?.san ? { 'grpc.ssl_target_name_override': tls.san } : {};
+    this.client = new Client(settings.serverUrl, credentials, options) as unknown as typeof this.client;
     this.backoffMs = settings.initialBackoffMs;
   }
 

@@ -3,6 +3,7 @@
 import { ConfigError } from '../../config/config-error.js';
 import type { Env } from '../../config/env.js';
 import { bool, isSet, text } from './env-values.js';
+import { pemFile } from './grpc-tls-files.js';
 import type { XdsSettings } from './xds-client.js';
 
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -26,10 +27,16 @@ function pairs(env: Env, name: string): Record<string, string> {
   return out;
 }
 
+/** CONFIG_GRPC_XDS_SERVER_USE_TLS: the server's CA, a client certificate for mutual TLS, the name its certificate must carry. */
+function xdsTlsOf(env: Env): XdsSettings['tls'] {
+  if (!bool(env, 'CONFIG_GRPC_XDS_SERVER_USE_TLS', false)) return undefined;
+  const file = (name: string) => (isSet(env, name) ? pemFile(name, env[name] as string) : undefined);
+  const tls = { ca: file('CONFIG_GRPC_XDS_SERVER_TLS_CACERT'), cert: file('CONFIG_GRPC_XDS_CLIENT_TLS_CERT'), key: file('CONFIG_GRPC_XDS_CLIENT_TLS_KEY'), san: isSet(env, 'CONFIG_GRPC_XDS_SERVER_TLS_SAN') ? (env.CONFIG_GRPC_XDS_SERVER_TLS_SAN as string) : undefined };
+  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new ConfigError(tls.cert ? 'CONFIG_GRPC_XDS_CLIENT_TLS_KEY' : 'CONFIG_GRPC_XDS_CLIENT_TLS_CERT', undefined, undefined, 'the client certificate and its key go together');
+  return tls;
+}
+
 export function xdsSettingsOf(env: Env): XdsSettings {
-  for (const name of ['CONFIG_GRPC_XDS_SERVER_USE_TLS']) {
-    if (bool(env, name, false)) throw new ConfigError(name, undefined, undefined, 'TLS to the xDS server is not supported by this Sluice build yet: reach it over plaintext on a trusted network');
-  }
   const initialBackoffMs = goDurationMs(env, 'XDS_CLIENT_BACKOFF_INITIAL_INTERVAL', '10s');
   return {
     serverUrl: text(env, 'CONFIG_GRPC_XDS_SERVER_URL', 'localhost:18000'),
@@ -38,5 +45,6 @@ export function xdsSettingsOf(env: Env): XdsSettings {
     headers: pairs(env, 'CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS'),
     initialBackoffMs,
     maxBackoffMs: Math.max(initialBackoffMs, goDurationMs(env, 'XDS_CLIENT_BACKOFF_MAX_INTERVAL', '60s')),
+    tls: xdsTlsOf(env),
   };
 }
