@@ -38,6 +38,8 @@ describe('reference settings', () => {
     assert.throws(() => referenceSettings({ CONFIG_TYPE: 'GRPC_XDS_SOTW', XDS_CLIENT_BACKOFF_MAX_INTERVAL: 'soon' }), /XDS_CLIENT_BACKOFF_MAX_INTERVAL: must be a duration such as 10s or 500ms, not "soon"/);
     assert.throws(() => referenceSettings({ CONFIG_TYPE: 'GRPC_XDS_SOTW', CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true', CONFIG_GRPC_XDS_SERVER_TLS_CACERT: '/nowhere/ca.pem' }), /^ConfigError: CONFIG_GRPC_XDS_SERVER_TLS_CACERT: cannot read \/nowhere\/ca\.pem: ENOENT$/);
     assert.throws(() => referenceSettings({ CONFIG_TYPE: 'consul' }), /CONFIG_TYPE: must be FILE or GRPC_XDS_SOTW, not "consul"/);
+    assert.deepEqual(referenceSettings({ CONFIG_TYPE: 'GRPC_XDS_SOTW', XDS_CLIENT_BACKOFF_JITTER: 'true' }).ignored.map((entry) => entry.variable), ['XDS_CLIENT_BACKOFF_JITTER']);
+    assert.deepEqual(referenceSettings({ DOG_STATSD_MOGRIFIER_HITS_PATTERN: '^x$' }).ignored.map((entry) => entry.variable), ['DOG_STATSD_MOGRIFIER_HITS_PATTERN']);
   });
   it('GRPC_SERVER_USE_TLS needs its certificate and key', () => {
     assert.throws(() => referenceSettings({ GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_KEY: '/k' }), /GRPC_SERVER_TLS_CERT: is required with GRPC_SERVER_USE_TLS=true/);

@@ -73,7 +73,8 @@ export const IGNORED_VARIABLES: Readonly<Record<string, string>> = {
 
 /** The set ones, with why each is not used. */
 export function ignoredVariablesSet(env: Env): { variable: string; reason: string }[] {
-  return Object.entries(IGNORED_VARIABLES)
-    .filter(([variable]) => isSet(env, variable))
-    .map(([variable, reason]) => ({ variable, reason }));
+  const named = Object.entries(IGNORED_VARIABLES).filter(([variable]) => isSet(env, variable));
+  // DogStatsD's mogrifiers are named after the user's own: DOG_STATSD_MOGRIFIER_<NAME>_PATTERN…
+  const mogrifiers = Object.keys(env).filter((variable) => variable.startsWith('DOG_STATSD_MOGRIFIER') && isSet(env, variable)).map((variable): [string, string] => [variable, STATSD]);
+  return [...named, ...mogrifiers].map(([variable, reason]) => ({ variable, reason }));
 }

@@ -109,7 +109,10 @@ function configType(env: Env): 'FILE' | 'GRPC_XDS_SOTW' {
 
 /** CONFIG_TYPE=FILE (the config folder): the xDS variables are read only with GRPC_XDS_SOTW. */
 function configSourceIgnored(env: Env): { variable: string; reason: string }[] {
-  if (configType(env) === 'GRPC_XDS_SOTW') return [];
+  if (configType(env) === 'GRPC_XDS_SOTW') {
+    const unread = ['CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', 'XDS_CLIENT_BACKOFF_RANDOM_FACTOR', 'XDS_CLIENT_BACKOFF_JITTER', 'XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES'];
+    return unread.filter((name) => isSet(env, name)).map((variable) => ({ variable, reason: 'the reconnect pause doubles from XDS_CLIENT_BACKOFF_INITIAL_INTERVAL, without jitter; grpc-js bounds message sizes' }));
+  }
   return Object.keys(env)
     .filter((name) => /^(CONFIG_GRPC_XDS_|XDS_CLIENT_|FORCE_START_WITHOUT_INITIAL_CONFIG$)/.test(name) && isSet(env, name))
     .map((variable) => ({ variable, reason: 'read only with CONFIG_TYPE=GRPC_XDS_SOTW' }));
