@@ -17,6 +17,7 @@ export const command: Command = {
     const file = configFileFrom(args.config);
     const config = loadConfigOrReport(file);
     if (!config) return 2;
+    for (const warning of config.decisionService.warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(
       `${file}: ok (${config.routes.length} routes, ${config.rules.length} rules, ${config.tenants.keys.length} keys, store ${config.store.type})\n`,
     );

@@ -4,17 +4,25 @@ import { resolve } from 'node:path';
 import { listenAddress } from '../config/listeners.js';
 import type { ConfigFile } from '../config/schema.js';
 import type { DecisionServiceConfig } from '../config/types.js';
-import { loadEnvoyConfig } from './envoy-config.js';
+import { loadEnvoyFiles } from './envoy-config.js';
 
 export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionServiceConfig {
   const section = file.decisionService;
   const paths = section?.envoyConfig === undefined ? [] : typeof section.envoyConfig === 'string' ? [section.envoyConfig] : section.envoyConfig;
   const envoyConfig = paths.map((path) => resolve(baseDir, path));
+  const mergeDomains = section?.mergeDomains ?? false;
+  const { domains, warnings } = loadEnvoyFiles(envoyConfig, { mergeDomains });
   return {
     grpcListen: section?.grpcListen === undefined ? undefined : listenAddress(section.grpcListen),
     httpListen: section?.httpListen === undefined ? undefined : listenAddress(section.httpListen),
     envoyConfig,
-    domains: loadEnvoyConfig(envoyConfig),
+    domains,
+    mergeDomains,
+    shadowMode: section?.shadowMode ?? false,
+    grpcTls: undefined,
+    grpcUnixSocket: undefined,
+    grpcConnectionAge: undefined,
+    warnings,
     refusedStatus: section?.refusedStatus ?? 429,
     noRoute: section?.noRoute ?? 'deny',
   };

@@ -26,11 +26,17 @@ export interface ConfiguredLimit {
   readonly rules: readonly Rule[];
   /** Names the limit in the IETF headers: a valid id. */
   readonly headerId: string;
+  /** detailed_metric: the statistics key is the request's own entries. */
+  readonly detailedMetric: boolean;
 }
 
 export interface DescriptorNode {
   readonly limit: ConfiguredLimit | undefined;
   readonly children: DescriptorLevel;
+  /** Its part of the reference's statistics key: `key` or `key_value` as configured. */
+  readonly statSegment: string;
+  /** value_to_metric: the statistics key holds the request's value instead. */
+  readonly valueToMetric: boolean;
 }
 
 export interface WildcardNode {
@@ -64,6 +70,8 @@ export interface Entry {
 export interface Match {
   readonly limit: ConfiguredLimit;
   readonly sharedValues: readonly (string | undefined)[];
+  /** The node each entry landed on. */
+  readonly nodes: readonly DescriptorNode[];
 }
 
 export const emptyLevel = (): DescriptorLevel => ({ exact: new Map(), wildcards: [], keyOnly: new Map() });
@@ -76,13 +84,15 @@ export function findLimit(top: DescriptorLevel, entries: readonly Entry[]): Conf
 export function matchDescriptor(top: DescriptorLevel, entries: readonly Entry[]): Match | undefined {
   let level = top;
   const sharedValues: (string | undefined)[] = [];
+  const nodes: DescriptorNode[] = [];
   for (let i = 0; i < entries.length; i++) {
     const { key, value } = entries[i]!;
     const wildcard = level.exact.has(`${key}\u0000${value}`) ? undefined : wildcardOf(level, key, value);
     const node = level.exact.get(`${key}\u0000${value}`) ?? wildcard?.node ?? level.keyOnly.get(key);
     if (node === undefined) return undefined;
     sharedValues.push(wildcard?.shared ? wildcard.value : undefined);
-    if (i === entries.length - 1) return node.limit ? { limit: node.limit, sharedValues } : undefined;
+    nodes.push(node);
+    if (i === entries.length - 1) return node.limit ? { limit: node.limit, sharedValues, nodes } : undefined;
     level = node.children;
   }
   return undefined;

@@ -11,10 +11,11 @@ import { type DescriptorLevel, type Domains, emptyLevel } from './descriptor-tre
 import { buildLimit, type Fail } from './envoy-limit.js';
 import { type DescriptorFile, envoyFileSchema } from './envoy-schema.js';
 import { shapeProblem } from './envoy-yaml-shape.js';
+import { dropKey, type MisplacedKey, misplacedKeyOf, misplacedWarning } from './envoy-misplaced-keys.js';
 import { isWildcard, wildcardPartsOf } from './wildcard.js';
 
-/** The files a path names: itself, or a directory's YAML files in name order. */
-export function envoyConfigFiles(paths: readonly string[]): string[] {
+/** The files a path names: itself, or a directory's YAML files in name order (without `.name` ones when ignoreDotFiles). */
+export function envoyConfigFiles(paths: readonly string[], ignoreDotFiles = false): string[] {
   const out: string[] = [];
   for (const path of paths) {
     let isDir = false;
@@ -24,29 +25,58 @@ export function envoyConfigFiles(paths: readonly string[]): string[] {
       throw new ConfigError(path, undefined, undefined, `cannot read: ${(error as Error).message}`);
     }
     if (!isDir) out.push(path);
-    else for (const name of readdirSync(path).sort()) if (/\.ya?ml$/.test(name)) out.push(join(path, name));
+    else for (const name of readdirSync(path).sort()) if (/\.ya?ml$/.test(name) && !(ignoreDotFiles && name.startsWith('.'))) out.push(join(path, name));
   }
   return out;
 }
 
+export interface LoadOptions {
+  /** The reference's MERGE_DOMAIN_CONFIG: files naming one domain add their descriptors to it (a key given twice is still an error). */
+  mergeDomains?: boolean;
+  /** The reference's RUNTIME_IGNOREDOTFILES. */
+  ignoreDotFiles?: boolean;
+}
+
+export interface LoadedEnvoyConfig {
+  domains: Domains;
+  /** One line per file that had reference keys out of place (loaded, ignored, as the reference does). */
+  warnings: string[];
+}
+
 export function loadEnvoyConfig(paths: readonly string[]): Domains {
+  return loadEnvoyFiles(paths).domains;
+}
+
+export function loadEnvoyFiles(paths: readonly string[], options: LoadOptions = {}): LoadedEnvoyConfig {
   const domains = new Map<string, DescriptorLevel>();
-  for (const file of envoyConfigFiles(paths)) {
+  const warnings: string[] = [];
+  for (const file of envoyConfigFiles(paths, options.ignoreDotFiles)) {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
       throw new ConfigError(file, undefined, undefined, `cannot read: ${(error as Error).message}`);
     }
-    const { domain, level } = parseEnvoyConfig(text, file);
-    if (domains.has(domain)) throw new ConfigError(file, 1, 'domain', `duplicate domain '${domain}' in config file (another file configures it)`);
+    const merged = (domain: string) => {
+      if (domains.has(domain) && !options.mergeDomains) throw new ConfigError(file, 1, 'domain', `duplicate domain '${domain}' in config file (another file configures it)`);
+      return domains.get(domain);
+    };
+    const { domain, level, warning } = parseEnvoyConfig(text, file, merged);
     domains.set(domain, level);
+    if (warning) warnings.push(warning);
   }
-  return domains;
+  return { domains, warnings };
 }
 
-/** One file: its domain and its descriptor tree. */
-export function parseEnvoyConfig(text: string, source: string): { domain: string; level: DescriptorLevel } {
+export interface ParsedEnvoyFile {
+  domain: string;
+  level: DescriptorLevel;
+  /** Reference keys out of place, ignored (see envoy-misplaced-keys.ts). */
+  warning: string | undefined;
+}
+
+/** One file: its domain and its descriptor tree (built into `into(domain)`'s level when that gives one: a merge). */
+export function parseEnvoyConfig(text: string, source: string, into: (domain: string) => DescriptorLevel | undefined = () => undefined): ParsedEnvoyFile {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const lineOfOffset = (offset: number) => lines.linePos(offset).line;
@@ -57,50 +87,44 @@ export function parseEnvoyConfig(text: string, source: string): { domain: string
   };
   const shape = shapeProblem(doc);
   if (shape) return fail(shape.path, `config error, ${shape.message}`);
-  const parsed = envoyFileSchema.safeParse(doc.toJS() ?? {});
+  const raw: unknown = doc.toJS() ?? {};
+  const dropped: (MisplacedKey & { line: number | undefined })[] = [];
+  let parsed = envoyFileSchema.safeParse(raw);
+  for (let misplaced = parsed.success ? undefined : misplacedKeyOf(parsed.error); misplaced; misplaced = parsed.success ? undefined : misplacedKeyOf(parsed.error)) {
+    dropped.push({ ...misplaced, line: lineOf(doc, misplaced.path, lineOfOffset) });
+    dropKey(raw, misplaced.path);
+    parsed = envoyFileSchema.safeParse(raw);
+  }
   if (!parsed.success) return fail(...issueOf(parsed.error));
   const domain = parsed.data.domain;
   if (domain === undefined || domain === null || domain === '') return fail(['domain'], 'config file cannot have empty domain');
-  return { domain, level: buildLevel(parsed.data.descriptors ?? [], ['descriptors'], `${domain}.`, fail) };
+  const level = buildLevel(parsed.data.descriptors ?? [], ['descriptors'], `${domain}.`, fail, into(domain));
+  return { domain, level, warning: dropped.length > 0 ? misplacedWarning(source, dropped) : undefined };
 }
 
-/** Where the reference reads each of its keys; it accepts them anywhere, and ignores them elsewhere. */
-const KEY_PLACES: Record<string, string> = {
-  domain: 'the top level',
-  key: 'a descriptor',
-  value: 'a descriptor',
-  descriptors: 'the top level and a descriptor',
-  rate_limit: 'a descriptor',
-  shadow_mode: 'a descriptor',
-  quota_mode: 'a descriptor',
-  detailed_metric: 'a descriptor',
-  value_to_metric: 'a descriptor',
-  share_threshold: 'a descriptor',
-  metadata: 'a descriptor',
-  unit: 'rate_limit',
-  requests_per_unit: 'rate_limit',
-  unlimited: 'rate_limit',
-  name: 'rate_limit and a replaces entry',
-  replaces: 'rate_limit',
-};
-
-/** A schema issue as the reference words an unknown key (one of its keys in the wrong place: where it belongs). */
+/** A schema issue as the reference words it (an unknown key: `config error, unknown key '…'`). */
 function issueOf(error: z.ZodError): [ConfigPath, string] {
   const issue = error.issues[0];
   if (issue?.code === 'unrecognized_keys') {
     const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
     const key = issue.keys[0] ?? '';
-    const place = KEY_PLACES[key];
-    const message = place ? `is read only in ${place}: envoyproxy/ratelimit accepts it here and ignores it` : `config error, unknown key '${key}'`;
-    return [[...path, key], message];
+    return [[...path, key], `config error, unknown key '${key}'`];
   }
   const { path, message } = describeIssue(error);
   return [path, message];
 }
 
-function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, parentKey: string, fail: Fail): DescriptorLevel {
-  const level = emptyLevel();
-  const seen = new Set<string>();
+/** The composite keys a level already holds (`key` or `key_value`), as the reference's duplicate check sees them. */
+function keysOf(level: DescriptorLevel): Set<string> {
+  const keys = new Set<string>(level.keyOnly.keys());
+  for (const exact of level.exact.keys()) keys.add(exact.replace('\u0000', '_'));
+  for (const wildcard of level.wildcards) keys.add(`${wildcard.key}_${wildcard.value}`);
+  return keys;
+}
+
+function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, parentKey: string, fail: Fail, into?: DescriptorLevel): DescriptorLevel {
+  const level = into ?? emptyLevel();
+  const seen = keysOf(level);
   descriptors.forEach((descriptor, index) => {
     const at = [...path, index];
     const key = descriptor.key ?? '';
@@ -111,7 +135,7 @@ function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, pa
     seen.add(finalKey);
     if (descriptor.share_threshold && !isWildcard(value)) fail([...at, 'share_threshold'], `share_threshold can only be used with wildcard values (containing '*'), but found key '${finalKey}'`);
     const children = buildLevel(descriptor.descriptors ?? [], [...at, 'descriptors'], `${parentKey}${finalKey}.`, fail);
-    const node = { limit: buildLimit(descriptor, at, fail), children };
+    const node = { limit: buildLimit(descriptor, at, fail), children, statSegment: finalKey, valueToMetric: descriptor.value_to_metric === true };
     if (value === '') level.keyOnly.set(key, node);
     else if (isWildcard(value)) level.wildcards.push({ key, value, parts: wildcardPartsOf(value), shared: descriptor.share_threshold === true, node });
     else level.exact.set(`${key}\u0000${value}`, node);

@@ -13,7 +13,6 @@ import { type DescriptorFile, type RateLimitFile, UNIT_NAMES, UNIT_SECONDS, type
 export type Fail = (path: ConfigPath, message: string) => never;
 
 export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fail): ConfiguredLimit | undefined {
-  if (descriptor.replaces !== undefined) fail([...at, 'replaces'], 'belongs inside rate_limit (rate_limit.replaces): envoyproxy/ratelimit reads it only there and ignores it here');
   const rateLimit = descriptor.rate_limit;
   if (rateLimit === undefined || rateLimit === null) {
     if (descriptor.sluice !== undefined) fail([...at, 'rate_limit'], 'is required with sluice: it is the limit Envoy is told (current_limit)');
@@ -22,7 +21,7 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fai
   const name = rateLimit.name ?? undefined;
   const replaces = replacesOf(rateLimit, [...at, 'rate_limit', 'replaces'], fail);
   const headerId = headerIdOf(name ?? descriptor.key ?? '');
-  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true };
+  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true, detailedMetric: descriptor.detailed_metric === true };
   const unit = unitOf(rateLimit.unit);
   if (rateLimit.unlimited) {
     if (unit !== undefined) fail([...at, 'rate_limit', 'unlimited'], 'should not specify rate limit unit when unlimited');

@@ -44,8 +44,6 @@ export interface DescriptorFile {
   value_to_metric?: boolean | null | undefined;
   share_threshold?: boolean | null | undefined;
   metadata?: Record<string, unknown> | null | undefined;
-  /** Not read here by the reference (it reads `rate_limit.replaces`): refused with a pointer. */
-  replaces?: unknown;
   sluice?: unknown;
   descriptors?: DescriptorFile[] | null | undefined;
 }
@@ -62,7 +60,6 @@ const descriptorSchema: z.ZodType<DescriptorFile> = z.lazy(() =>
       value_to_metric: z.boolean().nullish(),
       share_threshold: z.boolean().nullish(),
       metadata: z.record(z.string(), z.unknown()).nullish(),
-      replaces: z.unknown().optional(),
       sluice: z.unknown().optional(),
       descriptors: z.array(descriptorSchema).nullish(),
     })

@@ -14,7 +14,7 @@ export interface DecisionFaces {
 
 export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFaces {
   return {
-    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers),
+    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe: deps.observer ? (outcomes) => deps.observer?.descriptors(outcomes) : undefined }),
     forwardAuth: new ForwardAuth({ config, ...deps }),
   };
 }

@@ -7,22 +7,37 @@ import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
 import type { DecisionFaces } from './faces.js';
+import { type GrpcTls, sanInterceptors, serverCredentials } from './grpc-tls.js';
+import type { DecisionObserver } from './service.js';
 import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 
 export class RlsGrpcServer {
-  private readonly server = new grpc.Server();
+  private readonly server: grpc.Server;
   private readonly health = new HealthImplementation({ '': 'SERVING', [RLS_SERVICE_NAME]: 'SERVING' });
 
   /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
     faces: Pick<DecisionFaces, 'decider'>,
     private readonly log: Logger,
+    observer?: Pick<DecisionObserver, 'call'>,
+    private readonly tls?: GrpcTls,
+    connectionAge?: { maxAgeMs: number; graceMs: number },
   ) {
+    // A connection's age bounded: clients reconnect, so new instances behind a balancer get their share.
+    const age = connectionAge ? { 'grpc.max_connection_age_ms': connectionAge.maxAgeMs, 'grpc.max_connection_age_grace_ms': connectionAge.graceMs } : {};
+    this.server = new grpc.Server({ interceptors: sanInterceptors(tls), ...age });
     this.server.addService(loadRls().service, {
       ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const started = observer ? performance.now() : 0;
         faces.decider.shouldRateLimit(call.request).then(
-          (response) => callback(null, response),
-          (error: unknown) => callback(this.failure(error)),
+          (response) => {
+            callback(null, response);
+            observer?.call('ShouldRateLimit', performance.now() - started, undefined);
+          },
+          (error: unknown) => {
+            callback(this.failure(error));
+            observer?.call('ShouldRateLimit', performance.now() - started, 'service_error');
+          },
         );
       },
     });
@@ -31,9 +46,13 @@ export class RlsGrpcServer {
 
   /** Binds; resolves with the port (0 picks a free one). */
   listen({ host, port }: ListenAddress): Promise<number> {
-    const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    return this.listenOn(host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+  }
+
+  /** Binds a grpc-js target (`host:port`, `unix:/path`); resolves with the port. */
+  listenOn(target: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+      this.server.bindAsync(target, serverCredentials(this.tls), (error, bound) => (error ? reject(error) : resolve(bound)));
     });
   }
 

@@ -17,3 +17,13 @@ export function loadRls(): { service: grpc.ServiceDefinition; Client: grpc.Servi
   const Client = loaded.envoy.service.ratelimit.v3.RateLimitService;
   return { service: Client.service, Client };
 }
+
+export const RATE_LIMIT_CONFIG_TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
+
+/** The xDS Aggregated Discovery Service: the client `sluice ratelimit` streams with, and the definition a test's management server serves. */
+export function loadAds(): { service: grpc.ServiceDefinition; Client: grpc.ServiceClientConstructor } {
+  const definition = loadSync('envoy/service/discovery/v3/ads.proto', LOADER_OPTIONS);
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as { envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: grpc.ServiceClientConstructor } } } } };
+  const Client = loaded.envoy.service.discovery.v3.AggregatedDiscoveryService;
+  return { service: Client.service, Client };
+}

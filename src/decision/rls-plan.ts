@@ -11,6 +11,7 @@ import { capacityOf, type Rule } from '../core/rule.js';
 import { type ConfiguredLimit, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
 import { UNIT_SECONDS } from './envoy-schema.js';
+import { overrideStatKey, statKeyOf } from './rls-stat-key.js';
 import { type CheckedDescriptor, type CheckedRequest, OVERRIDE_UNIT_SECONDS } from './rls-request.js';
 
 /** What Envoy is told the limit is (current_limit). */
@@ -41,6 +42,10 @@ export interface DescriptorPlan {
   readonly quota: boolean;
   /** The unit's length: a blocked limit's reset is the end of its current unit. */
   readonly unitSeconds: number;
+  /** The reference's statistics key (rls-stat-key.ts), built only when statistics are kept. */
+  readonly statKey: () => string;
+  /** Hits the request adds (its own hits_addend or the request's). */
+  readonly hits: number;
 }
 
 /** Per descriptor: its plan, `unlimited`, or undefined where no limit applies (unknown or replaced). */
@@ -65,7 +70,8 @@ function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Ma
   const limit: ConfiguredLimit = match.limit;
   const reported = { name: limit.name, requestsPerUnit: limit.requestsPerUnit, unit: limit.unit.toUpperCase() };
   const tag = bucketTag(domain, descriptor, undefined, match.sharedValues);
-  const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit] };
+  const statKey = () => statKeyOf(domain, descriptor.entries, match);
+  const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit], statKey, hits: descriptor.hits };
   return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked);
 }
 
@@ -77,7 +83,7 @@ function overridePlan(domain: string, descriptor: CheckedDescriptor): Descriptor
   const blocked = override.requestsPerUnit === 0;
   const rules = blocked ? [] : [fixedWindow(override.requestsPerUnit, unitSeconds)];
   const lastKey = descriptor.entries[descriptor.entries.length - 1]?.key ?? '';
-  const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds };
+  const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds, statKey: () => overrideStatKey(domain, descriptor.entries), hits: descriptor.hits };
   return withCalls(own, bucketTag(domain, descriptor, override, []), rules, descriptor.hits, blocked);
 }
 

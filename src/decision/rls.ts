@@ -25,12 +25,20 @@ export interface RlsResponse {
 
 type Plans = readonly (DescriptorPlan | undefined)[];
 
+export interface DeciderOptions {
+  /** The reference's SHADOW_MODE: every limit decided and reported, the request always answered OK. */
+  shadowMode?: boolean;
+  /** Told what every limited descriptor's buckets said (the reference's statistics). */
+  observe?: (outcomes: readonly Outcome[]) => void;
+  now?: () => number;
+}
+
 export class RateLimitDecider {
   constructor(
     private readonly domains: Domains,
     private readonly engine: Engine,
     private readonly headerOptions: HeaderOptions,
-    private readonly now: () => number = Date.now,
+    private readonly options: DeciderOptions = {},
   ) {}
 
   /** Throws RlsBadRequest for a request it cannot decide; never for a store failure, never for a refusal. */
@@ -38,13 +46,14 @@ export class RateLimitDecider {
     const planned = planRequest(this.domains, checkRequest(request));
     const plans = planned.map((plan) => (typeof plan === 'object' ? plan : undefined));
     const outcomes = await this.outcomesOf(plans);
-    const nowMs = this.now();
+    const nowMs = (this.options.now ?? Date.now)();
     const statuses = planned.map((plan, i): RlsStatus => {
       if (plan === undefined) return { code: 'OK' };
       if (plan === 'unlimited') return { code: 'OK', limit_remaining: MAX_UINT32 };
       return statusOf(outcomes[i]!, nowMs);
     });
-    const overall = overallCode(plans, statuses);
+    const overall = this.options.shadowMode ? 'OK' : overallCode(plans, statuses);
+    this.options.observe?.(outcomes.filter((outcome): outcome is Outcome => outcome !== undefined));
     return { overall_code: overall, statuses, response_headers_to_add: responseHeaders(outcomes, statuses, overall, nowMs, this.headerOptions) };
   }
 

@@ -2,12 +2,13 @@
 // the HTTP face (/json, /decide, /healthcheck). What started is closed again
 // when a later listener fails.
 import type { Logger } from 'pino';
-import type { SluiceConfig } from '../config/types.js';
+import type { ListenAddress, SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { buildFaces } from './faces.js';
 import { RlsGrpcServer } from './grpc-server.js';
 import { DecisionHttpServer } from './http-server.js';
+import type { Outcome } from './rls-status.js';
 
 export interface DecisionService {
   /** `host:port` of the gRPC listener. */
@@ -26,6 +27,14 @@ export interface DecisionDeps {
   rules: RuleResolver;
   tenants: TenantResolver;
   logger: Logger;
+  /** Told of every gRPC call and every limited descriptor (the reference's Prometheus series). */
+  observer?: DecisionObserver;
+}
+
+export interface DecisionObserver {
+  descriptors(outcomes: readonly Outcome[]): void;
+  /** One ShouldRateLimit call over gRPC: how long it took, and its error kind if it failed. */
+  call(method: string, elapsedMs: number, errorType: string | undefined): void;
 }
 
 export const decisionServiceWanted = (config: SluiceConfig): boolean => config.decisionService.grpcListen !== undefined || config.decisionService.httpListen !== undefined;
@@ -41,23 +50,25 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
       return faces.forwardAuth;
     },
   };
-  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger) : undefined;
+  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer, config.decisionService.grpcTls, config.decisionService.grpcConnectionAge) : undefined;
   const http = httpListen ? new DecisionHttpServer(current, deps.logger) : undefined;
   let grpcAddress: string | undefined;
   let httpUrl: string | undefined;
   try {
-    if (grpc && grpcListen) grpcAddress = `${hostText(grpcListen.host)}:${await grpc.listen(grpcListen)}`;
+    if (grpc && grpcListen) grpcAddress = await bindGrpc(grpc, grpcListen, config.decisionService.grpcUnixSocket);
     if (http && httpListen) httpUrl = `http://${hostText(httpListen.host)}:${(await http.listen(httpListen)).port}`;
   } catch (error) {
     await Promise.allSettled([grpc?.close(0), http?.close()]);
     throw error;
   }
   deps.logger.info({ grpc: grpcAddress, http: httpUrl, domains: config.decisionService.domains.size }, 'decision service listening');
+  logConfigWarnings(config, deps.logger);
   return {
     grpcAddress,
     httpUrl,
     reconfigure(next, nextDeps) {
       faces = buildFaces(next, nextDeps);
+      logConfigWarnings(next, nextDeps.logger);
     },
     drain() {
       grpc?.setServing(false);
@@ -68,5 +79,16 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
     },
   };
 }
+
+/** The gRPC listener on its unix socket when one is given, else on its TCP address; its address as clients dial it. */
+async function bindGrpc(grpc: RlsGrpcServer, listen: ListenAddress, socket: string | undefined): Promise<string> {
+  if (socket) return grpc.listenOn(`unix:${socket}`).then(() => `unix:${socket}`);
+  return `${hostText(listen.host)}:${await grpc.listen(listen)}`;
+}
+
+/** Reference keys out of place in the envoyConfig files, one warning per file and load. */
+const logConfigWarnings = (config: SluiceConfig, logger: Logger): void => {
+  for (const warning of config.decisionService.warnings) logger.warn(warning);
+};
 
 const hostText = (host: string): string => (host.includes(':') ? `[${host}]` : host);

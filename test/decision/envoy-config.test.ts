@@ -2,6 +2,7 @@
 // rules, and every mistake reported with file, line and field. Also the
 // decisionService section of sluice.yaml.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,5 +94,13 @@ descriptors:
     assert.throws(() => parseConfig(`${base}decisionService: { refusedStatus: 500 }\n`), /config:2: decisionService\.refusedStatus: must be a 4xx status/);
     writeFileSync(join(dir, 'bad.yaml'), 'domain: d\ndescriptors:\n  - value: x\n');
     assert.throws(() => parseConfig(`${base}decisionService: { envoyConfig: bad.yaml }\n`, { baseDir: dir }), /bad\.yaml:3: descriptors\[0\]\.key: descriptor has empty key/);
+  });
+
+  it('sluice check prints the warning of a file with a reference key out of place, and passes', () => {
+    writeFileSync(join(dir, 'misplaced.yaml'), 'domain: d\ndescriptors:\n  - key: a\n    replaces: [{ name: x }]\n');
+    writeFileSync(join(dir, 'sluice.yaml'), "routes: [{ id: r, path: /r, upstream: 'http://127.0.0.1:9' }]\ndecisionService: { envoyConfig: misplaced.yaml }\n");
+    const checked = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'check', '--config', join(dir, 'sluice.yaml')], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(checked.status, 0, checked.stderr);
+    assert.equal(checked.stderr, `warning: ${join(dir, 'misplaced.yaml')}: ignored, as envoyproxy/ratelimit ignores them: descriptors[0].replaces (line 4) is read only in rate_limit\n`);
   });
 });

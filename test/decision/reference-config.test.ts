@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { findLimit, matchDescriptor } from '../../src/decision/descriptor-tree.js';
-import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision/envoy-config.js';
+import { loadEnvoyConfig, loadEnvoyFiles, parseEnvoyConfig } from '../../src/decision/envoy-config.js';
 import { BASIC, BASIC_CASES, type Pairs, WILDCARD, WILDCARD_CASES } from './reference/cases.js';
 
 const levelOf = (text: string) => parseEnvoyConfig(text, 'rl.yaml').level;
@@ -110,11 +110,9 @@ describe('reference config cases: refusals, in the reference\'s words', () => {
     ['no unit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { requests_per_unit: 5 }\n', /descriptors\[0\]\.rate_limit\.unit: invalid rate limit unit ''/],
     ['replaces naming itself', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      name: self\n      replaces:\n        - name: self\n      unit: second\n      requests_per_unit: 5\n', /descriptors\[0\]\.rate_limit\.replaces\[0\]\.name: replaces should not contain name of same descriptor$/],
     ['replaces empty', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      name: self\n      replaces:\n        - name:\n      unit: second\n      requests_per_unit: 5\n', /descriptors\[0\]\.rate_limit\.replaces\[0\]\.name: should not have an empty replaces entry$/],
-    ['replaces outside rate_limit (the reference ignores it there)', 'domain: d\ndescriptors:\n  - key: a\n    replaces: [{ name: x }]\n', /descriptors\[0\]\.replaces: belongs inside rate_limit/],
     ['bad YAML', "'''\n", /^rl\.yaml:2: Missing closing 'quote/],
     ['misspelled key', 'domain: d\ndescriptors:\n  - key: a\n    value: b\n    ratelimit:\n      unit: day\n', /^rl\.yaml:6: descriptors\[0\]\.ratelimit: config error, unknown key 'ratelimit'$/],
     ['misspelled key inside rate_limit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: day\n      requestsperunit: 5\n', /^rl\.yaml:6: descriptors\[0\]\.rate_limit\.requestsperunit: config error, unknown key 'requestsperunit'$/],
-    ['one of the reference\'s keys where it is never read', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: day, requests_per_unit: 1, shadow_mode: true }\n', /descriptors\[0\]\.rate_limit\.shadow_mode: is read only in a descriptor: envoyproxy\/ratelimit accepts it here and ignores it$/],
     ['non-string key', '0.25: test-domain\ndescriptors: []\n', /^rl\.yaml:1: config error, key is not of type string: 0\.25$/],
     ['non-map list', 'domain: d\ndescriptors:\n  - a\n  - b\n', /^rl\.yaml:3: descriptors\[0\]: config error, list of type other than map: a$/],
     ['unlimited with a unit', 'domain: d\ndescriptors:\n  - key: foo\n    rate_limit:\n      unlimited: true\n      unit: day\n      requests_per_unit: 25\n', /descriptors\[0\]\.rate_limit\.unlimited: should not specify rate limit unit when unlimited$/],
@@ -133,5 +131,46 @@ describe('reference config cases: refusals, in the reference\'s words', () => {
     writeFileSync(join(dir, 'a.yaml'), BASIC);
     writeFileSync(join(dir, 'b.yaml'), 'domain: basic\ndescriptors:\n');
     assert.throws(() => loadEnvoyConfig([dir]), /b\.yaml:1: domain: duplicate domain 'basic' in config file/);
+  });
+});
+
+describe('reference keys where the reference never reads them: loaded, ignored, one warning per file', () => {
+  const text = 'domain: d\ndescriptors:\n  - key: a\n    replaces: [{ name: b }]\n    rate_limit: { unit: day, requests_per_unit: 1, shadow_mode: true }\n  - key: b\n    rate_limit: { name: b, unit: hour, requests_per_unit: 2 }\n';
+  it('replaces on a descriptor and shadow_mode inside rate_limit change nothing, as in the reference', () => {
+    const { level, warning } = parseEnvoyConfig(text, 'rl.yaml');
+    const a = findLimit(level, entries([['a', 'x']]))!;
+    assert.deepEqual([a.unit, a.requestsPerUnit, a.shadow, a.replaces], ['day', 1, false, []]);
+    assert.equal(findLimit(level, entries([['b', 'x']]))?.requestsPerUnit, 2);
+    assert.equal(warning, 'rl.yaml: ignored, as envoyproxy/ratelimit ignores them: descriptors[0].replaces (line 4) is read only in rate_limit; descriptors[0].rate_limit.shadow_mode (line 5) is read only in a descriptor');
+  });
+  it('a file without them has no warning; loadEnvoyFiles gives one line per file', () => {
+    assert.equal(parseEnvoyConfig(BASIC, 'rl.yaml').warning, undefined);
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-misplaced-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'a.yaml'), text);
+    writeFileSync(join(dir, 'b.yaml'), BASIC);
+    writeFileSync(join(dir, 'c.yaml'), 'domain: c\nunit: second\n');
+    const { warnings } = loadEnvoyFiles([dir]);
+    assert.equal(warnings.length, 2);
+    assert.match(warnings[1]!, /c\.yaml: ignored, as envoyproxy\/ratelimit ignores them: unit \(line 2\) is read only in rate_limit$/);
+  });
+});
+
+describe('MERGE_DOMAIN_CONFIG (the reference\'s TestDomainMerge and TestDuplicateKeyDomainMerge)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-merge-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const key1 = 'domain: test-domain\ndescriptors:\n  - key: key1\n    value: value1\n    rate_limit: { unit: minute, requests_per_unit: 10 }\n';
+  const key2 = 'domain: test-domain\ndescriptors:\n  - key: key2\n    value: value2\n    rate_limit: { unit: minute, requests_per_unit: 20 }\n';
+  it('two files of one domain: both descriptors, when merging; refused without', () => {
+    writeFileSync(join(dir, 'merge_domain_key1.yaml'), key1);
+    writeFileSync(join(dir, 'merge_domain_key2.yaml'), key2);
+    const level = loadEnvoyFiles([dir], { mergeDomains: true }).domains.get('test-domain')!;
+    assert.equal(findLimit(level, entries([['key1', 'value1']]))?.requestsPerUnit, 10);
+    assert.equal(findLimit(level, entries([['key2', 'value2']]))?.requestsPerUnit, 20);
+    assert.throws(() => loadEnvoyFiles([dir]), /merge_domain_key2\.yaml:1: domain: duplicate domain 'test-domain' in config file/);
+  });
+  it('one key in both files is still a duplicate', () => {
+    const paths = [join(dir, 'merge_domain_key1.yaml'), join(dir, 'merge_domain_key1.yaml')];
+    assert.throws(() => loadEnvoyFiles(paths, { mergeDomains: true }), /merge_domain_key1\.yaml:3: descriptors\[0\]\.key: duplicate descriptor composite key 'test-domain\.key1_value1'$/);
   });
 });

@@ -1,0 +1,27 @@
+// GRPC_SERVER_TLS_CERT / _KEY and GRPC_CLIENT_TLS_CACERT read at start: a file
+// that cannot be read, or is not PEM, is an error naming its variable.
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../../config/config-error.js';
+import type { GrpcTls } from '../grpc-tls.js';
+import type { GrpcTlsSettings } from './settings.js';
+
+export function pemFile(variable: string, path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(variable, undefined, undefined, `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (!text.includes('-----BEGIN ')) throw new ConfigError(variable, undefined, undefined, `${path} is not a PEM file`);
+  return text;
+}
+
+export function readGrpcTls(settings: GrpcTlsSettings | undefined): GrpcTls | undefined {
+  if (!settings) return undefined;
+  return {
+    cert: pemFile('GRPC_SERVER_TLS_CERT', settings.certFile),
+    key: pemFile('GRPC_SERVER_TLS_KEY', settings.keyFile),
+    clientCa: settings.clientCaFile === undefined ? undefined : pemFile('GRPC_CLIENT_TLS_CACERT', settings.clientCaFile),
+    clientSan: settings.clientSan,
+  };
+}
