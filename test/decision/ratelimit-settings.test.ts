@@ -1,7 +1,8 @@
 // The reference's variables as `sluice ratelimit` reads them: defaults, the
-// Redis mapping (single, cluster, sentinel, REDIS_AUTH, REDIS_TLS) and what
-// this build refuses by name, the text log format; and REDIS_AUTH against a
-// real redis-server whose default user is off.
+// Redis mapping (single, cluster, sentinel, REDIS_AUTH, REDIS_TLS and its
+// files) and the one variable refused by name, the text log format; REDIS_AUTH
+// against a real redis-server whose default user is off, and REDIS_TLS with a
+// private CA and a client certificate against a real TLS redis-server.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:http2';
@@ -9,7 +10,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { textLine } from '../../src/decision/reference/logger.js';
-import { referenceStoreSection, storeSectionForThisBuild } from '../../src/decision/reference/redis.js';
+import { referenceStoreSection, storeSectionOf } from '../../src/decision/reference/redis.js';
+import { makeCertificates } from '../helpers/tls-certs.js';
+import { freePort } from '../helpers/ports.js';
 import { referenceSettings } from '../../src/decision/reference/settings.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { startRatelimitProcess, tempDir } from './ratelimit-support.js';
@@ -47,12 +50,12 @@ describe('reference settings', () => {
 });
 
 describe('the Redis variables', () => {
-  const store = (env: Record<string, string>) => storeSectionForThisBuild(referenceStoreSection(env));
-  it('single: host:port, REDIS_AUTH as password or user:password (escaped into the URL), REDIS_TLS as rediss://', () => {
+  const store = (env: Record<string, string>) => storeSectionOf(referenceStoreSection(env));
+  it('single: host:port, REDIS_AUTH as password or user:password (the store\'s username and password, never in the URL), REDIS_TLS as rediss://', () => {
     assert.deepEqual(store({ REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: 'redis.svc:6379' }), { url: 'redis://redis.svc:6379' });
-    assert.deepEqual(store({ REDIS_URL: 'redis.svc:6379', REDIS_AUTH: 'p@ss:word' }), { url: 'redis://p%40ss:word@redis.svc:6379' });
-    assert.deepEqual(store({ REDIS_URL: 'redis.svc:6379', REDIS_AUTH: 'pass/word' }), { url: 'redis://:pass%2Fword@redis.svc:6379' });
-    assert.deepEqual(store({ REDIS_URL: 'redis.svc:6379', REDIS_TLS: 'true' }), { url: 'rediss://redis.svc:6379' });
+    assert.deepEqual(store({ REDIS_URL: 'redis.svc:6379', REDIS_AUTH: 'p@ss:word' }), { url: 'redis://redis.svc:6379', username: 'p@ss', password: 'word' });
+    assert.deepEqual(store({ REDIS_URL: 'redis.svc:6379', REDIS_AUTH: 'pass/word' }), { url: 'redis://redis.svc:6379', password: 'pass/word' });
+    assert.deepEqual(store({ REDIS_URL: 'redis.svc:6379', REDIS_TLS: 'true' }), { url: 'rediss://redis.svc:6379', tls: {} });
   });
   it('cluster: the seed nodes', () => {
     assert.deepEqual(store({ REDIS_TYPE: 'CLUSTER', REDIS_URL: 'a:7000, b:7001' }), { cluster: ['a:7000', 'b:7001'] });
@@ -62,11 +65,13 @@ describe('the Redis variables', () => {
     const mapped = referenceStoreSection({ REDIS_TYPE: 'sentinel', REDIS_URL: 'mymaster,s1:26379,s2:26379', REDIS_AUTH: 'u:p', REDIS_SENTINEL_AUTH: 'sp', REDIS_TLS: 'true', REDIS_TLS_CACERT: '/ca.pem' });
     assert.deepEqual(mapped.section, { username: 'u', password: 'p', tls: { ca: '/ca.pem' }, sentinel: { name: 'mymaster', sentinels: ['s1:26379', 's2:26379'], password: 'sp' } });
   });
-  it('what this build cannot do is refused by variable, never connected without', () => {
-    assert.throws(() => store({ REDIS_TYPE: 'sentinel', REDIS_URL: 'mymaster,s1:26379' }), /REDIS_TYPE: sentinel is not supported by this Sluice build yet/);
-    assert.throws(() => store({ REDIS_URL: 'r:6379', REDIS_TLS: 'true', REDIS_TLS_CACERT: '/ca.pem' }), /REDIS_TLS_CACERT: a private CA or a client certificate is not supported/);
-    assert.throws(() => store({ REDIS_URL: 'r:6379', REDIS_TLS: 'true', REDIS_TLS_SKIP_HOSTNAME_VERIFICATION: 'true' }), /REDIS_TLS_SKIP_HOSTNAME_VERIFICATION: skipping the hostname check is not supported/);
-    assert.throws(() => store({ REDIS_TYPE: 'cluster', REDIS_URL: 'a:7000', REDIS_AUTH: 'p' }), /REDIS_AUTH: a password for a Redis Cluster is not supported/);
+  it('sentinel, TLS files, ACL users and cluster credentials go to the store as they are', () => {
+    assert.deepEqual(store({ REDIS_TYPE: 'sentinel', REDIS_URL: 'mymaster,s1:26379' }), { sentinel: { name: 'mymaster', sentinels: ['s1:26379'] } });
+    assert.deepEqual(store({ REDIS_URL: 'r:6379', REDIS_TLS: 'true', REDIS_TLS_CACERT: '/ca.pem', REDIS_TLS_CLIENT_CERT: '/c.pem', REDIS_TLS_CLIENT_KEY: '/c.key' }), { url: 'rediss://r:6379', tls: { ca: '/ca.pem', cert: '/c.pem', key: '/c.key' } });
+    assert.deepEqual(store({ REDIS_TYPE: 'cluster', REDIS_URL: 'a:7000', REDIS_AUTH: 'user:p', REDIS_TLS: 'true' }), { cluster: ['a:7000'], username: 'user', password: 'p', tls: {} });
+  });
+  it('what no store option expresses is refused by variable, never connected without', () => {
+    assert.throws(() => store({ REDIS_URL: 'r:6379', REDIS_TLS: 'true', REDIS_TLS_SKIP_HOSTNAME_VERIFICATION: 'true' }), /REDIS_TLS_SKIP_HOSTNAME_VERIFICATION: skipping only the hostname check is not offered/);
     assert.throws(() => store({ REDIS_TYPE: 'sentinel', REDIS_URL: 'mymaster' }), /REDIS_URL: with REDIS_TYPE=sentinel: the master name, then host:port sentinels/);
   });
 });
@@ -113,6 +118,46 @@ describe('REDIS_AUTH against a real Redis (the default user off, an ACL user for
       asSluice.disconnect();
     }
     assert.ok(!JSON.stringify(service.logs).includes('s3cret') && !service.stderr().includes('s3cret'));
+  });
+});
+
+describe('REDIS_TLS with a private CA and a client certificate against a real TLS Redis', () => {
+  const root = tempDir('sluice-ratelimit-redis-tls-');
+  mkdirSync(join(root, 'config'));
+  writeFileSync(join(root, 'config', 'shop.yaml'), 'domain: shop\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: 1 }\n');
+  const certs = makeCertificates();
+  after(() => {
+    certs.remove();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('decides on Redis over mutual TLS, the store built from the reference variables alone', async () => {
+    const tlsPort = await freePort();
+    const redis = await startRedis(['--tls-port', String(tlsPort), '--tls-cert-file', certs.serverCert, '--tls-key-file', certs.serverKey, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'yes']);
+    const service = await startRatelimitProcess({
+      RUNTIME_ROOT: root,
+      REDIS_URL: `127.0.0.1:${tlsPort}`,
+      REDIS_TLS: 'true',
+      REDIS_TLS_CACERT: certs.ca,
+      REDIS_TLS_CLIENT_CERT: certs.clientCert,
+      REDIS_TLS_CLIENT_KEY: certs.clientKey,
+    });
+    const client = rlsClient(service.grpc);
+    try {
+      const codes = [];
+      for (let i = 0; i < 2; i++) codes.push((await client.ask({ domain: 'shop', descriptors: [descriptor(['api_key', 'k'])] })).overall_code);
+      assert.deepEqual(codes, ['OK', 'OVER_LIMIT']);
+      const plain = redis.client();
+      try {
+        assert.ok((await plain.keys('*')).some((key) => key.includes('~rls.')), 'the bucket is in the TLS Redis');
+      } finally {
+        plain.disconnect();
+      }
+    } finally {
+      client.close();
+      await service.stop();
+      await redis.stop();
+    }
   });
 });
 

@@ -1,10 +1,8 @@
-// The reference's Redis variables → Sluice's `store:` section. Two steps, kept
-// apart on purpose: referenceStoreSection maps every variable onto the store
-// fields Sluice's connection options define (url/cluster, username/password,
-// tls files, sentinel), and storeSectionForThisBuild keeps what this build's
-// store can do, refusing by name what it cannot rather than connecting with
-// less security than asked. When store.tls/username/password/sentinel land,
-// storeSectionForThisBuild becomes the identity (see docs/decision-service.md).
+// The reference's Redis variables → Sluice's `store:` section:
+// referenceStoreSection maps every variable onto the store's connection fields
+// (url/cluster/sentinel, username/password, tls files), and storeSectionOf
+// refuses by name the one no store option expresses, rather than connecting
+// with less security than asked (see docs/decision-service.md).
 import { ConfigError } from '../../config/config-error.js';
 import type { Env } from '../../config/env.js';
 import { bool, isSet, text } from './env-values.js';
@@ -79,25 +77,17 @@ function singleUrl(url: string, tls: boolean): string {
 }
 
 /**
- * What this build's store takes of the section: a URL (credentials in it,
- * `rediss://` for TLS with the system's CAs) or cluster seeds. The rest is
- * refused, naming the variable, instead of connecting without it.
+ * The section as the store's connection fields take it: `url` (a `host:port`
+ * made a redis:// or rediss:// URL) or `cluster` seeds or `sentinel`, with the
+ * ACL user, the password and the TLS files beside them, for every node alike.
+ * Only REDIS_TLS_SKIP_HOSTNAME_VERIFICATION is refused: no store option checks
+ * the certificate's chain but not its name, and skipping both would connect
+ * with less security than asked.
  */
-export function storeSectionForThisBuild({ section, unmapped }: ReferenceStore): Pick<StoreSection, 'url' | 'cluster'> | undefined {
+export function storeSectionOf({ section, unmapped }: ReferenceStore): StoreSection | undefined {
   if (!section) return undefined;
-  const refuse = (variable: string, what: string): never => {
-    throw new ConfigError(variable, undefined, undefined, `${what} is not supported by this Sluice build yet (it needs the store's TLS, ACL and Sentinel options)`);
-  };
-  if (unmapped[0]) refuse(unmapped[0], 'skipping the hostname check');
-  if (section.sentinel) refuse('REDIS_TYPE', 'sentinel');
-  if (section.tls?.ca || section.tls?.cert || section.tls?.key) refuse(section.tls.ca ? 'REDIS_TLS_CACERT' : 'REDIS_TLS_CLIENT_CERT', 'a private CA or a client certificate');
-  if (section.cluster) {
-    if (section.password !== undefined) refuse('REDIS_AUTH', 'a password for a Redis Cluster');
-    if (section.tls) refuse('REDIS_TLS', 'TLS to a Redis Cluster');
-    return { cluster: section.cluster };
+  if (unmapped[0]) {
+    throw new ConfigError(unmapped[0], undefined, undefined, "skipping only the hostname check is not offered: give REDIS_TLS_CACERT (the CA that signed the server's certificate) and, if the certificate names another host, SLUICE_REDIS_TLS_SERVERNAME");
   }
-  const url = new URL(section.url as string);
-  if (section.username !== undefined) url.username = encodeURIComponent(section.username);
-  if (section.password !== undefined) url.password = encodeURIComponent(section.password);
-  return { url: url.toString() };
+  return section;
 }

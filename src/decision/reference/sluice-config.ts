@@ -10,7 +10,7 @@ import type { SluiceConfig } from '../../config/types.js';
 import { type LoadedEnvoyConfig, loadEnvoyFiles } from '../envoy-config.js';
 import { bool, listenText } from './env-values.js';
 import { readGrpcTls } from './grpc-tls-files.js';
-import { storeSectionForThisBuild } from './redis.js';
+import { storeSectionOf } from './redis.js';
 import type { ReferenceSettings } from './settings.js';
 
 /** The loader wants a route; `sluice ratelimit` runs no gateway, so it is dropped again (and /decide answers 404). */
@@ -28,7 +28,7 @@ const FIELD_VARIABLES: [RegExp, string][] = [
 export function sluiceConfigOf(settings: ReferenceSettings, env: Env): SluiceConfig {
   const raw = {
     routes: [NO_GATEWAY_ROUTE],
-    store: { ...storeSectionForThisBuild(settings.store), ...deadlineOf(env) },
+    store: { ...storeSectionOf(settings.store), ...deadlineOf(env) },
     resilience: resilienceOf(env),
     headers: { ietf: bool(env, 'SLUICE_HEADERS_IETF', false) },
     decisionService: { grpcListen: listenText(settings.grpc.host, settings.grpc.port), httpListen: listenText(settings.http.host, settings.http.port), mergeDomains: settings.mergeDomains, shadowMode: settings.shadowMode },
