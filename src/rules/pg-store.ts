@@ -210,10 +210,7 @@ export class PostgresRuleStore implements RuleStore {
 
   async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
     assertValidKeyId(id);
-    const result = await this.write<KeyRow>(
-      `UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
-      [id],
-    );
+    const result = await this.write<KeyRow>(`UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [id]);
     return result.rows[0] ? toKeyInfo(result.rows[0]) : undefined;
   }
 
@@ -227,7 +224,7 @@ export class PostgresRuleStore implements RuleStore {
     if (!this.listener) {
       this.listener = new PgListener({
         ...{ connectionString: this.options.connectionString, connection: this.options.connection },
-        connectTimeoutMs: this.options.connectTimeoutMs ?? 3000,
+        connectTimeoutMs: this.connectTimeoutMs,
         heartbeatMs: Math.max(this.timeoutMs, 1000),
         heartbeatTimeoutMs: this.timeoutMs,
         onChange: (change) => {
@@ -237,9 +234,7 @@ export class PostgresRuleStore implements RuleStore {
       this.listening = this.listener.start();
     }
     await this.listening;
-    return () => {
-      this.watchers.delete(onChange);
-    };
+    return () => void this.watchers.delete(onChange);
   }
 
   /** Bounded: a frozen server never answers a goodbye, and shutdown must not wait for it. */
