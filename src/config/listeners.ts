@@ -43,5 +43,5 @@ function checkedTls(file: Parameters<typeof tlsOf>[0], baseDir: string, field: s
 export function routeOf(route: ConfigFile['routes'][number], index: number, limits: RouteConfig['limits'], fail: Fail): RouteConfig {
   checkRouteForwarding(route, (field, message) => fail(['routes', index, field], message));
   const { upstream, ...rest } = route;
-  return { ...rest, host: route.host, rewrite: route.rewrite, requestHeaders: route.requestHeaders, responseHeaders: route.responseHeaders, methods: route.methods, upstreams: upstreamInstances(upstream), limits };
+  return { ...rest, host: route.host, healthCheck: route.healthCheck, rewrite: route.rewrite, requestHeaders: route.requestHeaders, responseHeaders: route.responseHeaders, methods: route.methods, upstreams: upstreamInstances(upstream), limits };
 }

@@ -64,6 +64,15 @@ export const routeForwardingFields = {
   rewrite: rewriteSchema.optional(),
   requestHeaders: headerEdits.optional(),
   responseHeaders: headerEdits.optional(),
+  /** Ask each instance `GET path` every intervalMs; one that fails is out of rotation until a check passes. */
+  healthCheck: z
+    .object({
+      path: z.string().regex(/^\/[^\s]*$/, 'must be a path such as /healthz'),
+      intervalMs: z.number().int('must be an integer').min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000').default(5_000),
+      timeoutMs: z.number().int('must be an integer').min(10, 'must be at least 10').max(60_000, 'must be at most 60000').default(2_000),
+    })
+    .strict()
+    .optional(),
   /** Idempotent methods retried once on another instance after one of these statuses (a refused connection is always retried). */
   retryOn: z.array(z.union([z.literal(502), z.literal(503), z.literal(504)], 'must be 502, 503 or 504')).default([]),
 };

@@ -29,6 +29,8 @@ export interface RouteConfig {
   readonly responseHeaders: HeaderEdits | undefined;
   /** Statuses after which an idempotent request is retried once on another instance. */
   readonly retryOn: readonly number[];
+  /** Active health check of the instances; undefined: passive health only. */
+  readonly healthCheck: HealthCheckConfig | undefined;
   /** Budget for the upstream's response headers, and for each idle gap in its body. */
   readonly timeoutMs: number;
   /** No API key needed: the route's limits are keyed by ip, header or route. */
@@ -40,6 +42,13 @@ export interface RouteConfig {
    * after the route), then the global limits that apply to it: all decided together.
    */
   readonly limits: readonly LimitConfig[];
+}
+
+export interface HealthCheckConfig {
+  /** Asked with GET on each instance; a 2xx or 3xx keeps it in rotation. */
+  readonly path: string;
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
 }
 
 export interface HeaderEdits {

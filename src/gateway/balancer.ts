@@ -3,8 +3,10 @@
 // 2:1 pair goes a, b, a, not a, a, b), and passive health: an instance that
 // refuses connections or times out is ejected for a while (1 s, doubling up
 // to 30 s while it keeps failing), then tried again by the next request that
-// comes; one success brings it back. When every instance is ejected the one
-// whose ejection ends first is used anyway: a guess beats a certain 502.
+// comes; one success brings it back. With the route's healthCheck an instance
+// whose health path fails is out until a check passes (health-check.ts). When
+// every instance is out the one whose ejection ends first is used anyway: a
+// guess beats a certain 502.
 import type { Pool } from 'undici';
 import type { UpstreamInstance } from '../config/route-forwarding.js';
 import { upstreamEjections } from './upstream-metrics.js';
@@ -22,6 +24,8 @@ interface InstanceState extends Instance {
   score: number;
   failures: number;
   ejectedUntil: number;
+  /** False while the route's active health check says so (healthCheck.path answered badly or not at all). */
+  healthy: boolean;
 }
 
 export class Balancer {
@@ -32,7 +36,7 @@ export class Balancer {
     instances: readonly UpstreamInstance[],
     pool: (origin: string) => Pool,
   ) {
-    this.instances = instances.map((instance) => ({ url: instance.url, weight: instance.weight, pool: pool(instance.url), score: 0, failures: 0, ejectedUntil: 0 }));
+    this.instances = instances.map((instance) => ({ url: instance.url, weight: instance.weight, pool: pool(instance.url), score: 0, failures: 0, ejectedUntil: 0, healthy: true }));
   }
 
   get size(): number {
@@ -47,7 +51,7 @@ export class Balancer {
     let best: InstanceState | undefined;
     let total = 0;
     for (const instance of this.instances) {
-      if (instance === except || instance.ejectedUntil > now) continue; // out of the rotation: its score waits
+      if (instance === except || instance.ejectedUntil > now || !instance.healthy) continue; // out of the rotation: its score waits
       instance.score += instance.weight;
       total += instance.weight;
       if (best === undefined || instance.score > best.score) best = instance;
@@ -83,9 +87,22 @@ export class Balancer {
     state.ejectedUntil = 0;
   }
 
-  /** Which instances are in service now, for /metrics and the dashboard. */
-  health(): { url: string; ejected: boolean }[] {
+  /** The instances, for the active health check. */
+  get all(): readonly Instance[] {
+    return this.instances;
+  }
+
+  /** The active health check's verdict: an unhealthy instance gets no traffic until a check passes. */
+  setHealthy(instance: Instance, healthy: boolean): void {
+    const state = instance as InstanceState;
+    if (state.healthy && !healthy) upstreamEjections.labels(this.route, instance.url).inc();
+    state.healthy = healthy;
+    if (healthy) this.succeeded(instance);
+  }
+
+  /** Which instances are in service now. */
+  health(): { url: string; ejected: boolean; healthy: boolean }[] {
     const now = Date.now();
-    return this.instances.map((instance) => ({ url: instance.url, ejected: instance.ejectedUntil > now }));
+    return this.instances.map((instance) => ({ url: instance.url, ejected: instance.ejectedUntil > now, healthy: instance.healthy }));
   }
 }

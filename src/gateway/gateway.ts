@@ -105,6 +105,7 @@ export class Gateway {
     this.tunnelIdleMs = config.limits.websocketIdleTimeoutMs;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, maxBodyBytes), maxBytes: maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.routes = routes;
+    this.upstreams.checkHealth(routes.targets());
     this.front?.reloadCertificates(config.tls); // renewed certificates: new handshakes use them, open connections keep theirs
   }
 

@@ -7,7 +7,9 @@ import { type Readable, Transform, Writable } from 'node:stream';
 import { Pool } from 'undici';
 import { BodyTooLargeError } from './body-limit.js';
 import { type GatewayErrorName, sendError } from './errors.js';
+import type { HealthCheckConfig } from '../config/types.js';
 import type { Balancer, Instance } from './balancer.js';
+import { HealthCheck } from './health-check.js';
 import type { RequestContext, UpstreamPlan } from './upstream-plan.js';
 import { upstreamLatency, upstreamRequests } from './upstream-metrics.js';
 import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
@@ -47,6 +49,14 @@ class ClientGone extends EventEmitter {
 
 export class Upstreams {
   private readonly pools = new Map<string, Pool>();
+  private checks: HealthCheck[] = [];
+
+  /** The routes' active health checks now (a reload replaces them whole). */
+  checkHealth(balancers: Iterable<{ balancer: Balancer; health: HealthCheckConfig | undefined }>): void {
+    for (const check of this.checks) check.stop();
+    this.checks = [];
+    for (const { balancer, health } of balancers) if (health && balancer.size > 1) this.checks.push(new HealthCheck(balancer, health));
+  }
 
   constructor(private readonly maxConnections = 512) {}
 
@@ -62,6 +72,7 @@ export class Upstreams {
 
   /** Waits for in-flight upstream requests, then closes every pool. */
   async close(): Promise<void> {
+    this.checkHealth([]);
     await Promise.allSettled([...this.pools.values()].map((pool) => pool.close()));
   }
 

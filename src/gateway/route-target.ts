@@ -12,6 +12,8 @@ import { UpstreamPlan } from './upstream-plan.js';
 /** A route's upstream and its limits, attached once per route. */
 export interface LimitedTarget extends ForwardTarget {
   limits: RouteLimits;
+  /** The route's active health check, started by Upstreams.checkHealth. */
+  health: RouteConfig['healthCheck'];
 }
 
 export function routeTarget(route: RouteConfig, upstreams: Upstreams, rules: RuleResolver, clientIp: ClientIpResolver, ipv6Prefix: number): LimitedTarget {
@@ -21,5 +23,6 @@ export function routeTarget(route: RouteConfig, upstreams: Upstreams, rules: Rul
     timeoutMs: route.timeoutMs,
     retryOn: new Set(route.retryOn),
     limits: new RouteLimits(route, rules, clientIp, ipv6Prefix),
+    health: route.healthCheck,
   };
 }

@@ -31,6 +31,11 @@ export class RouteTable<T> {
     }));
   }
 
+  /** What each route was given, in order. */
+  targets(): T[] {
+    return this.entries.map((entry) => entry.target);
+  }
+
   /** `url` is the request target as node gives it (path and query); `host` the Host header (a route with a host needs it). */
   match(method: string, url: string, host?: string): CompiledRoute<T> | undefined {
     const query = url.indexOf('?');

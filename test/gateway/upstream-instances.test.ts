@@ -134,3 +134,68 @@ defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
     assert.deepEqual(JSON.parse(reply.body), { error: 'upstream_unreachable' });
   });
 });
+
+describe('an active health check per route', () => {
+  it('takes an instance whose health path fails out of rotation, and back once it passes', async () => {
+    const healthy = { a: true };
+    const servers: Server[] = [];
+    const served = { a: 0, b: 0 };
+    const start = (name: 'a' | 'b') =>
+      new Promise<number>((resolve) => {
+        const server = createServer((req, res) => {
+          req.resume();
+          if (req.url === '/healthz') {
+            res.writeHead(name === 'a' && !healthy.a ? 503 : 200);
+            res.end();
+            return;
+          }
+          served[name]++;
+          res.end(name);
+        });
+        servers.push(server);
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+      });
+    const [portA, portB] = [await start('a'), await start('b')];
+    const gateway = await startGateway(`routes:
+  - { id: checked, path: /*, upstream: ['http://127.0.0.1:${portA}', 'http://127.0.0.1:${portB}'], healthCheck: { path: /healthz, intervalMs: 100, timeoutMs: 500 } }
+tenants: { unknownKeys: default-rule }
+defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
+`);
+    const KEY = { 'x-api-key': 'health-check-test' };
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      for (let i = 0; i < 300; i++) {
+        if (await check()) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.fail(`never: ${what}`);
+    };
+    try {
+      await until('a serves', async () => (await call(`${gateway.url}/x`, { headers: KEY })).body === 'a');
+      healthy.a = false;
+      // Once the check has seen it, every request goes to b; none of them failed meanwhile.
+      await until('a is out of rotation', async () => {
+        const bodies = await Promise.all(Array.from({ length: 4 }, () => call(`${gateway.url}/x`, { headers: KEY })));
+        return bodies.every((reply) => reply.status === 200 && reply.body === 'b');
+      });
+      const before = served.a;
+      for (let i = 0; i < 10; i++) assert.equal((await call(`${gateway.url}/x`, { headers: KEY })).body, 'b');
+      assert.equal(served.a, before, 'no request reached the unhealthy instance');
+      healthy.a = true;
+      await until('a is back', async () => (await call(`${gateway.url}/x`, { headers: KEY })).body === 'a');
+    } finally {
+      await gateway.close();
+      for (const server of servers) {
+        server.closeAllConnections();
+        server.close();
+      }
+    }
+  });
+
+  it('refuses a health path that is not a path, naming the field', async () => {
+    const { parseConfig, ConfigError } = await import('../../src/config/index.js');
+    assert.throws(
+      () => parseConfig("routes: [{ id: r, path: /*, upstream: ['http://127.0.0.1:1'], healthCheck: { path: healthz } }]\n", { source: 'hc.yaml' }),
+      (error: unknown) => error instanceof ConfigError && error.message.includes('routes[0].healthCheck.path: must be a path such as /healthz'),
+    );
+  });
+});
