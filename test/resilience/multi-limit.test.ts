@@ -132,6 +132,8 @@ describe('several limits with Redis killed', () => {
     client = redis.client();
     client.on('error', () => undefined);
     engine = resilientEngine({ redis: client, deadlineMs: 5, instances: 1, breaker: { resetTimeoutMs: 60_000 } });
+    // Connected first: a client that never connected reads as down at once (health), before its breaker opens.
+    await client.ping();
     await redis.kill();
     await eventually(async () => {
       await engine.decideAll([{ tag: 'trip', name: 'trip', rule: slow(5), cost: 1 }]);
