@@ -231,6 +231,15 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await browser.shot('09-redis-down-fallback');
   });
 
+  it('Redis back, no traffic at all: both instances show redis again by themselves', async () => {
+    await redis.restart();
+    const { page } = browser;
+    // Nothing is sent to either gateway: only the breakers' own probes can find Redis back.
+    await page.waitForFunction(() => document.querySelectorAll('#instances tbody tr[data-mode="redis"]').length === 2, undefined, { timeout: 15_000 });
+    assert.equal(await page.locator('#instances tbody tr[data-mode="fallback"]').count(), 0);
+    await browser.shot('10-redis-back-idle');
+  });
+
   it('the admin API going away shows a clear message, not a blank page', async () => {
     await a.close();
     const { page } = browser;
