@@ -1,14 +1,20 @@
 // Requests node hands to 'connect' (CONNECT) instead of the request handler:
 // the gateway is no forward proxy, and says so in a proper response instead of
 // dropping the socket. And which upgrades are WebSocket ones.
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
 import { gatewayErrorBody } from '../core/error-codes.js';
-import { type GatewayErrorName, gatewayStatus } from './errors.js';
+import { type GatewayErrorName, gatewayStatus, sendError } from './errors.js';
 
-/** CONNECT host:port: 501 with a JSON body, then the socket is closed. */
-export function answerConnect(_req: IncomingMessage, socket: Socket): void {
-  rawAnswer(socket, 'method_not_supported');
+/**
+ * CONNECT host:port: 501 with a JSON body, then the socket is closed. Over
+ * HTTP/2 node hands the same event a request and a response instead of a
+ * socket (a CONNECT stream, RFC 8441's WebSocket among them): answered on it.
+ */
+export function answerConnect(_req: IncomingMessage, socket: Socket | ServerResponse): void {
+  if (socket instanceof Http2ServerResponse) sendError(socket as unknown as ServerResponse, 'method_not_supported');
+  else rawAnswer(socket as Socket, 'method_not_supported');
 }
 
 /**

@@ -3,7 +3,8 @@
 // It opens on `failureThreshold` consecutive failures, or when more than
 // `errorThresholdPercentage` of the calls within `rollingWindowMs` fail; while
 // open, calls fail at once (no deadline waited); after `resetTimeoutMs` one
-// probe goes through and its success closes it again.
+// probe goes through (a request's, or the breaker's own when none comes) and
+// its success closes it again.
 import CircuitBreaker from 'opossum';
 import type { Logger } from 'pino';
 import { breakerTransitions } from './metrics.js';
@@ -37,6 +38,8 @@ export class RedisBreaker {
     readonly options: BreakerOptions,
     logger: Logger,
     onClose: () => void = () => undefined,
+    /** A cheap store call; half-open with no request coming, the breaker sends it itself (probeInBackground). */
+    private readonly probe?: () => Promise<unknown>,
   ) {
     this.breaker = new CircuitBreaker<[Thunk], unknown>((run: Thunk) => run(), {
       timeout: false,
@@ -59,7 +62,10 @@ export class RedisBreaker {
       this.mode = 'fallback';
       logger.warn({ mode: 'fallback' }, 'Redis unreachable: circuit breaker open, deciding with the local fallback limiter');
     });
-    this.breaker.on('halfOpen', () => breakerTransitions.inc({ state: 'half_open' }));
+    this.breaker.on('halfOpen', () => {
+      breakerTransitions.inc({ state: 'half_open' });
+      this.probeInBackground();
+    });
     this.breaker.on('close', () => {
       this.consecutiveFailures = 0;
       this.lastFailure = undefined;
@@ -87,10 +93,38 @@ export class RedisBreaker {
   }
 
   shutdown(): void {
+    this.stopped = true;
     this.breaker.shutdown();
+  }
+
+  private stopped = false;
+
+  /**
+   * Half-open, an idle instance would wait for its next request to find Redis
+   * back (and show `fallback` until then): the probe goes through the breaker
+   * at once, bounded by `silenceMs` (a paused Redis never answers). Its success
+   * closes the breaker; a failure re-opens it and the next half-open probes
+   * again. A request that got there first is the probe instead.
+   */
+  private probeInBackground(): void {
+    const probe = this.probe;
+    if (!probe || this.stopped) return;
+    setImmediate(() => {
+      if (this.stopped || !this.breaker.halfOpen) return;
+      this.breaker.fire(() => boundedBy(probe(), this.options.silenceMs)).catch(() => undefined);
+    });
   }
 }
 
 export function isOpenBreakerError(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'EOPENBREAKER';
+}
+
+/** Rejects once `ms` have passed without an answer. */
+function boundedBy<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

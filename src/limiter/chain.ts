@@ -10,6 +10,8 @@
 // can be built and tested alone; buildChain wires them for the engine.
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
+import { bucketKey } from '../core/ids.js';
+import type { Rule } from '../core/rule.js';
 import type { Clock } from '../stores/clock.js';
 import type { SharedStore } from '../stores/store.js';
 import { type BreakerOptions, RedisBreaker } from './breaker.js';
@@ -59,16 +61,25 @@ export interface DecisionChain {
   stats: ChainStats;
 }
 
+/** What the breaker's own probe asks: a peek (the policy scripts run, nothing is written) of a bucket no tenant has. */
+const PROBE_BUCKET = bucketKey('~probe', 'breaker');
+const PROBE_RULE: Rule = { policy: 'token_bucket', capacity: 1, refillPerSecond: 1 };
+
 export function buildChain(options: ChainOptions): DecisionChain {
   const { store, logger, now, instances } = options;
   const stats = new ChainStats(logger);
   const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, now });
   const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies });
   const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, adjuster: late, stats, logger });
-  const breaker = new RedisBreaker(options.breaker, logger, () => {
-    fallback.endEpisode();
-    void debts.chargeAll();
-  });
+  const breaker = new RedisBreaker(
+    options.breaker,
+    logger,
+    () => {
+      fallback.endEpisode();
+      void debts.chargeAll();
+    },
+    () => store.peek(PROBE_BUCKET, PROBE_RULE),
+  );
   const guard = new StoreGuard({ store, breaker, deadlineMs: options.deadlineMs, stats, now });
   const fallbackStep = new FallbackStep({ guard, fallback, debts, late, stats, instances, retryAfterMs: options.breaker.resetTimeoutMs });
   const negative = new NegativeCache(options.negativeCacheSize);

@@ -147,6 +147,8 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await page.getByLabel('Refill per second').fill('0.01');
     await page.getByRole('button', { name: 'Save rule' }).click();
     await page.locator('#rule-form-status', { hasText: 'Saved the rule for tenant editable' }).waitFor({ timeout: 3000 });
+    // Each gateway here has an embedded store of its own: the page says the other one never sees the change.
+    assert.match((await page.locator('#rule-form-status').textContent()) ?? '', /in this instance's embedded store: this instance applies it at once; instances with stores of their own never see it/);
     await within(3000, 'the new limit of 2', async () => (await order(a, KEYS.editable)).headers['x-ratelimit-limit'] === '2');
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await order(a, KEYS.editable)).status);
@@ -180,6 +182,44 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await browser.shot('08-key-revoked');
   });
 
+  it('signing out leaves nothing of what the token showed, the clear key least of all; signing in again does not bring it back', async () => {
+    const { page } = browser;
+    await page.getByLabel('Tenant of the new key').fill('shown-once');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.locator('#new-key-value').textContent({ timeout: 3000 })) ?? '';
+    assert.ok(key.length > 16);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#sign-in-section').waitFor({ state: 'visible' });
+    const leftovers = await page.evaluate(() => ({
+      html: document.body.innerHTML,
+      rows: document.querySelectorAll('#signed-in tbody tr').length,
+      charts: document.querySelectorAll('#charts .route-block').length,
+    }));
+    assert.ok(!leftovers.html.includes(key), 'the clear key is gone from the page');
+    assert.deepEqual([leftovers.rows, leftovers.charts], [0, 0], 'no table row or chart left');
+    await page.getByLabel('Admin token').fill(TOKEN);
+    await page.keyboard.press('Enter');
+    await page.locator('#keys tbody tr').first().waitFor({ timeout: 3000 });
+    assert.equal(await page.locator('#new-key').isVisible(), false);
+    assert.ok(!(await page.evaluate(() => document.body.innerHTML)).includes(key), 'not shown again after signing back in');
+  });
+
+  it("a route no instance serves any more loses its chart instead of freezing on its last numbers", async () => {
+    const { page } = browser;
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-dashboard-'));
+    dirs.push(dir);
+    const env = { UPSTREAM: upstream.url, SLUICE_REDIS_URL: redis.url, SLUICE_DATA_DIR: dir };
+    const c = await startGateway(`routes:\n  - { id: reports-only, path: /reports, upstream: "\${UPSTREAM}", anonymous: true, limits: [{ id: reports-only, key: route, rule: { policy: token_bucket, capacity: 100, refillPerSecond: 10 } }] }\n`, env, { ruleStore: true });
+    try {
+      for (let i = 0; i < 3; i++) await call(`${c.url}/reports`);
+      await page.locator('[data-route="reports-only"]').waitFor({ timeout: 5000 });
+    } finally {
+      await c.close();
+    }
+    await page.locator('[data-route="reports-only"]').waitFor({ state: 'detached', timeout: 10_000 });
+    await page.locator('[data-route="create-order"]').waitFor({ timeout: 3000 }); // the routes still served keep theirs
+  });
+
   it('Redis stopped: the serving instance switches to fallback and says the cluster view is unavailable', async () => {
     await redis.kill();
     for (let i = 0; i < 40; i++) assert.notEqual((await order(a, KEYS.calm)).status, 500);
@@ -189,6 +229,15 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     const cells = await page.locator('#instances tbody tr[data-mode="fallback"] td').allTextContents();
     assert.deepEqual(cells.slice(2, 4), ['fallback', 'open'], 'mode and breaker in words, not only colour');
     await browser.shot('09-redis-down-fallback');
+  });
+
+  it('Redis back, no traffic at all: both instances show redis again by themselves', async () => {
+    await redis.restart();
+    const { page } = browser;
+    // Nothing is sent to either gateway: only the breakers' own probes can find Redis back.
+    await page.waitForFunction(() => document.querySelectorAll('#instances tbody tr[data-mode="redis"]').length === 2, undefined, { timeout: 15_000 });
+    assert.equal(await page.locator('#instances tbody tr[data-mode="fallback"]').count(), 0);
+    await browser.shot('10-redis-back-idle');
   });
 
   it('the admin API going away shows a clear message, not a blank page', async () => {

@@ -4,29 +4,15 @@
 // and forwarding headers kept only from a trusted proxy. Real HTTP through the
 // gateway to a real upstream that echoes what it received.
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const KEY = 'edge-routes-key-1';
 
-/** node's client, so that the Host header can be chosen. */
-function get(url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${path}`, { headers: { 'x-api-key': KEY, ...headers }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** A GET with the test's key and the headers given (a Host of its own among them). */
+const get = (url: string, path: string, headers: Record<string, string> = {}) => nodeCall(`${url}${path}`, { 'x-api-key': KEY, ...headers });
 
 const YAML = (trusted: string) => `
 routes:

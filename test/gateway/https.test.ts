@@ -155,6 +155,29 @@ rules: [{ tenant: '*', route: create-order, policy: token_bucket, capacity: 2, r
     }
   });
 
+  it('answers a CONNECT stream over HTTP/2 with 501 and the JSON body, the session still serving', async () => {
+    const session = connectHttp2(gateway.url, { ca: readFileSync(certs.ca) });
+    try {
+      const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' });
+        let status = 0;
+        let body = '';
+        stream.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        stream.setEncoding('utf8');
+        stream.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        stream.on('end', () => resolve({ status, body }));
+        stream.on('error', reject);
+      });
+      assert.deepEqual(reply, { status: 501, body: '{"error":"method_not_supported"}' });
+    } finally {
+      session.close();
+    }
+  });
+
   it('refuses TLS 1.1', async () => {
     const port = Number(new URL(gateway.url).port);
     await assert.rejects(handshake(port, 'localhost', certs.ca, { maxVersion: 'TLSv1.1' }));

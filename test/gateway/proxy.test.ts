@@ -7,23 +7,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
-
-/** node's client, which (unlike undici) lets a test send Connection, Keep-Alive and TE. */
-function nodeCall(url: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const TOTAL = 20 * 1024 * 1024;
 const CHUNK = 64 * 1024;

@@ -1,6 +1,6 @@
 // Helpers for the gateway tests: upstreams on free ports, a gateway built from
 // YAML text, and plain HTTP calls that report status, headers and body.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
@@ -67,4 +67,20 @@ export function tally(replies: { status: number }[]): Record<number, number> {
   const out: Record<number, number> = {};
   for (const reply of replies) out[reply.status] = (out[reply.status] ?? 0) + 1;
   return out;
+}
+
+/** node's client, which (unlike undici) lets a test send Connection, Keep-Alive, TE and its own Host. */
+export function nodeCall(url: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

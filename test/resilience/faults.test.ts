@@ -236,3 +236,18 @@ test('after a pause, an owed key pays its debt before anything is admitted from 
     await close();
   }
 });
+
+test('an idle instance finds Redis back by itself: the open breaker probes in the background, no request needed', async () => {
+  const { redis, engines, close } = await pair();
+  try {
+    await redis.kill();
+    // Requests open the breakers, then stop: from here on nothing asks either engine anything.
+    await Promise.all(engines.map((engine) => burst(engine, 20, bucket(20, 1), 'idle-probe')));
+    await eventually(() => engines.every((engine) => engine.health().mode === 'fallback'), 5000, 'fallback mode');
+    await redis.restart();
+    await eventually(() => engines.every((engine) => engine.health().mode === 'redis'), 10_000, 'back on Redis without a request');
+    assert.equal((await engines[0]!.decide('idle', 'after', bucket(20, 1))).source, 'redis');
+  } finally {
+    await close();
+  }
+});

@@ -1,7 +1,7 @@
 // The page: sign in with the admin token, then refresh the live view every
 // second, and say plainly when the token is refused or the admin API is gone.
 import { createApi, UNREACHABLE } from './api.js';
-import { renderOverview } from './live.js';
+import { clearOverview, renderOverview } from './live.js';
 import { setupKeys } from './keys.js';
 import { onDelete, setupRules } from './rules.js';
 
@@ -63,6 +63,10 @@ function schedule(ms) {
 function signOut(message) {
   clearTimeout(timer);
   api.setToken('');
+  // Nothing the token showed stays in the page: a clear key just created least of all.
+  clearOverview();
+  rules.clear();
+  keys.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;

@@ -39,7 +39,17 @@ export function setupKeys(api, report) {
       report(failure);
     }
   });
-  return { load: () => loadKeys(api, report) };
+  return {
+    load: () => loadKeys(api, report),
+    clear() {
+      const box = document.getElementById('new-key');
+      box.replaceChildren();
+      box.hidden = true;
+      document.querySelector('#keys tbody').replaceChildren();
+      form.reset();
+      error.textContent = '';
+    },
+  };
 }
 
 async function loadKeys(api, report) {

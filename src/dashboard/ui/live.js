@@ -26,6 +26,8 @@ function renderCharts(overview) {
   const container = document.getElementById('charts');
   const routes = Object.keys(overview.routes).sort();
   document.getElementById('no-traffic').hidden = routes.length > 0;
+  // A route no instance serves any more goes: a chart frozen on its last numbers would read as live.
+  for (const [route, chart] of charts) if (!routes.includes(route)) removeChart(route, chart);
   for (const route of routes) {
     const series = overview.routes[route];
     let chart = charts.get(route);
@@ -74,7 +76,20 @@ function createChart(container, route) {
     [[], [], [], []],
     plotBox,
   );
-  return { plot, tbody };
+  return { plot, tbody, block };
+}
+
+function removeChart(route, chart) {
+  chart.plot.destroy();
+  chart.block.remove();
+  charts.delete(route);
+}
+
+/** Signing out: every chart and table of the live view emptied. */
+export function clearOverview() {
+  for (const [route, chart] of charts) removeChart(route, chart);
+  for (const id of ['top', 'instances', 'degraded']) document.querySelector(`#${id} tbody`).replaceChildren();
+  document.getElementById('scope').textContent = '';
 }
 
 function renderTop(top) {

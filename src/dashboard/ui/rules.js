@@ -22,13 +22,31 @@ export function setupRules(api, report) {
     try {
       await api.call('PUT', `/rules/${encodeURIComponent(tenant)}/${encodeURIComponent(route)}`, ruleFromForm());
       await loadRules(api, report);
-      status.textContent = `Saved the rule for tenant ${tenant} on route ${route}; every instance applies it within a second or two.`;
+      status.textContent = `Saved the rule for tenant ${tenant} on route ${route}${await whoSees(api)}`;
     } catch (error) {
       showFieldError(error);
       report(error);
     }
   });
-  return { load: () => loadRules(api, report), setOverview };
+  return {
+    load: () => loadRules(api, report),
+    setOverview,
+    clear() {
+      rules = [];
+      document.querySelector('#rules tbody').replaceChildren();
+      form.reset();
+      clearErrors();
+      document.getElementById('rule-form-status').textContent = '';
+    },
+  };
+}
+
+/** Which store the page edits, and so who sees a change (/readyz names it). */
+async function whoSees(api) {
+  const kind = await api.call('GET', '/readyz').then((health) => health?.store?.kind, (error) => error.data?.store?.kind);
+  if (kind === 'postgres') return ' in PostgreSQL: every instance on that database applies it within a second or two.';
+  if (kind === 'embedded') return " in this instance's embedded store: this instance applies it at once; instances with stores of their own never see it (share a PostgreSQL database for one set of rules).";
+  return '.';
 }
 
 export async function loadRules(api, report) {
