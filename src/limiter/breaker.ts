@@ -49,6 +49,12 @@ export class RedisBreaker {
       rollingCountTimeout: options.rollingWindowMs,
       rollingCountBuckets: 10,
     });
+    this.follow(logger, onClose);
+  }
+
+  /** Counts consecutive failures, logs each change of mode once, probes when half-open. */
+  private follow(logger: Logger, onClose: () => void): void {
+    const { options } = this;
     this.breaker.on('success', () => {
       this.consecutiveFailures = 0;
     });
