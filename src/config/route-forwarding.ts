@@ -35,9 +35,12 @@ const headerEdits = z
   .strict();
 
 /** `*.example.com` or an exact host name, without a port. */
+/** `api.example.com` or `*.example.com`: a route's host and a certificate's SNI names alike. */
+export const HOST_NAME_PATTERN = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+
 const hostPattern = z
   .string()
-  .regex(/^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'must be a host name such as api.example.com or *.example.com')
+  .regex(HOST_NAME_PATTERN, 'must be a host name such as api.example.com or *.example.com')
   .transform((host) => host.toLowerCase());
 
 const rewriteSchema = z

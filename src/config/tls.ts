@@ -7,11 +7,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { z } from 'zod';
+import { HOST_NAME_PATTERN } from './route-forwarding.js';
 
 const pemFile = z.string().min(1, 'must name a PEM file');
 const serverName = z
   .string()
-  .regex(/^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'must be a server name such as api.example.com or *.example.com')
+  .regex(HOST_NAME_PATTERN, 'must be a server name such as api.example.com or *.example.com')
   .transform((name) => name.toLowerCase());
 
 export const tlsFields = {

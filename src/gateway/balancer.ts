@@ -9,7 +9,7 @@
 // guess beats a certain 502.
 import type { Pool } from 'undici';
 import type { UpstreamInstance } from '../config/route-forwarding.js';
-import { upstreamEjections } from './upstream-metrics.js';
+import { type InstanceMetrics, instanceMetrics, upstreamEjections } from './upstream-metrics.js';
 
 const FIRST_EJECTION_MS = 1_000;
 const MAX_EJECTION_MS = 30_000;
@@ -18,6 +18,7 @@ export interface Instance {
   readonly url: string;
   readonly pool: Pool;
   readonly weight: number;
+  readonly metrics: InstanceMetrics;
 }
 
 interface InstanceState extends Instance {
@@ -36,7 +37,7 @@ export class Balancer {
     instances: readonly UpstreamInstance[],
     pool: (origin: string) => Pool,
   ) {
-    this.instances = instances.map((instance) => ({ url: instance.url, weight: instance.weight, pool: pool(instance.url), score: 0, failures: 0, ejectedUntil: 0, healthy: true }));
+    this.instances = instances.map((instance) => ({ url: instance.url, weight: instance.weight, pool: pool(instance.url), metrics: instanceMetrics(route, instance.url), score: 0, failures: 0, ejectedUntil: 0, healthy: true }));
   }
 
   get size(): number {

@@ -8,6 +8,7 @@ import { createSecureServer, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import { readPair, type TlsConfig } from '../config/tls.js';
+import { hostName } from './hop-by-hop.js';
 import type { ListenAddress } from '../config/types.js';
 
 /** The certificates in use, swapped whole on reload; the SNI callback reads the current ones. */
@@ -103,11 +104,9 @@ export function listenOn(server: Server, host: string, port: number): Promise<Ad
   });
 }
 
+/** The Host header's name, or '' when it holds anything a Location header must not carry. */
 function hostWithoutPort(host: string | undefined): string {
-  if (!host || !/^[A-Za-z0-9.:[\]-]+$/.test(host)) return '';
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  const colon = host.indexOf(':');
-  return colon === -1 ? host : host.slice(0, colon);
+  return host && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? hostName(host) : '';
 }
 
 /**

@@ -78,6 +78,15 @@ export function requestHost(req: IncomingMessage): string | undefined {
   return typeof host === 'string' && host !== '' ? host : undefined;
 }
 
+/** The Host header's name, lower-cased, without its port (`[::1]:8080` → `[::1]`). */
+export function hostName(host: string | undefined): string {
+  if (!host) return '';
+  const lower = host.toLowerCase();
+  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1);
+  const colon = lower.indexOf(':');
+  return colon === -1 ? lower : lower.slice(0, colon);
+}
+
 /** RFC 7239 §6: an IPv6 node is quoted and bracketed. */
 const forwardedNode = (address: string) => (address.includes(':') ? `"[${address}]"` : address || 'unknown');
 /** A host with a port (`a:8080`) is not a token: quoted, with `"` and `\` escaped. */

@@ -11,7 +11,7 @@ import type { HealthCheckConfig } from '../config/types.js';
 import type { Balancer, Instance } from './balancer.js';
 import { HealthCheck } from './health-check.js';
 import type { RequestContext, UpstreamPlan } from './upstream-plan.js';
-import { upstreamLatency, upstreamRequests } from './upstream-metrics.js';
+import { upstreamRequests } from './upstream-metrics.js';
 import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
 
 export interface ForwardTarget {
@@ -142,7 +142,7 @@ async function dispatchWithRetry(call: UpstreamCall): Promise<ForwardOutcome> {
   const first = balancer.pick();
   const tried = await attempt(call, first, canRetry);
   if ('outcome' in tried) return tried.outcome;
-  upstreamRequests.labels(call.route, first.url, 'retried').inc();
+  first.metrics.retried.inc();
   const second = await attempt(call, balancer.pick(first), false);
   if ('outcome' in second) return second.outcome;
   return fail(call.res, classify(second.error, call.gone), call.extraHeaders); // unreachable: a last attempt always has an outcome
@@ -159,7 +159,7 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
       { path: call.path, method: req.method as 'GET', headers: call.headers, body, signal: gone, headersTimeout: target.timeoutMs, bodyTimeout: target.timeoutMs },
       ({ statusCode, headers }) => {
         timer.answered();
-        upstreamLatency.labels(call.route, instance.url).observe((performance.now() - started) / 1000);
+        instance.metrics.latency.observe((performance.now() - started) / 1000);
         if (retryStatus?.has(statusCode)) {
           retried = true;
           return discard();
@@ -174,7 +174,7 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
       (): Attempt => {
         target.balancer.succeeded(instance);
         if (retried) return { retry: 'status' };
-        upstreamRequests.labels(call.route, instance.url, 'ok').inc();
+        instance.metrics.ok.inc();
         return { outcome: 'ok' };
       },
       (error: unknown): Attempt => failedAttempt(call, instance, canRetry, error),

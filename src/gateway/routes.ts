@@ -3,6 +3,7 @@
 // `/api/*` (the prefix itself and anything under it), `/*` (every path); a
 // route with a `host` matches only requests for that host.
 import type { RouteConfig } from '../config/types.js';
+import { hostName } from './hop-by-hop.js';
 
 type PathMatcher = (path: string) => boolean;
 
@@ -49,15 +50,6 @@ export class RouteTable<T> {
     }
     return undefined;
   }
-}
-
-/** The Host header's name, lower-cased, without its port (`[::1]:8080` → `[::1]`). */
-function hostName(host: string | undefined): string {
-  if (!host) return '';
-  const lower = host.toLowerCase();
-  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1);
-  const colon = lower.indexOf(':');
-  return colon === -1 ? lower : lower.slice(0, colon);
 }
 
 /** `api.example.com` exactly, or `*.example.com`: any name under example.com (not example.com itself). */

@@ -25,3 +25,14 @@ export const upstreamLatency = new Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   registers: [resilienceRegistry],
 });
+
+/** One instance's series on the request path, bound once (a label lookup per request costs CPU on every request). */
+export interface InstanceMetrics {
+  ok: { inc(): void };
+  retried: { inc(): void };
+  latency: { observe(seconds: number): void };
+}
+
+export function instanceMetrics(route: string, url: string): InstanceMetrics {
+  return { ok: upstreamRequests.labels(route, url, 'ok'), retried: upstreamRequests.labels(route, url, 'retried'), latency: upstreamLatency.labels(route, url) };
+}

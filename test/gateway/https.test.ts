@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { connect as connectHttp2 } from 'node:http2';
+import { type ClientHttp2Session, connect as connectHttp2, type OutgoingHttpHeaders } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -26,6 +26,25 @@ const KEY = 'https-test-key-1';
 const KEY_B = 'https-test-key-2';
 const KEY_C = 'https-test-key-3';
 const KEY_D = 'https-test-key-4';
+
+/** One HTTP/2 stream: its status, response headers and body. A CONNECT stream is left open for the server to end. */
+function h2Ask(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request(headers);
+    let text = '';
+    let answered: Record<string, unknown> = {};
+    stream.on('response', (h) => {
+      answered = h;
+    });
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    stream.on('end', () => resolve({ status: Number(answered[':status']), headers: answered, body: text }));
+    stream.on('error', reject);
+    if (headers[':method'] !== 'CONNECT') stream.end(body);
+  });
+}
 
 /** The certificate a handshake for `servername` gets, and whether the CA vouched for it. */
 function handshake(port: number, servername: string, ca: string, extra: { maxVersion?: 'TLSv1.1' } = {}): Promise<PeerCertificate> {
@@ -100,21 +119,7 @@ rules: [{ tenant: '*', route: create-order, policy: token_bucket, capacity: 2, r
     const session = connectHttp2(gateway.url, { ca: readFileSync(certs.ca) });
     try {
       const ask = (path: string) =>
-        new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-          const stream = session.request({ ':method': 'POST', ':path': path, 'x-api-key': KEY_C, 'content-type': 'application/json' });
-          let body = '';
-          let headers: Record<string, unknown> = {};
-          stream.on('response', (h) => {
-            headers = h;
-          });
-          stream.setEncoding('utf8');
-          stream.on('data', (chunk: string) => {
-            body += chunk;
-          });
-          stream.on('end', () => resolve({ status: Number(headers[':status']), headers, body }));
-          stream.on('error', reject);
-          stream.end('{"n":1}');
-        });
+        h2Ask(session, { ':method': 'POST', ':path': path, 'x-api-key': KEY_C, 'content-type': 'application/json' }, '{"n":1}');
       const replies = await Promise.all([ask('/orders'), ask('/orders'), ask('/orders')]);
       assert.deepEqual(replies.map((reply) => reply.status).sort(), [200, 200, 429], 'three streams on one connection');
       const ok = replies.find((reply) => reply.status === 200)!;
@@ -158,20 +163,8 @@ rules: [{ tenant: '*', route: create-order, policy: token_bucket, capacity: 2, r
   it('answers a CONNECT stream over HTTP/2 with 501 and the JSON body, the session still serving', async () => {
     const session = connectHttp2(gateway.url, { ca: readFileSync(certs.ca) });
     try {
-      const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' });
-        let status = 0;
-        let body = '';
-        stream.on('response', (h) => {
-          status = Number(h[':status']);
-        });
-        stream.setEncoding('utf8');
-        stream.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        stream.on('end', () => resolve({ status, body }));
-        stream.on('error', reject);
-      });
+      const { status, body } = await h2Ask(session, { ':method': 'CONNECT', ':authority': 'example.com:443' });
+      const reply = { status, body };
       assert.deepEqual(reply, { status: 501, body: '{"error":"method_not_supported"}' });
     } finally {
       session.close();
@@ -258,21 +251,7 @@ describe('draining with HTTP/2 sessions open', () => {
     try {
       const goaway = new Promise<void>((resolve) => session.once('goaway', () => resolve()));
       const sessionClosed = new Promise<void>((resolve) => session.once('close', () => resolve()));
-      const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request({ ':path': '/slow', 'x-api-key': 'drain-h2-key' });
-        let status = 0;
-        let body = '';
-        stream.on('response', (h) => {
-          status = Number(h[':status']);
-        });
-        stream.setEncoding('utf8');
-        stream.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        stream.on('end', () => resolve({ status, body }));
-        stream.on('error', reject);
-        stream.end();
-      });
+      const inFlight = h2Ask(session, { ':path': '/slow', 'x-api-key': 'drain-h2-key' }).then(({ status, body }) => ({ status, body }));
       await new Promise((resolve) => setTimeout(resolve, 100)); // the request is upstream now
       const started = Date.now();
       const closing = gateway.close();
