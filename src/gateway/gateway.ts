@@ -2,7 +2,7 @@
 // anonymous), the request's limits (the route's and the global ones), decided
 // together by the engine, then forward, hold (shaping) or refuse. The front is
 // node's http server; nothing a client sends can throw out of here.
-import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
@@ -24,7 +24,7 @@ import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
 import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
-import { answerConnect, wantsWebSocket } from './unsupported.js';
+import { routeUpgrades } from './unsupported.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
@@ -78,18 +78,7 @@ export class Gateway {
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
-    this.server.on('connect', answerConnect);
-    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
-  }
-
-  /** An upgrade request gets a response of its own on the raw socket and takes the normal path; a WebSocket one ends in a tunnel. */
-  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
-    const res = new ServerResponse(req);
-    res.assignSocket(socket);
-    res.shouldKeepAlive = false; // node's parser has let go of this socket: one answer, then it closes
-    res.once('finish', () => socket.end());
-    if (wantsWebSocket(req)) this.upgrades.set(req, { socket, head });
-    this.handle(req, res);
+    routeUpgrades(this.server, this.upgrades, (req, res) => this.handle(req, res));
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
