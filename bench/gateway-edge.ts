@@ -5,9 +5,10 @@
 // protocol (one generator, so the protocols compare), paced 2,500 req/s by an
 // undici pool (TLS; HTTP/2 by ALPN) for p99; CPU µs per request from /proc.
 // Targets run in turn, repeated; medians.
+import { readFileSync } from 'node:fs';
 import { type Child, forkServer } from './lib/children.js';
-import { isMain, runMain } from './lib/cleanup.js';
-import { onCleanup } from './lib/cleanup.js';
+import { isMain, onCleanup, runMain } from './lib/cleanup.js';
+import { type Figure, figure, showFigure } from './lib/figure.js';
 import { h2loadSaturate } from './lib/h2load.js';
 import { type LoadResult, paced } from './lib/http-load.js';
 import { median, round } from './lib/latency.js';
@@ -16,7 +17,6 @@ import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { benchRedis } from './lib/servers.js';
 import { textTable } from './lib/table.js';
 import { makeCertificates } from '../test/helpers/tls-certs.js';
-import { readFileSync } from 'node:fs';
 
 const PACED_RATE = 2500;
 const KEY = 'bench-tenant-0';
@@ -27,12 +27,6 @@ const FASTIFY = 'Fastify + http-proxy + rate-limit (Redis)';
 
 export type EdgeProtocol = 'HTTP/1.1' | 'HTTPS, HTTP/1.1' | 'HTTPS, HTTP/2';
 const PROTOCOLS: readonly EdgeProtocol[] = ['HTTP/1.1', 'HTTPS, HTTP/1.1', 'HTTPS, HTTP/2'];
-
-interface Figure {
-  median: number;
-  min: number;
-  max: number;
-}
 
 export interface EdgeRow {
   target: string;
@@ -69,7 +63,6 @@ interface Sample {
   pacedCpuUs: number;
 }
 
-const figure = (values: number[]): Figure => ({ median: round(median(values), 3), min: round(Math.min(...values), 3), max: round(Math.max(...values), 3) });
 const key = (name: string, protocol: EdgeProtocol) => `${name}\u0000${protocol}`;
 
 /** Starts the edge targets in front of `upstream` (and a second instance of it for the two-instance row). */
@@ -163,14 +156,12 @@ function edgeNotes(samples: Map<string, Sample[]>): string[] {
     ...[EDGE_SLUICE, NGINX, FASTIFY].map(cost),
     `Sluice ÷ nginx limit_req, req/s at saturation: ${peer(NGINX)}; Sluice ÷ Fastify + @fastify/rate-limit: ${peer(FASTIFY)}`,
     `two upstream instances ÷ one (Sluice, HTTP/1.1): ${paired([TWO, 'HTTP/1.1'], [EDGE_SLUICE, 'HTTP/1.1'], rps)}× the req/s, ${paired([TWO, 'HTTP/1.1'], [EDGE_SLUICE, 'HTTP/1.1'], cpu)} CPU per request (both instances share the machine: the row measures the balancing's cost, not added capacity)`,
-    'Edge rows: one tenant key, Sluice with one Redis script call per request (no hot-key leasing), like the peers; the TLS connections are opened once per run (64 handshakes), so the figures are TLS record and HTTP/2 framing cost, not handshake cost.',
+    'Edge rows: one tenant key, Sluice with one Redis script call per request (no hot-key leasing), like the peers; each run opens its 64 connections once (64 TLS handshakes in a 5 s window), so the TLS figures are mostly record encryption, not handshakes; the generators (h2load, and the bench process for the paced runs) share the 2 cores with the targets.',
   ];
 }
 
-const show = (f: Figure, digits = 0) => `${round(f.median, digits).toLocaleString('en-US')} (${round(f.min, digits).toLocaleString('en-US')}–${round(f.max, digits).toLocaleString('en-US')})`;
-
 export const EDGE_HEADER = ['target', 'protocol', 'req/s', 'CPU µs/req', `p99 ms paced ${PACED_RATE}/s`, 'CPU µs/req paced', 'non-2xx', 'errors'];
-export const edgeCells = (r: EdgeRow, fig: (f: Figure, digits?: number) => string = show) => [r.target, r.protocol, fig(r.requestsPerSec), fig(r.cpuUsPerRequest), fig(r.pacedP99Ms, 2), fig(r.pacedCpuUsPerRequest), r.non2xx, r.errors];
+export const edgeCells = (r: EdgeRow, fig: (f: Figure, digits?: number) => string = showFigure) => [r.target, r.protocol, fig(r.requestsPerSec), fig(r.cpuUsPerRequest), fig(r.pacedP99Ms, 2), fig(r.pacedCpuUsPerRequest), r.non2xx, r.errors];
 
 export function printEdge(result: EdgeResult): string {
   return [textTable(EDGE_HEADER, result.rows.map((r) => edgeCells(r))), `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`)].join('\n');
