@@ -36,6 +36,13 @@ export function webSocketOverHttp2(req: IncomingMessage, res: ServerResponse): H
   return { stream: (res as unknown as { stream: ServerHttp2Stream }).stream, key: randomBytes(16).toString('base64') };
 }
 
+/** `flat` (name, value, …) without any header called `name`: one the gateway sets itself. */
+export function withoutHeader(flat: string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) if (flat[i]!.toLowerCase() !== name) out.push(flat[i]!, flat[i + 1]!);
+  return out;
+}
+
 /** Whether the upstream's 101 proves it read our key (RFC 6455 §4.2.2). */
 export function acceptMatches(key: string, answer: IncomingMessage): boolean {
   return answer.headers['sec-websocket-accept'] === createHash('sha1').update(key + ACCEPT_GUID).digest('base64');

@@ -14,7 +14,7 @@ import { Gauge, Counter } from 'prom-client';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { sendError } from './errors.js';
 import type { ForwardTarget } from './proxy.js';
-import { acceptMatches, type Http2Upgrade, joinHttp2 } from './tunnel-http2.js';
+import { acceptMatches, type Http2Upgrade, joinHttp2, withoutHeader } from './tunnel-http2.js';
 import type { RequestContext } from './upstream-plan.js';
 
 const openTunnels = new Gauge({ name: 'sluice_websocket_tunnels_open', help: 'WebSocket tunnels open now, per route', labelNames: ['route'] as const, registers: [resilienceRegistry] });
@@ -41,9 +41,9 @@ export class Tunnels {
   open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: RequestContext): void {
     const instance = target.balancer.pick();
     const url = new URL(target.plan.path(req.url ?? '/'), instance.url);
-    const headers = target.plan.requestHeaders(req, context);
+    // Over HTTP/2 the handshake upstream is the gateway's own: its key, never one the client sent.
+    const headers = 'key' in upgrade ? [...withoutHeader(target.plan.requestHeaders(req, context), 'sec-websocket-key'), 'sec-websocket-key', upgrade.key] : target.plan.requestHeaders(req, context);
     headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
-    if ('key' in upgrade) headers.push('sec-websocket-key', upgrade.key);
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs });
     upstream.once('upgrade', (answer, upSocket, upHead) => {
@@ -71,16 +71,14 @@ export class Tunnels {
 
   /** RFC 8441: the 200 carries the 101's headers (its Accept answered our key, not the client's) and the limits'. */
   private joinHttp2(res: ServerResponse, upgrade: Http2Upgrade, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, headers: string[], route: string): void {
-    if (!acceptMatches(upgrade.key, answer)) {
-      upSocket.destroy();
+    if (res.destroyed || !acceptMatches(upgrade.key, answer)) {
+      upSocket.destroy(); // the client left while the upstream answered, or the upstream did not read our key
       sendError(res, 'upstream_unreachable', undefined, true);
       return;
     }
-    const at = headers.findIndex((name, i) => i % 2 === 0 && name.toLowerCase() === 'sec-websocket-accept');
-    if (at !== -1) headers.splice(at, 2);
     tunnels.labels(route, 'opened').inc();
     openTunnels.labels(route).inc();
-    const tunnel = joinHttp2(res, upgrade.stream, upSocket, upHead, headers, this.idleMs(), () => {
+    const tunnel = joinHttp2(res, upgrade.stream, upSocket, upHead, withoutHeader(headers, 'sec-websocket-accept'), this.idleMs(), () => {
       this.open.delete(tunnel);
       openTunnels.labels(route).dec();
     });

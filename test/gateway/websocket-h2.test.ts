@@ -31,6 +31,8 @@ limits:
   websocketIdleTimeoutMs: \${IDLE:-300000}
 `;
 const KEY = { 'x-api-key': 'h2ws-test-key-1' };
+/** A key an HTTP/2 client has no business sending (RFC 8441 has none): never forwarded. */
+const CLIENT_KEY = 'ZnJvbS10aGUtY2xpZW50LTE2';
 const openTunnels = async () => /sluice_websocket_tunnels_open\{route="live"\} (\d+)/.exec(await resilienceRegistry.metrics())?.[1];
 
 describe('WebSocket over HTTP/2 through the gateway', () => {
@@ -55,7 +57,7 @@ describe('WebSocket over HTTP/2 through the gateway', () => {
   it('advertises SETTINGS_ENABLE_CONNECT_PROTOCOL and carries text and binary frames both ways', async () => {
     if (!session.remoteSettings.enableConnectProtocol) await new Promise((resolve) => session.once('remoteSettings', resolve));
     assert.equal(session.remoteSettings.enableConnectProtocol, true);
-    const ws = await openHttp2WebSocket(session, '/live/feed?x=1', KEY);
+    const ws = await openHttp2WebSocket(session, '/live/feed?x=1', { ...KEY, 'sec-websocket-key': CLIENT_KEY });
     assert.equal(ws.status, 200);
     assert.equal(ws.headers['x-ratelimit-limit'], '3');
     assert.equal(ws.headers['x-ratelimit-remaining'], '2');
@@ -68,7 +70,8 @@ describe('WebSocket over HTTP/2 through the gateway', () => {
     const seen = upstream.upgrades.at(-1)!;
     assert.equal(seen.path, '/feed?x=1', 'the route rewrote the path');
     assert.equal(seen.headers['x-forwarded-proto'], 'https');
-    assert.match(String(seen.headers['sec-websocket-key']), /^[A-Za-z0-9+/]{22}==$/, 'the gateway sent a key of its own');
+    assert.match(String(seen.headers['sec-websocket-key']), /^[A-Za-z0-9+/]{22}==$/, 'the gateway sent a key of its own, and only that one');
+    assert.notEqual(seen.headers['sec-websocket-key'], CLIENT_KEY);
     assert.equal(await openTunnels(), '1');
     ws.stream.end(); // the client is done: the gateway ends the upstream side, then the stream
     assert.deepEqual(await ws.closed, { rstCode: 0, error: false });
