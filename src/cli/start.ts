@@ -12,7 +12,7 @@ import { startDemoUpstream } from '../demo/upstream.js';
 import { ConfigReloader } from '../process/config-reload.js';
 import { untilStopped } from '../process/stop.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 
 export const command: Command = {
   summary: 'run the gateway (--config FILE, --workers N|auto, --demo-upstream); SIGHUP reloads the config',
