@@ -17,7 +17,7 @@ import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { decisionServiceOf } from '../decision/decision-config.js';
-import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from '../limits/check-limits.js';
+import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from './check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
 export const DEFAULT_RULE: Rule = Object.freeze({ policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });

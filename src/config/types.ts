@@ -2,10 +2,13 @@
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
+import type { SeedRule, TenantKey } from '../rules/types.js';
 import type { Domains } from '../decision/descriptor-tree.js';
 import type { GrpcTls } from '../decision/grpc-tls.js';
 import type { UpstreamInstance } from './route-forwarding.js';
 import type { TlsConfig } from './tls.js';
+
+export type { SeedRule, TenantKey } from '../rules/types.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -55,20 +58,6 @@ export interface HeaderEdits {
   /** Header name → value; `{tenant}`, `{route}`, `{clientIp}` are filled per request. */
   readonly set: Readonly<Record<string, string>>;
   readonly remove: readonly string[];
-}
-
-export interface TenantKey {
-  /** Hex SHA-256 of the API key; the key itself is never kept. */
-  readonly keyHash: string;
-  readonly tenant: string;
-}
-
-export interface SeedRule {
-  /** A tenant id or `*`. */
-  readonly tenant: string;
-  /** A route id or `*`. */
-  readonly route: string;
-  readonly rule: Rule;
 }
 
 export interface StoreConfig {
