@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
+import { ConfigError, type SluiceConfig } from '../config/index.js';
+import { loadConfig } from '../decision/load-config.js';
 import type { Env } from '../config/env.js';
 import { configReloads, noteConfigLoaded } from './metrics.js';
 
