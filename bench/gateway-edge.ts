@@ -5,11 +5,11 @@
 // protocol (one generator, so the protocols compare), paced 2,500 req/s by an
 // undici pool (TLS; HTTP/2 by ALPN) for p99; CPU µs per request from /proc.
 // Targets run in turn, repeated; medians.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { type Figure, figure, showFigure } from './lib/figure.js';
-import { h2loadSaturate } from './lib/h2load.js';
+import { H2LOAD, h2loadSaturate } from './lib/h2load.js';
 import { type LoadResult, paced } from './lib/http-load.js';
 import { median, round } from './lib/latency.js';
 import { binaryExists, startNginx } from './lib/native-peers.js';
@@ -107,6 +107,7 @@ export async function runEdgeBench(options: BenchOptions, base: { upstream: stri
   const repeats = pick(options, 1, 5);
   const durationMs = pick(options, 1000, 5000);
   const skipped: string[] = [];
+  if (!existsSync(H2LOAD)) return { rows: [], repeats, skipped: ['edge rows (HTTPS, HTTP/2, two upstream instances): no h2load (apt-get install nghttp2-client)'], notes: [] };
   progress('gateway edge: starting TLS and HTTP/2 targets, a second upstream instance');
   const { runs, children, ca } = await startTargets(base.upstream, base.redisUrl, skipped);
   try {
