@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { LimitCall } from '../limiter/engine.js';
 import { derivedId } from '../core/ids.js';
+import { BoundedLru } from '../limiter/lru.js';
 import { capacityOf, type Rule } from '../core/rule.js';
 import { type ConfiguredLimit, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
@@ -99,5 +100,13 @@ function withCalls(base: PlanBase, tag: string, rules: readonly Rule[], cost: nu
 export function bucketTag(domain: string, descriptor: CheckedDescriptor, override: CheckedDescriptor['override'], sharedValues: readonly (string | undefined)[]): string {
   const entries = descriptor.entries.map((entry, i) => (sharedValues[i] === undefined ? [entry.key, entry.value] : [entry.key, sharedValues[i], 'shared']));
   const identity = JSON.stringify([domain, entries, override ? [override.requestsPerUnit, override.unit] : null]);
-  return derivedId('rls.', createHash('sha256').update(identity).digest('hex').slice(0, 32));
+  let tag = recentTags.get(identity);
+  if (tag === undefined) {
+    tag = derivedId('rls.', createHash('sha256').update(identity).digest('hex').slice(0, 32));
+    recentTags.set(identity, tag);
+  }
+  return tag;
 }
+
+/** The tags of the descriptors seen lately: a hash per decision saved for the values that repeat, bounded against random ones. */
+const recentTags = new BoundedLru<string, string>(10_000);
