@@ -70,10 +70,13 @@ export function answer(stream: ServerHttp2Stream, message: Uint8Array): void {
   if (!stream.destroyed) stream.end(framed(message));
 }
 
+/** grpc-message's percent-encoding: every byte outside printable ASCII, and `%`, as %XX of its UTF-8. */
+const percentEncoded = (details: string): string => details.replace(/[^\x20-\x24\x26-\x7e]/gu, (char) => encodeURIComponent(char));
+
 /** A trailers-only answer: the status and its message (percent-encoded, as gRPC's grpc-message is). */
 export function fail(stream: ServerHttp2Stream, code: status, details: string): void {
   if (stream.destroyed) return;
   // After the headers (a stream cut short) only a reset is left to say it.
   if (stream.headersSent) return void stream.close();
-  stream.respond({ ':status': 200, 'content-type': CONTENT_TYPE, 'grpc-status': String(code), 'grpc-message': encodeURIComponent(details) }, { endStream: true });
+  stream.respond({ ':status': 200, 'content-type': CONTENT_TYPE, 'grpc-status': String(code), 'grpc-message': percentEncoded(details) }, { endStream: true });
 }
