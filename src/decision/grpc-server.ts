@@ -102,13 +102,11 @@ export class RlsGrpcServer {
     stream.on('error', () => {}); // reset by the client: nothing is left to answer
     if (!isGrpc(stream, headers)) return;
     const san = this.tls?.clientSan;
-    if (san !== undefined && !sessionNamesSan(stream.session!, san)) {
-      return fail(stream, GrpcStatus.UNAUTHENTICATED, `the client certificate does not name ${san} (GRPC_CLIENT_TLS_SAN)`);
-    }
     const path = headers[':path'];
-    if (path === SHOULD_RATE_LIMIT) return void this.shouldRateLimit(stream);
-    if (path === HEALTH_CHECK || path === HEALTH_WATCH) return void this.healthCall(stream, path);
-    fail(stream, GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`);
+    if (san !== undefined && !sessionNamesSan(stream.session!, san)) fail(stream, GrpcStatus.UNAUTHENTICATED, `the client certificate does not name ${san} (GRPC_CLIENT_TLS_SAN)`);
+    else if (path === SHOULD_RATE_LIMIT) void this.shouldRateLimit(stream);
+    else if (path === HEALTH_CHECK || path === HEALTH_WATCH) void this.healthCall(stream, path);
+    else fail(stream, GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`);
   }
 
   private async shouldRateLimit(stream: ServerHttp2Stream): Promise<void> {
