@@ -4,6 +4,7 @@
 // a response encoded from the decider's object with its enum names mapped.
 import protobuf from 'protobufjs';
 import { protoPath as healthProto } from 'grpc-health-check';
+import { GrpcError, GrpcStatus } from './grpc-wire.js';
 import { PROTO_DIR } from './proto-files.js';
 import type { RlsResponse } from './rls.js';
 import type { RlsDescriptorIn, RlsRequestIn } from './rls-request.js';
@@ -28,9 +29,17 @@ interface DecodedDescriptor {
   hits_addend: { value: number | Long } | null;
 }
 
-/** Throws protobufjs's error on a malformed message (the caller answers INVALID_ARGUMENT... as grpc-js: INTERNAL). */
+/** Bytes that are not the message: INTERNAL, as grpc-js answers a request it cannot deserialize. */
+function decoded<T>(type: protobuf.Type, bytes: Uint8Array): T {
+  try {
+    return type.decode(bytes) as unknown as T;
+  } catch (error) {
+    throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode the request: ${(error as Error).message}`);
+  }
+}
+
 export function decodeRequest(bytes: Uint8Array): RlsRequestIn {
-  const message = RequestType.decode(bytes) as unknown as { domain: string; descriptors: DecodedDescriptor[]; hits_addend: number | Long };
+  const message = decoded<{ domain: string; descriptors: DecodedDescriptor[]; hits_addend: number | Long }>(RequestType, bytes);
   const descriptors = message.descriptors.map((descriptor): RlsDescriptorIn => {
     const out: RlsDescriptorIn = { entries: descriptor.entries };
     if (descriptor.limit) out.limit = descriptor.limit;
@@ -50,7 +59,7 @@ export function encodeResponse(response: RlsResponse): Uint8Array {
 }
 
 export function decodeHealthRequest(bytes: Uint8Array): string {
-  return (HealthRequestType.decode(bytes) as unknown as { service: string }).service;
+  return decoded<{ service: string }>(HealthRequestType, bytes).service;
 }
 
 const SERVING_STATUS = root.lookupEnum('grpc.health.v1.HealthCheckResponse.ServingStatus').values;

@@ -137,8 +137,6 @@ export class RlsGrpcServer {
     // The reference's own errors (empty domain, no descriptors) reach Envoy as its do: UNKNOWN.
     if (error instanceof RlsServiceError) return [GrpcStatus.UNKNOWN, error.message.slice(error.field.length + 2)];
     if (error instanceof RlsBadRequest) return [GrpcStatus.INVALID_ARGUMENT, error.message];
-    // protobufjs's own errors on bytes that are not the message
-    if (error instanceof RangeError || (error instanceof Error && error.name === 'ProtocolError')) return [GrpcStatus.INTERNAL, `cannot decode the request: ${error.message}`];
     this.log.error({ err: error }, 'unexpected error in ShouldRateLimit');
     return [GrpcStatus.INTERNAL, 'internal error'];
   }

@@ -76,7 +76,10 @@ const RECENT_PLANS = 10_000;
 
 function ownPlan(domains: Domains, top: DescriptorLevel, domain: string, descriptor: CheckedDescriptor): OwnPlan {
   let recent = recentPlans.get(domains);
-  if (recent === undefined) recentPlans.set(domains, (recent = new BoundedLru(RECENT_PLANS)));
+  if (recent === undefined) {
+    recent = new BoundedLru(RECENT_PLANS);
+    recentPlans.set(domains, recent);
+  }
   const override = descriptor.override;
   const key = JSON.stringify([domain, descriptor.hits, override ? [override.requestsPerUnit, override.unit] : null, ...descriptor.entries.map((entry) => [entry.key, entry.value])]);
   let own = recent.peek(key);
