@@ -15,7 +15,7 @@ import { watchTlsFiles } from './grpc-tls-watch.js';
 import { answer, fail, GrpcError, GrpcStatus, isGrpc, readMessage } from './grpc-wire.js';
 import { RLS_SERVICE_NAME } from './proto-files.js';
 import { RlsBadRequest, RlsServiceError } from './rls-request.js';
-import type { DecisionObserver } from './service.js';
+import type { DecisionObserver } from './deps.js';
 
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
 

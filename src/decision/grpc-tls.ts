@@ -5,16 +5,9 @@
 // certificate lacks the SAN is UNAUTHENTICATED before any handler runs.
 import type { Http2Session, SecureServerOptions } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
+import type { GrpcTls } from '../config/decision-service.js';
 
-export interface GrpcTls {
-  /** PEM text, not paths. */
-  readonly cert: string;
-  readonly key: string;
-  readonly clientCa: string | undefined;
-  readonly clientSan: string | undefined;
-  /** The files it was read from and how to read them again: watched, and re-read when one changes (cert rotation). */
-  readonly reload?: { readonly files: readonly string[]; read(): GrpcTls };
-}
+export type { GrpcTls } from '../config/decision-service.js';
 
 /** What a new handshake is made with (ALPN h2 only, as gRPC clients require). */
 export function secureOptions(tls: GrpcTls): SecureServerOptions {
