@@ -5,7 +5,8 @@
 // process on Redis; the gRPC stack alone with a fixed answer (Sluice's
 // node:http2 face against @grpc/grpc-js's server); then nginx + auth_request +
 // Sluice (examples/decision/nginx.conf) beside nginx alone and Sluice as the
-// proxy. CPU µs per decision from /proc; the errors of a row by kind.
+// proxy. CPU µs per decision from /proc, every face once per round, three
+// rounds, medians (bench/lib/decision-rounds.ts); the errors of a row by kind.
 // A --cpu-prof profile of a fresh Sluice per face says where its time goes.
 // Accuracy: two Sluice processes on one Redis, decisions via gRPC or /decide.
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,7 +19,8 @@ import { decisionAddresses, httpLoad, startNginxAuthRequest } from './lib/decisi
 import { grpcH2load, h2loadExists } from './lib/grpc-h2load.js';
 import { type ProfileShare, profiledRun } from './lib/cpu-profile.js';
 import type { LoadResult } from './lib/http-load.js';
-import { round } from './lib/latency.js';
+import { median, round } from './lib/latency.js';
+import { medianRow, roundRatios } from './lib/decision-rounds.js';
 import { binaryExists, NGINX_PLAIN, startNginx } from './lib/native-peers.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { scriptCalls } from './lib/redis-info.js';
@@ -46,8 +48,8 @@ export interface DecisionRow {
 
 export interface DecisionResult {
   rows: DecisionRow[];
-  /** gRPC CPU per decision ÷ forward-auth's, in this run (target ≤ 1.5). */
-  grpcOverForwardAuth: number | undefined;
+  /** gRPC CPU per decision ÷ forward-auth's, per round side by side and their median (target ≤ 1.5). */
+  grpcOverForwardAuth: { median: number; rounds: number[] } | undefined;
   /** The tail of nginx's error log when it logged anything. */
   nginxErrors: string[];
   profiles: { face: string; shares: ProfileShare[] }[];
@@ -105,11 +107,16 @@ export async function runDecisionBench(options: BenchOptions, progress: (line: s
       faces.push({ name: `${NGINX_PLAIN} alone (GET /orders, 64 connections)`, run: () => httpLoad(plain.url, '/orders', durationMs, false), nginx: plain });
     } else skipped.push('nginx + auth_request and nginx alone: no nginx binary');
     for (const face of faces) await face.run(); // warm-up: JIT, pools, connections
-    const rows: DecisionRow[] = [];
-    for (const face of faces) {
-      progress(`decision: ${face.name}`);
-      rows.push(await measure(face));
+    const rounds: DecisionRow[][] = [];
+    for (let r = 1; r <= pick(options, 1, 3); r++) {
+      const measured: DecisionRow[] = [];
+      for (const face of faces) {
+        progress(`decision: round ${r}, ${face.name}`);
+        measured.push(await measure(face));
+      }
+      rounds.push(measured);
     }
+    const rows = faces.map((_, i) => medianRow(rounds.map((measured) => measured[i]!)));
     progress('decision: profiles (--cpu-prof) of each face on a fresh Sluice');
     const profiles = [
       await profileFace('gRPC', args, (child) => grpcH2load(decisionAddresses(child).grpcAddress, durationMs)),
@@ -118,9 +125,8 @@ export async function runDecisionBench(options: BenchOptions, progress: (line: s
     ];
     progress('decision: accuracy, two Sluice processes on one Redis');
     const accuracy = await accuracyRows(upstream.url, redis, pick(options, 1500, 5000));
-    const cpuOf = (name: string) => rows.find((row) => row.target === name)?.cpuUs.sluice;
-    const [grpcCpu, forwardAuthCpu] = [cpuOf(GRPC_ROW), cpuOf(FORWARD_AUTH_ROW)];
-    const grpcOverForwardAuth = grpcCpu && forwardAuthCpu ? round(grpcCpu / forwardAuthCpu, 2) : undefined;
+    const ratios = roundRatios(rounds, GRPC_ROW, FORWARD_AUTH_ROW);
+    const grpcOverForwardAuth = ratios.length > 0 ? { median: round(median(ratios), 2), rounds: ratios } : undefined;
     const nginxErrors = nginxLog && existsSync(nginxLog) ? readFileSync(nginxLog, 'utf8').split('\n').filter(Boolean).slice(-10) : [];
     return { rows, grpcOverForwardAuth, nginxErrors, profiles, accuracy, skipped };
   } finally {
@@ -157,7 +163,7 @@ export function printDecision(result: DecisionResult): string {
     result.rows.map((r) => [r.target, r.perSec, r.p50Ms, r.p99Ms, r.cpuUs.sluice, r.cpuUs.nginx, r.cpuUs.total, r.notOk, r.errors]),
   );
   const errors = result.rows.filter((r) => Object.keys(r.errorKinds).length > 0).map((r) => `errors of ${r.target}: ${Object.entries(r.errorKinds).map(([kind, n]) => `${kind} ×${n}`).join(', ')}`);
-  const ratio = result.grpcOverForwardAuth === undefined ? [] : [`gRPC decision ÷ forward-auth decision, Sluice CPU: ${result.grpcOverForwardAuth}× (target ≤ 1.5×)`];
+  const ratio = result.grpcOverForwardAuth === undefined ? [] : [`gRPC decision ÷ forward-auth decision, Sluice CPU: ${result.grpcOverForwardAuth.median}× (median of the rounds: ${result.grpcOverForwardAuth.rounds.join(', ')}; target ≤ 1.5×)`];
   const nginx = result.nginxErrors.length > 0 ? ['nginx + auth_request error log (last lines):', ...result.nginxErrors] : [];
   const profiles = result.profiles.map((p) => `${p.face}: ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`);
   const accuracy = textTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %', 'Redis script calls'], result.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'NO', a.redisScriptCalls ?? '']));
