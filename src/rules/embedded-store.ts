@@ -9,6 +9,8 @@ import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
 import { EmbeddedOverrideStore } from './embedded-overrides.js';
+import { EmbeddedTeamStore } from './embedded-team.js';
+import { type AuditRetention, DEFAULT_RETENTION } from './team.js';
 import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
@@ -22,6 +24,8 @@ export interface EmbeddedStoreOptions {
   dataDir: string;
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
+  /** How much of the audit log is kept (default 90 days, 100,000 entries). */
+  auditRetention?: AuditRetention;
 }
 
 const KEY_COLUMNS = 'id, tenant_id, created_at, revoked_at, lower(hex(key_hash)) AS hash';
@@ -35,6 +39,7 @@ export class EmbeddedRuleStore implements RuleStore {
   readonly kind = 'embedded';
   readonly location: string;
   readonly overrides: EmbeddedOverrideStore;
+  readonly team: EmbeddedTeamStore;
   private readonly db: Database.Database;
   private readonly lock: DirLock;
   private readonly logger: RulesLogger;
@@ -58,6 +63,7 @@ export class EmbeddedRuleStore implements RuleStore {
       this.lock.release();
       throw error;
     }
+    this.team = new EmbeddedTeamStore(this.db, options.auditRetention ?? DEFAULT_RETENTION);
     this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (change) => this.emit(change), logger: this.logger, location: this.location });
   }
 

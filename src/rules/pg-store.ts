@@ -12,6 +12,8 @@ import { describeUrl, isConnectionError, storeError, unavailable } from './pg-er
 import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import { PgListener } from './pg-listener.js';
 import { PgOverrideStore } from './pg-overrides.js';
+import { PgTeamStore } from './pg-team.js';
+import { type AuditRetention, DEFAULT_RETENTION } from './team.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
 import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
@@ -31,6 +33,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** How far the server's clock may lag ours (default 500 ms): see `write`. */
   maxClockSkewMs?: number;
+  /** How much of the audit log is kept (default 90 days, 100,000 entries). */
+  auditRetention?: AuditRetention;
 }
 
 const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
@@ -39,6 +43,7 @@ export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
   readonly location: string;
   readonly overrides: PgOverrideStore;
+  readonly team: PgTeamStore;
   private readonly pool: pg.Pool;
   private readonly logger: RulesLogger;
   private ready: Promise<void> | undefined;
@@ -71,7 +76,9 @@ export class PostgresRuleStore implements RuleStore {
     });
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
-    this.overrides = new PgOverrideStore({ query: (...a) => this.query(...a), write: (...a) => this.write(...a), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location });
+    const access = { query: this.query.bind(this), write: this.write.bind(this), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location };
+    this.overrides = new PgOverrideStore(access);
+    this.team = new PgTeamStore(access, options.auditRetention ?? DEFAULT_RETENTION);
   }
 
   /** Migrates and seeds once; retried on the next call after a failure. */
