@@ -35,6 +35,11 @@ const FILES: Record<string, string> = {
   'live.js': join(UI_DIR, 'live.js'),
   'rules.js': join(UI_DIR, 'rules.js'),
   'keys.js': join(UI_DIR, 'keys.js'),
+  'role.js': join(UI_DIR, 'role.js'),
+  'overrides.js': join(UI_DIR, 'overrides.js'),
+  'tenants.js': join(UI_DIR, 'tenants.js'),
+  'audit.js': join(UI_DIR, 'audit.js'),
+  'team.js': join(UI_DIR, 'team.js'),
   'vendor/uPlot.iife.min.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
   'vendor/uPlot.min.css': join(UPLOT_DIR, 'uPlot.min.css'),
 };
