@@ -128,9 +128,7 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen'], sc
 function router(deps: h.AdminDeps, auth: TokenAuth): Route {
   return async (req, parts, query, principal) => {
     const method = req.method ?? 'GET';
-    const allow = (...methods: string[]): void => {
-      if (!methods.includes(method)) throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
-    };
+    const allow = allowOnly(method);
     const [head, a, b] = parts;
     if (head === 'limits' || head === 'overrides') return routeOverrides(deps, req, parts, allow);
     const team = await routeTeam({ deps, auth, principal, method, body: () => readJson(req) }, parts, query, allow);
@@ -165,6 +163,12 @@ function router(deps: h.AdminDeps, auth: TokenAuth): Route {
         return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
     }
     throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
+  };
+}
+
+function allowOnly(method: string): (...methods: string[]) => void {
+  return (...methods) => {
+    if (!methods.includes(method)) throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
   };
 }
 

@@ -10,7 +10,6 @@ import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
 import { EmbeddedOverrideStore } from './embedded-overrides.js';
 import { EmbeddedTeamStore } from './embedded-team.js';
-import { type AuditRetention, DEFAULT_RETENTION } from './team.js';
 import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
@@ -24,8 +23,6 @@ export interface EmbeddedStoreOptions {
   dataDir: string;
   seedRules?: readonly SeedRule[];
   logger?: RulesLogger;
-  /** How much of the audit log is kept (default 90 days, 100,000 entries). */
-  auditRetention?: AuditRetention;
 }
 
 const KEY_COLUMNS = 'id, tenant_id, created_at, revoked_at, lower(hex(key_hash)) AS hash';
@@ -59,11 +56,11 @@ export class EmbeddedRuleStore implements RuleStore {
       this.db.pragma('busy_timeout = 5000');
       migrateEmbedded(this.db, this.logger);
       this.seed(options.seedRules ?? []);
+      this.team = new EmbeddedTeamStore(this.db); // reads SLUICE_AUDIT_KEEP_*: a bad value releases the lock too
     } catch (error) {
       this.lock.release();
       throw error;
     }
-    this.team = new EmbeddedTeamStore(this.db, options.auditRetention ?? DEFAULT_RETENTION);
     this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (change) => this.emit(change), logger: this.logger, location: this.location });
   }
 

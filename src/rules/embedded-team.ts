@@ -4,14 +4,14 @@
 import type Database from 'better-sqlite3';
 import { SluiceError } from '../core/errors.js';
 import { hashApiKey, newApiKey } from './keys.js';
-import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
+import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
 export class EmbeddedTeamStore implements TeamStore {
   constructor(
     private readonly db: Database.Database,
-    private readonly retention: AuditRetention,
+    private readonly retention: AuditRetention = retentionFromEnv(),
   ) {}
 
   async createToken(name: string, role: Role): Promise<CreatedToken> {

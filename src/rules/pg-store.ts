@@ -13,7 +13,6 @@ import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import { PgListener } from './pg-listener.js';
 import { PgOverrideStore } from './pg-overrides.js';
 import { PgTeamStore } from './pg-team.js';
-import { type AuditRetention, DEFAULT_RETENTION } from './team.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
 import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
@@ -33,8 +32,6 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** How far the server's clock may lag ours (default 500 ms): see `write`. */
   maxClockSkewMs?: number;
-  /** How much of the audit log is kept (default 90 days, 100,000 entries). */
-  auditRetention?: AuditRetention;
 }
 
 const KEY_COLUMNS = "id, tenant_id, created_at, revoked_at, encode(key_hash, 'hex') AS hash";
@@ -77,8 +74,7 @@ export class PostgresRuleStore implements RuleStore {
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
     const access = { query: this.query.bind(this), write: this.write.bind(this), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location };
-    this.overrides = new PgOverrideStore(access);
-    this.team = new PgTeamStore(access, options.auditRetention ?? DEFAULT_RETENTION);
+    [this.overrides, this.team] = [new PgOverrideStore(access), new PgTeamStore(access)];
   }
 
   /** Migrates and seeds once; retried on the next call after a failure. */

@@ -3,7 +3,7 @@
 import { SluiceError } from '../core/errors.js';
 import { hashApiKey, newApiKey } from './keys.js';
 import type { PgAccess } from './pg-overrides.js';
-import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
+import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
@@ -13,7 +13,7 @@ const isDuplicate = (error: unknown): boolean => (error as { code?: string } | u
 export class PgTeamStore implements TeamStore {
   constructor(
     private readonly db: PgAccess,
-    private readonly retention: AuditRetention,
+    private readonly retention: AuditRetention = retentionFromEnv(),
   ) {}
 
   async createToken(name: string, role: Role): Promise<CreatedToken> {

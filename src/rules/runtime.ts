@@ -10,7 +10,6 @@ import { PostgresRuleStore } from './pg-store.js';
 import { waitAtMost } from './pg-timed.js';
 import { RuleCache } from './rule-cache.js';
 import { SNAPSHOT_FILE } from './snapshot-file.js';
-import { retentionFromEnv } from './team.js';
 import type { RuleStore, SeedRule } from './store.js';
 
 export interface RuleStoreOptions {
@@ -54,9 +53,8 @@ export function dataDirOf(options: Pick<RuleStoreOptions, 'dataDir'>): string {
 export function openRuleStore(options: RuleStoreOptions): RuleStore {
   const logger = options.logger ?? stderrLogger;
   const seedRules = options.seedRules ?? [];
-  const auditRetention = retentionFromEnv();
-  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger, ...options.timeouts, connection: options.connection, auditRetention });
-  return new EmbeddedRuleStore({ dataDir: dataDirOf(options), seedRules, logger, auditRetention });
+  if (options.databaseUrl) return new PostgresRuleStore({ connectionString: options.databaseUrl, seedRules, logger, ...options.timeouts, connection: options.connection });
+  return new EmbeddedRuleStore({ dataDir: dataDirOf(options), seedRules, logger });
 }
 
 /** Opens the store and loads every rule and key; throws a clear SluiceError when it cannot. */

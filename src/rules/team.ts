@@ -126,7 +126,7 @@ export function auditFromRow(row: AuditRow): AuditEntry {
   return entry;
 }
 
-/** The log's bounds from SLUICE_AUDIT_KEEP_DAYS and SLUICE_AUDIT_KEEP_ENTRIES (whole numbers ≥ 1). */
+/** The log's bounds from SLUICE_AUDIT_KEEP_DAYS and SLUICE_AUDIT_KEEP_ENTRIES (whole numbers ≥ 1), read when a store opens. */
 export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): AuditRetention {
   const read = (name: string, fallback: number): number => {
     const text = env[name];

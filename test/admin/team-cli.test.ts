@@ -59,7 +59,7 @@ describe('sluice audit', () => {
     const rows = parse(csv.out, { columns: true }) as Record<string, string>[];
     assert.ok(rows.every((row) => row.kind === 'rule'));
     assert.deepEqual(rows.map((row) => row.actor).sort(), ['bootstrap', 'bootstrap', 'bootstrap', 'ci-bot']);
-    assert.ok(rows.some((row) => row.outcome === 'failed' && row.target.includes('"q"')), 'the invalid tenant is logged as failed, quoted in CSV');
+    assert.ok(rows.some((row) => row.outcome === 'failed' && row.target?.includes('"q"')), 'the invalid tenant is logged as failed, quoted in CSV');
     assert.notEqual((await cli(audit, ['--format', 'xml'])).code, 0);
   });
 });

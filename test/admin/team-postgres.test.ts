@@ -19,8 +19,8 @@ after(async () => {
   await server?.stop();
 });
 
-const openStore = async (url: string, auditRetention?: { days: number; entries: number }) => {
-  const store = new PostgresRuleStore({ connectionString: url, logger: silentLogger, auditRetention });
+const openStore = async (url: string) => {
+  const store = new PostgresRuleStore({ connectionString: url, logger: silentLogger });
   return { store, close: () => store.close() };
 };
 
@@ -46,9 +46,13 @@ describe('tokens across instances sharing PostgreSQL', () => {
 });
 
 describe('the audit log is bounded', () => {
-  it('keeps at most the configured number of entries, and none older than the configured days', async () => {
+  it('keeps at most SLUICE_AUDIT_KEEP_ENTRIES entries, and none older than SLUICE_AUDIT_KEEP_DAYS', async () => {
     const url = await createDatabase(server);
-    const opened = await openStore(url, { days: 1, entries: 3 });
+    Object.assign(process.env, { SLUICE_AUDIT_KEEP_DAYS: '1', SLUICE_AUDIT_KEEP_ENTRIES: '3' });
+    const opened = await openStore(url).finally(() => {
+      delete process.env.SLUICE_AUDIT_KEEP_DAYS;
+      delete process.env.SLUICE_AUDIT_KEEP_ENTRIES;
+    });
     try {
       const entry = { actor: 'bootstrap', address: '127.0.0.1', kind: 'rule' as const, action: 'PUT /rules/{tenant}/{route}', before: null, after: null, outcome: 'ok' as const };
       await opened.store.team.appendAudit({ ...entry, target: 'old/one' });
