@@ -35,7 +35,7 @@ export function subjectOf(store: RuleStore, method: string, parts: readonly stri
   }
   if (head === 'limits' && b === 'overrides' && parts.length > 3 && (method === 'PUT' || method === 'DELETE')) return overrideSubject(store, method, parts);
   if (shape === 'POST keys/1') return { kind: 'key', action: 'POST /keys', target: undefined, before: nothing };
-  if (shape === 'DELETE keys/2') return { kind: 'key', action: 'DELETE /keys/{id}', target: a, before: safely(async () => withoutSecrets(await store.getKey(a!))) };
+  if (shape === 'DELETE keys/2') return { kind: 'key', action: 'DELETE /keys/{id}', target: a, before: safely(async () => withoutSecrets(await store.getKey(a!), 'key')) };
   if (shape === 'POST tokens/1') return { kind: 'token', action: 'POST /tokens', target: undefined, before: nothing };
   if (shape === 'DELETE tokens/2') return { kind: 'token', action: 'DELETE /tokens/{name}', target: a, before: safely(async () => (await store.team.listTokens()).find((t) => t.name === a)) };
   if (shape === 'DELETE buckets/3') return { kind: 'bucket', action: 'DELETE /buckets/{tenant}/{route}', target: `${a}/${b}`, before: nothing };
@@ -55,10 +55,11 @@ function overrideSubject(store: RuleStore, method: string, parts: readonly strin
   return { kind: 'override', action, target: target.join(' '), before: safely(() => store.overrides.get(...target)) };
 }
 
-/** Clear keys and tokens are in a creation's answer only; key hashes stay out of the log too. */
-function withoutSecrets(value: unknown): unknown {
+/** Clear keys and tokens are in a creation's answer only; a key's hash stays out of the log too (a reload's config hash stays in). */
+function withoutSecrets(value: unknown, kind: AuditKind): unknown {
   if (value === null || typeof value !== 'object') return value ?? null;
-  const { key: _k, token: _t, hash: _h, ...rest } = value as Record<string, unknown>;
+  const { key: _k, token: _t, ...rest } = value as Record<string, unknown>;
+  if (kind === 'key') delete rest.hash;
   return rest;
 }
 
@@ -75,7 +76,7 @@ export async function audited(ctx: AuditContext, principal: Principal, req: Inco
   const base = { actor: principal.name, address: req.socket.remoteAddress ?? 'unknown', kind: subject.kind, action: subject.action, before };
   try {
     const reply = await run();
-    const after = withoutSecrets(reply.body);
+    const after = withoutSecrets(reply.body, subject.kind);
     const named = (after as { id?: string; name?: string } | null) ?? {};
     await record(ctx, { ...base, target: subject.target ?? named.id ?? named.name ?? '', after, outcome: 'ok' });
     return reply;

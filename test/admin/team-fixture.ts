@@ -1,6 +1,6 @@
 // An admin server over a given rule store (embedded or PostgreSQL), for the
 // tests of tokens, roles and the audit log; `call` sends any token.
-import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
+import { type AdminServer, type AdminServerOptions, startAdminServer } from '../../src/admin/server.js';
 import { StoreEngine } from '../../src/limiter/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
@@ -12,12 +12,28 @@ export const BOOTSTRAP = 'team-bootstrap-token-0123456789';
 export interface TeamAdmin {
   admin: AdminServer;
   cache: RuleCache;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response fields directly
-  call(method: string, path: string, options?: { body?: string | object; token?: string }): Promise<{ status: number; body: any }>;
+  call: AdminCall;
   close(): Promise<void>;
 }
 
-export async function startTeamAdmin(store: RuleStore, reload?: () => Promise<never>): Promise<TeamAdmin> {
+/** `token: null` sends none; otherwise the given token, else `token`. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response fields directly
+export type AdminCall = (method: string, path: string, options?: { body?: string | object; token?: string | null; headers?: Record<string, string> }) => Promise<{ status: number; body: any }>;
+
+/** fetch against an admin API with a bearer token, the body as JSON. */
+export function adminCaller(url: string, token: string | undefined): AdminCall {
+  return async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const auth = options.token === undefined ? token : options.token;
+    if (auth !== null && auth !== undefined) headers.authorization = `Bearer ${auth}`;
+    const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body;
+    const res = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+}
+
+export async function startTeamAdmin(store: RuleStore, reload?: AdminServerOptions['reload']): Promise<TeamAdmin> {
   const cache = new RuleCache({ store, defaultRule: { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 }, logger: silentLogger });
   await cache.start();
   const engine = new StoreEngine(new MemoryStore());
@@ -25,13 +41,7 @@ export async function startTeamAdmin(store: RuleStore, reload?: () => Promise<ne
   return {
     admin,
     cache,
-    async call(method, path, options = {}) {
-      const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? BOOTSTRAP}` };
-      const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body;
-      const res = await fetch(`${admin.url}${path}`, { method, headers, body });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    },
+    call: adminCaller(admin.url, BOOTSTRAP),
     async close() {
       await admin.close();
       await cache.close();

@@ -2,6 +2,7 @@
 // store and on PostgreSQL (team-embedded.test.ts, team-postgres.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ReloadReport } from '../../src/process/config-reload.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { startTeamAdmin, type TeamAdmin } from './team-fixture.js';
 
@@ -14,7 +15,8 @@ export function teamSuite(name: string, open: () => Promise<{ store: RuleStore; 
     const tokens: Record<string, string> = {};
     before(async () => {
       opened = await open();
-      f = await startTeamAdmin(opened.store);
+      const reports = [{ outcome: 'invalid', error: 'sluice.yaml:3: routes.0.path: required', field: 'routes.0.path' }, { outcome: 'applied', needsRestart: [], hash: 'h2' }];
+      f = await startTeamAdmin(opened.store, async () => reports.shift() as unknown as ReloadReport);
       for (const role of ['read', 'write', 'admin']) {
         const created = await f.call('POST', '/tokens', { body: { name: `${role}-person`, role } });
         assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -92,6 +94,16 @@ export function teamSuite(name: string, open: () => Promise<{ store: RuleStore; 
       assert.equal(refused.outcome, 'failed');
       assert.equal(refused.actor, 'read-person');
       assert.match(refused.error, /ERR_FORBIDDEN/);
+    });
+
+    it('a reload is audited: refused for a write token, failed for an invalid file, then applied', async () => {
+      assert.equal((await f.call('POST', '/reload', { token: tokens.write })).status, 403);
+      assert.equal((await f.call('POST', '/reload', { token: tokens.admin })).status, 400);
+      assert.equal((await f.call('POST', '/reload', { token: tokens.admin })).status, 200);
+      const { entries } = (await f.call('GET', '/audit?kind=reload')).body;
+      assert.deepEqual(entries.map((e: { actor: string; outcome: string }) => `${e.actor} ${e.outcome}`), ['admin-person ok', 'admin-person failed', 'write-person failed']);
+      assert.match(entries[1].error, /ERR_CONFIG_INVALID: sluice\.yaml:3/);
+      assert.equal(entries[0].after.hash, 'h2');
     });
 
     it('filters by actor, kind and time, and pages with a cursor', async () => {

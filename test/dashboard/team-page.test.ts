@@ -124,6 +124,14 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     await browser.shot('team-03-audit');
   });
 
+  it('signing out empties the overrides, the tenant found and the audit log', async () => {
+    const { page } = browser;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const left = await page.evaluate(() => ['#overrides tbody', '#audit tbody', '#tenant-result', '#who'].map((s) => document.querySelector(s)?.textContent ?? ''));
+    assert.deepEqual(left, ['', '', '', '']);
+    assert.equal(await page.evaluate(() => document.body.dataset.role), undefined);
+  });
+
   it('a read token sees every section but no edit action, and the API refuses what it forces', async () => {
     const { page } = browser;
     await signIn(tokens.read!);

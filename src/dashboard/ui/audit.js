@@ -17,6 +17,7 @@ export function setupAudit(api, report) {
       next = undefined;
       document.querySelector('#audit tbody').replaceChildren();
       document.getElementById('audit-more').hidden = true;
+      document.getElementById('audit-form').reset();
     },
   };
 }

@@ -25,7 +25,13 @@ export function setupTenants(api, report) {
       else report(error);
     }
   });
-  return { clear: () => document.getElementById('tenant-result').replaceChildren() };
+  return {
+    clear() {
+      document.getElementById('tenant-result').replaceChildren();
+      document.getElementById('tenant-form').reset();
+      document.getElementById('key-lookup-form').reset();
+    },
+  };
 }
 
 async function sha256Hex(text) {
