@@ -6,7 +6,7 @@ import { SluiceError } from '../core/errors.js';
 import { AUDIT_KINDS, type AuditFilter, type AuditKind, assertRole, assertTokenName, BOOTSTRAP_NAME } from '../rules/team.js';
 import type { Principal, TokenAuth } from './auth.js';
 import type { AdminDeps, Reply } from './handlers.js';
-import { asObject } from './http-util.js';
+import { asObject } from '../dashboard/http-util.js';
 
 type Allow = (...methods: string[]) => void;
 

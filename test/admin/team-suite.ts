@@ -2,7 +2,7 @@
 // store and on PostgreSQL (team-embedded.test.ts, team-postgres.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ReloadReport } from '../../src/process/config-reload.js';
+import type { ReloadReport } from '../../src/admin/config-reload.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { startTeamAdmin, type TeamAdmin } from './team-fixture.js';
 
