@@ -7,7 +7,17 @@ import { clearRole, loadRole } from './role.js';
 import { setupTenants } from './tenants.js';
 
 export function setupTeam(api, report) {
-  const sections = [setupOverrides(api, report), setupTenants(api, report), setupAudit(api, report)];
+  const audit = setupAudit(api, report);
+  const sections = [setupOverrides(api, report), setupTenants(api, report), audit];
+  // Every write from any section of the page, done or refused, shows in the log at once.
+  const call = api.call;
+  api.call = async (method, ...rest) => {
+    try {
+      return await call(method, ...rest);
+    } finally {
+      if (method !== 'GET' && api.hasToken()) void audit.load();
+    }
+  };
   return {
     async load() {
       await loadRole(api);
