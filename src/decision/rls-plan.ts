@@ -72,7 +72,10 @@ interface OwnPlan {
  * above all) depends on nothing else. Bounded, so random values cannot grow it.
  */
 const recentPlans = new WeakMap<Domains, BoundedLru<string, OwnPlan>>();
-const RECENT_PLANS = 10_000;
+export const RECENT_PLANS = 10_000;
+
+/** How many plans are kept for this config (tests: the bound holds). */
+export const plansKept = (domains: Domains): number => recentPlans.get(domains)?.size ?? 0;
 
 function ownPlan(domains: Domains, top: DescriptorLevel, domain: string, descriptor: CheckedDescriptor): OwnPlan {
   let recent = recentPlans.get(domains);
