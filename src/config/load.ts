@@ -17,6 +17,7 @@ import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { decisionServiceOf } from '../decision/decision-config.js';
+import { checkRouteConcurrency } from '../limits/check-concurrency.js';
 import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from '../limits/check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
@@ -88,6 +89,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   const routeIds = uniqueRouteIds(file, fail);
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
   const ownLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
+  const concurrency = file.routes.map((route, index) => checkRouteConcurrency(route, index, limitContext));
   const globalLimits = checkGlobalLimits(file.globalLimits, limitContext);
   const routeLimits = file.routes.map((route, index) => withGlobalLimits(route, index, ownLimits[index] ?? [], globalLimits, fail));
   const rules = seedRules(file, routeIds, checkedRule, fail);
@@ -98,7 +100,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): S
   return deepFreeze({
     source,
     ...listenersOf(file, baseDir, fail),
-    routes: file.routes.map((route, index) => routeOf(route, index, routeLimits[index] ?? [], fail)),
+    routes: file.routes.map((route, index) => ({ ...routeOf(route, index, routeLimits[index] ?? [], fail), concurrency: concurrency[index] ?? [] })),
     tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys: keyHashes(file, fail) },
     defaultRule,
     rules,

@@ -46,3 +46,13 @@ export interface RequestLimit {
 
 export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip';
 export const usesIp = (key: KeySource): boolean => key.kind === 'ip' || key.kind === 'tenant+ip';
+
+/** A `kind: concurrency` limit: at most `max` requests (or tunnels) of one key open at once, cluster-wide. */
+export interface ConcurrencyLimitConfig {
+  readonly id: string;
+  readonly key: KeySource;
+  readonly max: number;
+  /** How long a lease lives unless renewed (its holder renews it every third of it). */
+  readonly leaseTtlMs: number;
+  readonly onStoreDown: 'fallback' | 'open' | 'closed';
+}

@@ -79,8 +79,8 @@ describe('concurrency: model and Lua twin', () => {
     const step = fc.record({ gap: fc.integer({ min: 0, max: 400 }), op: fc.constantFrom<SlotOp>('acquire', 'acquire', 'release'), id: fc.constantFrom('a', 'b', 'c', 'd', '{x}:y') });
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 1000 }), fc.array(step, { minLength: 1, maxLength: 25 }), async (max, ttlMs, raw) => {
-        let at = 0;
-        const steps = raw.map((s) => ({ at: (at += s.gap), op: s.op, id: s.id }));
+        const steps: Step[] = [];
+        for (const s of raw) steps.push({ at: (steps.at(-1)?.at ?? 0) + s.gap, op: s.op, id: s.id });
         for (const { model, lua, modelState, luaState: stored } of await runBoth(max, ttlMs, steps)) {
           assert.deepEqual(lua, model);
           assert.equal(stored, modelState);
