@@ -192,6 +192,8 @@ export function describeIssue(error: z.ZodError): { path: (string | number)[]; m
   if (issue.code === 'invalid_key') return { path, message: issue.issues[0]?.message ?? issue.message };
   if (issue.code === 'invalid_type') {
     const missing = /received undefined$/.test(issue.message);
+    // zod reports a fraction given for .int() as invalid_type too: the schema's own message says what is wanted.
+    if (!missing && issue.expected === 'int') return { path, message: issue.message };
     return { path, message: missing ? 'is required' : `must be ${article(issue.expected)}` };
   }
   return { path, message: issue.message };
