@@ -64,10 +64,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   const logger = options.logger ?? pino({ level: config.log.level, name: 'sluice' });
   const demo = options.demoUpstream ? await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream) : undefined;
   // Watched for the dashboard and /metrics; the gateway gets the same decisions.
-  const deciding = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
-  // The `kind: concurrency` limits' leases, on the engine's own store (before the dashboard wraps it).
-  const concurrency = concurrencyLimiterFor(deciding, config.resilience.deadlineMs, config.store.maxKeys);
-  const { engine, dashboard } = withDashboard(deciding, config, logger);
+  const { engine, dashboard, concurrency } = decidersFor(config, options, logger);
   let fronts: Fronts;
   try {
     fronts = await startFronts(config, options, { engine, dashboard, concurrency }, logger);
@@ -101,6 +98,13 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
       return closing;
     },
   };
+}
+
+/** The engine (watched for the dashboard and /metrics) and the concurrency limiter on the engine's own store. */
+function decidersFor(config: SluiceConfig, options: StartOptions, logger: Logger) {
+  const deciding = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
+  const concurrency = concurrencyLimiterFor(deciding, config.resilience.deadlineMs, config.store.maxKeys);
+  return { ...withDashboard(deciding, config, logger), concurrency };
 }
 
 /** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
