@@ -12,7 +12,7 @@ import { concurrencyLimiterFor } from './limiter/concurrency/wiring.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { resolversFor } from './rules/resolvers.js';
 import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules/runtime.js';
-import type { ConfigReloader } from './process/config-reload.js';
+import type { ConfigReloader } from './admin/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
 import { redisTargetOf, withDashboard } from './dashboard/wire.js';

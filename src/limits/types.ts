@@ -47,6 +47,16 @@ export interface RequestLimit {
 export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip';
 export const usesIp = (key: KeySource): boolean => key.kind === 'ip' || key.kind === 'tenant+ip';
 
+/** What a route's limits read of its route (config/types.ts RouteConfig has it). */
+export interface LimitedRoute {
+  readonly id: string;
+  /** Units one request takes from each of the route's limits. */
+  readonly cost: number;
+  readonly limits: readonly LimitConfig[];
+  /** The route's `kind: concurrency` limits; absent = none. */
+  readonly concurrency?: readonly ConcurrencyLimitConfig[];
+}
+
 /** A `kind: concurrency` limit: at most `max` requests (or tunnels) of one key open at once, cluster-wide. */
 export interface ConcurrencyLimitConfig {
   readonly id: string;

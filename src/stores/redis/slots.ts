@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { SlotOp } from '../../policies/concurrency/model.js';
 import type { SlotCall, SlotReply, SlotStore } from '../slot-store.js';
-import { normalise, type RedisClient } from './scripts.js';
+import type { RedisClient } from './client.js';
+import { normalise } from './scripts.js';
 
 const SOURCE = normalise(readFileSync(new URL('../../policies/concurrency/concurrency.lua', import.meta.url), 'utf8'));
 const SHA = createHash('sha1').update(SOURCE).digest('hex');
