@@ -31,7 +31,7 @@ export interface ConcurrencyLimiterOptions {
   canFallBack?: boolean;
 }
 
-/** After a failed or late shared call, the shared store is skipped for this long (its calls would only wait out the deadline). */
+/** After a failed shared call (an error, not a late reply), the shared store is skipped for this long (its calls would only fail again). */
 const STORE_DOWN_SKIP_MS = 1000;
 
 interface Taken {
@@ -98,8 +98,10 @@ export class ConcurrencyLimiter {
       } catch (error) {
         // A late acquire may still land: the release sent after it on the same connection undoes it.
         shared.release(call).catch(() => undefined);
-        this.skipSharedUntil = Date.now() + STORE_DOWN_SKIP_MS;
-        storeFailures.inc({ reason: isDeadlineError(error) ? 'deadline' : 'error' });
+        const late = isDeadlineError(error);
+        // Late only (a busy machine): this request is decided locally, the next one asks Redis again.
+        if (!late) this.skipSharedUntil = Date.now() + STORE_DOWN_SKIP_MS;
+        storeFailures.inc({ reason: late ? 'deadline' : 'error' });
       }
     }
     return this.storeDown(limit, call);
