@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { RunningSluice } from '../../src/app.js';
+import { slotKey } from '../../src/core/ids.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { SluiceProcess } from '../process/sluice-process.js';
@@ -103,6 +104,21 @@ describe('concurrency limit on WebSocket tunnels, shared through Redis', () => {
     }, 'a tunnel admitted after one closed');
     assert.equal(open.length, 3);
     await Promise.all(open.slice(1).map((reply) => closeWs(reply.ws!)));
+  });
+
+  it('the drain ends the tunnels and gives their leases back to Redis', async () => {
+    const draining = await startGateway(yaml(upstreamUrl, redis.url));
+    const tunnel = await connectWs(`${draining.url.replace(/^http/, 'ws')}/feed`);
+    assert.ok(tunnel.ws);
+    const check = redis.client();
+    try {
+      const key = slotKey('shop-a', 'feed-tunnels');
+      assert.equal(await check.zcard(key), 1);
+      await draining.close();
+      assert.equal(await check.zcard(key), 0, 'no lease left to wait out its TTL');
+    } finally {
+      check.disconnect();
+    }
   });
 
   it('two gateways share the cap; leases are renewed while tunnels stay open; a SIGKILLed instance frees its lease after the TTL', async () => {
