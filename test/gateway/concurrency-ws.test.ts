@@ -54,7 +54,7 @@ routes:
     upstream: '${upstream}'
     limits: [{ id: feed-tunnels, kind: concurrency, key: tenant, max: 2, leaseTtlMs: ${TTL_MS} }]
 tenants: { keys: [{ key: ws-cc-key-1, tenant: shop-a }] }
-store: { type: redis, url: '${redis}' }
+store: { type: redis, url: '${redis}', deadlineMs: 2000 }
 `;
 
 describe('concurrency limit on WebSocket tunnels, shared through Redis', () => {

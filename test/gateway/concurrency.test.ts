@@ -40,7 +40,8 @@ for (const kind of ['memory', 'redis'] as const) {
     before(async () => {
       upstream = await startHoldingUpstream();
       redis = kind === 'redis' ? await startRedis() : undefined;
-      const store = redis ? `store: { type: redis, url: '${redis.url}' }` : '';
+      // two instances counted: the fallback's share of max 2 is 1
+      const store = redis ? `store: { type: redis, url: '${redis.url}', deadlineMs: 2000 }\ninstances: 2` : '';
       gateway = await startGateway(yaml(store), { UP: upstream.url });
     });
     after(async () => {
@@ -111,16 +112,16 @@ for (const kind of ['memory', 'redis'] as const) {
     });
 
     if (kind === 'redis') {
-      it('with Redis down: onStoreDown closed answers 503, fallback counts locally against the instance share', async () => {
+      it("with Redis down: onStoreDown closed answers 503, fallback counts locally against this instance's share", async () => {
         await redis!.kill();
         const closed = await send(`${gateway.url}/closed`, 'key-aaaaaaa');
         assert.equal(closed.status, 503);
         assert.equal(JSON.parse(closed.body).error, 'store_unavailable');
-        const first = [send(`${gateway.url}/slow`, 'key-bbbbbbb'), send(`${gateway.url}/slow`, 'key-bbbbbbb')];
-        await until(() => upstream.held.length === 2, 'two fallback-admitted requests at the upstream');
-        assert.equal((await send(`${gateway.url}/slow`, 'key-bbbbbbb')).status, 429);
+        const first = send(`${gateway.url}/slow`, 'key-bbbbbbb');
+        await until(() => upstream.held.length === 1, 'a fallback-admitted request at the upstream');
+        assert.equal((await send(`${gateway.url}/slow`, 'key-bbbbbbb')).status, 429, "this instance's share is max 2 / 2 instances");
         upstream.finishAll();
-        assert.deepEqual((await Promise.all(first)).map((reply) => reply.status), [200, 200]);
+        assert.equal((await first).status, 200);
       });
     }
   });

@@ -14,7 +14,7 @@ import type { StoreConnection } from '../../stores/store.js';
 import { CallDeadlines, isDeadlineError } from '../deadline.js';
 import { degradedDecisions, storeFailures } from '../metrics.js';
 import { type HeldLease, HeldLeases } from './held-leases.js';
-import type { Admission, SlotLimitCall, SlotSource } from './types.js';
+import type { Admission, SlotLimitCall } from './types.js';
 
 export interface ConcurrencyLimiterOptions {
   /** The shared store (Redis); undefined: `local` is the store. */
@@ -37,11 +37,10 @@ const STORE_DOWN_SKIP_MS = 1000;
 interface Taken {
   reply: SlotReply;
   lease?: HeldLease;
-  /** Where the lease was taken; `closed`: refused because the store is down. */
-  source: SlotSource | 'closed';
 }
 
-const REFUSED: Taken = { reply: { held: false, inUse: 0 }, source: 'closed' };
+/** Refused because the store is down and the limit says `closed`. */
+const REFUSED: Taken = { reply: { held: false, inUse: 0 } };
 
 export class ConcurrencyLimiter {
   private readonly held = new HeldLeases();
@@ -89,12 +88,12 @@ export class ConcurrencyLimiter {
   private async take(limit: SlotLimitCall): Promise<Taken> {
     const call: SlotCall = { key: limit.key, max: limit.max, leaseId: `${this.prefix}.${(this.seq++).toString(36)}`, ttlMs: limit.ttlMs };
     const { shared, local } = this.options;
-    if (shared === undefined) return this.hold(limit, local, call, local.step('acquire', call), 'memory');
+    if (shared === undefined) return this.hold(limit, local, call, local.step('acquire', call));
     const connection = this.options.connection!;
     if (Date.now() >= this.skipSharedUntil && !connection.lost()) {
       try {
         const deadline = new CallDeadlines(connection, connection.channelOf(call.key), systemClock, this.options.deadlineMs);
-        return this.hold(limit, shared, call, await deadline.bound(shared.acquire(call), this.options.deadlineMs), 'redis');
+        return this.hold(limit, shared, call, await deadline.bound(shared.acquire(call), this.options.deadlineMs));
       } catch (error) {
         // A late acquire may still land: the release sent after it on the same connection undoes it.
         shared.release(call).catch(() => undefined);
@@ -111,15 +110,15 @@ export class ConcurrencyLimiter {
     const mode = limit.onStoreDown === 'fallback' && this.options.canFallBack === false ? 'closed' : limit.onStoreDown;
     degradedDecisions.inc({ source: mode });
     if (mode === 'closed') return REFUSED;
-    if (mode === 'open') return { reply: { held: true, inUse: 0 }, source: 'open' };
+    if (mode === 'open') return { reply: { held: true, inUse: 0 } }; // admitted without a lease
     const share = { ...call, max: Math.max(1, Math.floor(limit.max / Math.max(1, this.options.instances()))) };
-    return this.hold(limit, this.options.local, share, this.options.local.step('acquire', share), 'fallback');
+    return this.hold(limit, this.options.local, share, this.options.local.step('acquire', share));
   }
 
-  private hold(limit: SlotLimitCall, store: SlotStore, call: SlotCall, reply: SlotReply, source: SlotSource): Taken {
-    if (!reply.held) return { reply, source };
+  private hold(limit: SlotLimitCall, store: SlotStore, call: SlotCall, reply: SlotReply): Taken {
+    if (!reply.held) return { reply };
     const lease: HeldLease = { limitId: limit.limitId, call, store };
     this.held.add(lease);
-    return { reply, lease, source };
+    return { reply, lease };
   }
 }

@@ -16,9 +16,6 @@ export interface SlotLimitCall {
   readonly onStoreDown: StoreDownMode;
 }
 
-/** Where a lease was taken: the shared store, the in-process store (memory, or the fallback), or none (store down, `open`). */
-export type SlotSource = 'redis' | 'memory' | 'fallback' | 'open';
-
 export interface Admission {
   readonly allowed: boolean;
   /** When refused: the index of the refusing limit. */
