@@ -51,27 +51,20 @@ export class ConcurrencyLimiter {
 
   constructor(private readonly options: ConcurrencyLimiterOptions) {}
 
-  /** Leases held by this instance now. */
-  get holding(): number {
-    return this.held.size;
-  }
-
   /** Takes one lease per limit, or none. */
   async acquire(calls: readonly SlotLimitCall[]): Promise<Admission> {
     const taken = await Promise.all(calls.map((call) => this.take(call)));
     const refusedBy = taken.findIndex((one) => !one.reply.held);
     const leases = taken.flatMap((one) => (one.lease ? [one.lease] : []));
-    const inUse = taken.map((one) => one.reply.inUse);
     if (refusedBy >= 0) {
       for (const lease of leases) void this.held.release(lease);
-      return { allowed: false, refusedBy, unavailable: taken[refusedBy] === REFUSED, inUse, release: () => undefined };
+      return { allowed: false, refusedBy, unavailable: taken[refusedBy] === REFUSED, release: () => undefined };
     }
     let released = false;
     return {
       allowed: true,
       refusedBy: -1,
       unavailable: false,
-      inUse,
       release: () => {
         if (released) return;
         released = true;

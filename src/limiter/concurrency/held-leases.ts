@@ -28,12 +28,6 @@ export class HeldLeases {
   /** By TTL: one renewal timer per distinct TTL. */
   private readonly byTtl = new Map<number, { leases: Set<HeldLease>; timer: NodeJS.Timeout }>();
 
-  get size(): number {
-    let size = 0;
-    for (const group of this.byTtl.values()) size += group.leases.size;
-    return size;
-  }
-
   add(lease: HeldLease): void {
     let group = this.byTtl.get(lease.call.ttlMs);
     if (group === undefined) {

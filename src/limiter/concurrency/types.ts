@@ -22,8 +22,6 @@ export interface Admission {
   readonly refusedBy: number;
   /** When refused: true if the store was down and the limit says `closed` (503), false if the limit is full (429). */
   readonly unavailable: boolean;
-  /** Each limit's count after the call (what the response may report). */
-  readonly inUse: readonly number[];
   /** Gives every lease back; safe to call more than once. A no-op for a refused admission. */
   release(): void;
 }
