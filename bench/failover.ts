@@ -76,6 +76,11 @@ export async function runFailoverBench(options: BenchOptions, topologyName: Topo
       if (at > killedAt && decision.source === 'redis' && backAt === Number.POSITIVE_INFINITY) backAt = at;
     });
     await failover;
+    await sleep(200); // the charges and restorations sent after the last decisions land
+    for (const [i, engine] of engines.entries()) {
+      const { chargedUnits, restoredUnits } = engine.counters();
+      progress(`instance ${i}: fallback admissions charged back ${chargedUnits}, lost writes restored ${restoredUnits}`);
+    }
     return phases(events, killedAt, Math.min(backAt, performance.now() - start), scenario === 'quota' ? quotaFor(beforeMs) : undefined);
   } finally {
     await Promise.all(engines.map((engine) => engine.close()));

@@ -12,6 +12,9 @@ import type { LateReplies } from './late-replies.js';
 import { fallbackChargedUnits } from './metrics.js';
 import type { ChainStats } from './stats.js';
 
+/** What charge() returns when Redis did not answer: the debt is kept. */
+const UNREACHED = -1;
+
 /** Debts charged to Redis at once after an outage. */
 const CHARGE_CONCURRENCY = 32;
 
@@ -48,23 +51,32 @@ export class DebtCollector {
   pay(key: string): void {
     const debt = this.debts.take(key);
     if (debt === undefined) return;
-    void this.charge(debt).then((units) => this.noteCharged(units));
+    void this.charge(debt).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
   }
 
   /**
-   * The breaker closed: charges every debt. Best effort: a debt Redis cannot
-   * take (bucket emptied meanwhile, breaker open again) is forgiven, never retried.
+   * The breaker closed: charges every debt. A charge that does not reach Redis
+   * (the breaker flapping through a failover) is owed again, for the next
+   * request on the key or the next closing; a bucket that cannot take all of
+   * it (a policy without adjust) keeps the rest.
    */
   async chargeAll(): Promise<void> {
     let keys = 0;
     let charged = 0;
+    const unreached: Debt[] = [];
     // Debts stay in the map until their turn: a request on an owed key meanwhile pays it first (pay).
     for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
       keys += debts.length;
-      for (const n of await Promise.all(debts.map((debt) => this.charge(debt)))) charged += n;
+      const results = await Promise.all(debts.map((debt) => this.charge(debt)));
+      results.forEach((n, i) => (n === UNREACHED ? unreached.push(debts[i]!) : (charged += n)));
     }
+    for (const debt of unreached) this.reowe(debt);
     this.noteCharged(charged);
     if (charged > 0) this.options.logger.info({ keys, units: charged }, 'charged the fallback admissions of the outage to Redis');
+  }
+
+  private reowe(debt: Debt): void {
+    this.debts.add(debt.bucket, debt.rule, debt.fingerprint, debt.units);
   }
 
   private noteCharged(units: number): void {
@@ -75,12 +87,12 @@ export class DebtCollector {
   /**
    * Takes the debt from its bucket whatever is left in it (a debt past empty),
    * or, for a policy without adjust, what is left when the bucket holds less;
-   * returns the units taken.
+   * returns the units taken, or UNREACHED when Redis did not answer.
    */
   private async charge(debt: Debt): Promise<number> {
     const { store, timeoutMs, adjuster } = this.options;
     const { bucket, rule, units } = debt;
-    if (store.canAdjust(rule)) return (await adjuster.adjust(bucket, rule, units)) ? units : 0;
+    if (store.canAdjust(rule)) return (await adjuster.adjust(bucket, rule, units)) ? units : UNREACHED;
     try {
       const whole = await withTimeout(store.consume(bucket, rule, units), timeoutMs);
       if (whole.allowed) return units;
@@ -89,7 +101,7 @@ export class DebtCollector {
       const part = await withTimeout(store.consume(bucket, rule, left), timeoutMs);
       return part.allowed ? left : 0;
     } catch {
-      return 0;
+      return UNREACHED;
     }
   }
 }

@@ -38,7 +38,7 @@ export class FallbackStep {
     const sent: Sent<Decision> = {};
     try {
       const decision = await guard.consume(plan, cost, sent);
-      fallback.remember(plan.baseKey, plan.rule, decision);
+      this.options.late.restore(plan.bucket, plan.rule, fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, decision, decision.allowed ? cost : 0));
       return decision;
     } catch (error) {
       const late = sent.call !== undefined && isDeadlineError(error);
@@ -59,7 +59,7 @@ export class FallbackStep {
   /** A lease through the guard; its reply is remembered. Rejects when the store is down (see `degraded`). */
   async lease(plan: Plan, need: number, want: number): Promise<LeaseReply> {
     const reply = await this.options.guard.lease(plan, need, want);
-    this.options.fallback.remember(plan.baseKey, plan.rule, reply);
+    this.options.late.restore(plan.bucket, plan.rule, this.options.fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, reply, reply.granted));
     return reply;
   }
 
@@ -75,7 +75,9 @@ export class FallbackStep {
       const { guard, fallback, debts } = this.options;
       const breakerOpen = !guard.closed;
       const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late));
-      if (breakerOpen && decision.allowed) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+      // Charged once Redis answers: an open breaker's call never ran, nor one that failed (not timed out) with it closed.
+      const mayHaveRun = late || isDeadlineError(error);
+      if (decision.allowed && (breakerOpen || !mayHaveRun)) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
       return decision;
     });
   }
@@ -110,7 +112,9 @@ export class FallbackStep {
     this.options.late.watch(plan.baseKey, plan.bucket, plan.rule, cost, local, call);
     if (local.allowed && local.source === 'fallback') {
       const rule = this.fallbackRule(plan);
-      call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), () => undefined);
+      // No reply (the connection died with the call): whether it ran is unknown; charged, so the error is a refusal too many.
+      const owe = () => this.options.debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+      call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), owe);
     }
   }
 }

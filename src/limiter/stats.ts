@@ -21,6 +21,8 @@ export interface EngineCounters {
   breakerRejects: number;
   /** Units the fallback admitted while the breaker was open, charged to the store after it closed. */
   chargedUnits: number;
+  /** Units a bucket came back from a breaker episode without (writes lost in a failover), charged back (last-states.ts). */
+  restoredUnits: number;
   /** Replies that came after the deadline, by what reconciling them with the local decision did (late-replies.ts). */
   lateReplies: Record<LateOutcome, number>;
   bySource: Partial<Record<DecisionSource, number>>;
@@ -36,6 +38,7 @@ export class ChainStats {
   storeErrors = 0;
   breakerRejects = 0;
   chargedUnits = 0;
+  restoredUnits = 0;
   readonly lateReplies: Record<LateOutcome, number> = { agreed: 0, refunded: 0, charged: 0, uncorrected: 0, lost: 0 };
   readonly bySource: Partial<Record<DecisionSource, number>> = {};
 
@@ -63,7 +66,7 @@ export class ChainStats {
 
   /** A copy, so a reader cannot change the counts. */
   snapshot(instances: number): EngineCounters {
-    const { decisions, storeCalls, leaseCalls, deadlineTimeouts, storeErrors, breakerRejects, chargedUnits } = this;
+    const { decisions, storeCalls, leaseCalls, deadlineTimeouts, storeErrors, breakerRejects, chargedUnits, restoredUnits } = this;
     return {
       decisions,
       storeCalls,
@@ -72,6 +75,7 @@ export class ChainStats {
       storeErrors,
       breakerRejects,
       chargedUnits,
+      restoredUnits,
       lateReplies: { ...this.lateReplies },
       bySource: { ...this.bySource },
       instances,
