@@ -9,6 +9,7 @@
 // killed, so the writes the master acknowledged in that time never reach it,
 // as with a replica that lags by that much; it is then resumed and promoted.
 import { pino } from 'pino';
+import { bucketKey } from '../src/core/ids.js';
 import { parseRule } from '../src/core/rule.js';
 import { createEngine } from '../src/limiter/create-engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
@@ -23,6 +24,9 @@ const RATE = 100;
 const INSTANCES = 2;
 /** A quota whose memory outlasts the failover: an hour's sliding log with 500 left when the master is killed. */
 const quotaFor = (beforeMs: number) => (2 * RATE * beforeMs) / 1000 + 500;
+
+/** The quota's sliding log (its own sorted set). */
+const LOG_KEY = bucketKey('failover', 'orders').key;
 
 export type Scenario = 'token_bucket' | 'quota';
 
@@ -59,12 +63,19 @@ export async function runFailoverBench(options: BenchOptions, topologyName: Topo
     const start = performance.now();
     const failover = (async () => {
       await sleep(beforeMs - lagMs);
-      topology.pauseReplica();
-      await sleep(lagMs);
+      const held = performance.now();
+      if (lagMs > 0) await topology.holdReplication();
+      await sleep(Math.max(0, lagMs - (performance.now() - held)));
+      const acknowledged = scenario === 'quota' ? await topology.entriesOn('master', LOG_KEY) : 0;
       killedAt = performance.now() - start;
       progress(`failover: ${topologyName} master ${topology.master} killed at ${round(killedAt)} ms, its replica ${topology.replica} ${lagMs} ms behind`);
       await topology.killMaster();
       topology.resumeReplica();
+      if (scenario === 'quota') {
+        await sleep(300); // the replica reads what its socket still held
+        const survived = await topology.entriesOn('replica', LOG_KEY);
+        progress(`failover: the old master had acknowledged ${acknowledged} entries, ${survived} reached the replica: ${acknowledged - survived} writes lost`);
+      }
       await topology.waitForPromotion();
       progress(`failover: replica promoted at ${round(performance.now() - start)} ms`);
     })();

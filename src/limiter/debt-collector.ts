@@ -8,6 +8,7 @@ import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { SharedStore } from '../stores/store.js';
 import { type Debt, FallbackDebts } from './fallback-debts.js';
+import type { FallbackLimiter } from './fallback-limiter.js';
 import type { LateReplies } from './late-replies.js';
 import { fallbackChargedUnits } from './metrics.js';
 import type { ChainStats } from './stats.js';
@@ -24,8 +25,12 @@ export interface DebtCollectorOptions {
   maxKeys: number;
   /** Deadline of one charge (not on any request's path). */
   timeoutMs: number;
+  /** Deadline of the peek a request waits for before its charge (see pay): the decisions' own. */
+  peekTimeoutMs: number;
   /** Adjusts a bucket whatever its limit (the same correction as for late replies). */
   adjuster: Pick<LateReplies, 'adjust'>;
+  /** Whether a bucket's last word predates the breaker's opening, and what it lost since (last-states.ts). */
+  fallback: Pick<FallbackLimiter, 'suspect' | 'lostBeforeCharge'>;
   stats: ChainStats;
   logger: Logger;
 }
@@ -46,12 +51,16 @@ export class DebtCollector {
    * Redis answers again and this instance still owes the key what its fallback
    * admitted during the outage: the charge is sent before this request's own
    * call, on the same connection, so Redis runs it first and the refilled
-   * bucket is never spent twice (a half-open probe included).
+   * bucket is never spent twice (a half-open probe included). A bucket whose
+   * last word predates the breaker's opening is peeked first (see lostFirst),
+   * and the request waits for the charge: the promise; undefined otherwise.
    */
-  pay(key: string): void {
+  pay(key: string): Promise<void> | undefined {
     const debt = this.debts.take(key);
-    if (debt === undefined) return;
-    void this.charge(debt).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
+    if (debt === undefined) return undefined;
+    const peekFirst = this.options.fallback.suspect(key);
+    const charged = this.charge(debt, peekFirst, this.options.peekTimeoutMs).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
+    return peekFirst ? charged : undefined;
   }
 
   /**
@@ -61,18 +70,33 @@ export class DebtCollector {
    * it (a policy without adjust) keeps the rest.
    */
   async chargeAll(): Promise<void> {
+    const { timeoutMs } = this.options;
     let keys = 0;
     let charged = 0;
     const unreached: Debt[] = [];
     // Debts stay in the map until their turn: a request on an owed key meanwhile pays it first (pay).
     for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
       keys += debts.length;
-      const results = await Promise.all(debts.map((debt) => this.charge(debt)));
+      const results = await Promise.all(debts.map((debt) => this.charge(debt, this.options.fallback.suspect(debt.bucket.key), timeoutMs)));
       results.forEach((n, i) => (n === UNREACHED ? unreached.push(debts[i]!) : (charged += n)));
     }
     for (const debt of unreached) this.reowe(debt);
     this.noteCharged(charged);
     if (charged > 0) this.options.logger.info({ keys, units: charged }, 'charged the fallback admissions of the outage to Redis');
+  }
+
+  /**
+   * A bucket whose last word predates the breaker's opening is peeked before
+   * this instance's own admissions are charged to it: charged first, they
+   * would hide writes the old master lost (last-states.ts). 0 otherwise.
+   */
+  private async lostFirst(debt: Debt, timeoutMs: number): Promise<number> {
+    const { store, fallback } = this.options;
+    try {
+      return fallback.lostBeforeCharge(debt.bucket.key, debt.rule, await withTimeout(store.peek(debt.bucket, debt.rule), timeoutMs));
+    } catch {
+      return UNREACHED;
+    }
   }
 
   private reowe(debt: Debt): void {
@@ -89,10 +113,19 @@ export class DebtCollector {
    * or, for a policy without adjust, what is left when the bucket holds less;
    * returns the units taken, or UNREACHED when Redis did not answer.
    */
-  private async charge(debt: Debt): Promise<number> {
+  private async charge(debt: Debt, peekFirst: boolean, peekTimeoutMs: number): Promise<number> {
     const { store, timeoutMs, adjuster } = this.options;
     const { bucket, rule, units } = debt;
-    if (store.canAdjust(rule)) return (await adjuster.adjust(bucket, rule, units)) ? units : UNREACHED;
+    // Not sent on a lost connection: the client would queue it until it reconnects, past any timeout, and it could land twice.
+    if (store.connection.lost()) return UNREACHED;
+    if (store.canAdjust(rule)) {
+      // A peek past its deadline: charged without it, and the request's own reply is checked instead (fallback-step.ts).
+      const lost = peekFirst ? Math.max(0, await this.lostFirst(debt, peekTimeoutMs)) : 0;
+      // Sent and failed (a timeout may still have run it): forgiven, never sent twice.
+      if (!(await adjuster.adjust(bucket, rule, units + lost))) return 0;
+      if (lost > 0) this.options.stats.noteRestored(lost);
+      return units;
+    }
     try {
       const whole = await withTimeout(store.consume(bucket, rule, units), timeoutMs);
       if (whole.allowed) return units;
@@ -101,7 +134,7 @@ export class DebtCollector {
       const part = await withTimeout(store.consume(bucket, rule, left), timeoutMs);
       return part.allowed ? left : 0;
     } catch {
-      return UNREACHED;
+      return 0;
     }
   }
 }

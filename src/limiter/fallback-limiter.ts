@@ -24,6 +24,8 @@ export interface LocalCall {
   cost: number;
   shadow: boolean;
   pendingMs: number;
+  /** The units still in flight to Redis for it (a window policy's share is held below them). */
+  pendingUnits?: number;
 }
 
 export interface FallbackLimiterOptions {
@@ -62,14 +64,28 @@ export class FallbackLimiter {
     return this.lastStates.remember(key, bucket, redisRule, word, taken, this.now());
   }
 
+  /** Whether the last word on bucket `key` predates the breaker's last opening (see remember). */
+  suspect(key: string): boolean {
+    return this.lastStates.suspect(this.lastStates.peek(key), key);
+  }
+
+  /**
+   * A peek at bucket `key` before this instance charges what it admitted
+   * locally (debt-collector.ts): the units the bucket lost against the last
+   * word, counting none of this instance's admissions since (not in Redis yet).
+   */
+  lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord): number {
+    return this.lastStates.remember(key, key, redisRule, word, 0, this.now(), false);
+  }
+
   /**
    * Decides locally with `rule` (this instance's part of the limit).
    * `breakerOpen`: Redis is considered down; `pendingMs`: the refill time of the
    * units still in flight to Redis for this key (they may yet be taken there).
    */
-  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number): Decision {
+  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number, pendingUnits = 0): Decision {
     const now = this.now();
-    const capped = this.windowRefusal(key, rule, cost, now);
+    const capped = this.windowRefusal(key, rule, cost + pendingUnits, now);
     if (capped !== undefined) return capped;
     this.prepare(key, rule, breakerOpen, pendingMs, now);
     const decision = this.store.consumeSync(key, rule, cost, now);
@@ -80,7 +96,7 @@ export class FallbackLimiter {
   /** Several limits decided locally as one (policies/compose.ts): every local bucket charged, or none. */
   decideAll(calls: readonly LocalCall[], breakerOpen: boolean): GroupReply {
     const now = this.now();
-    const capped = calls.map((call) => (call.shadow ? undefined : this.windowRefusal(call.key, call.rule, call.cost, now)));
+    const capped = calls.map((call) => (call.shadow ? undefined : this.windowRefusal(call.key, call.rule, call.cost + (call.pendingUnits ?? 0), now)));
     if (capped.some((decision) => decision !== undefined)) {
       return { admitted: false, decisions: calls.map((call, i) => capped[i] ?? this.store.peekSync(call.key, call.rule)), consulted: calls.map(() => true) };
     }
@@ -114,12 +130,13 @@ export class FallbackLimiter {
   /**
    * A window policy's local share of what Redis last said was left (1/N of
    * it, less what this instance admitted since): refused past it, until that
-   * window has passed. Undefined: the local bucket decides.
+   * window has passed. `need`: the request's cost and the units still in
+   * flight (Redis may yet take them). Undefined: the local bucket decides.
    */
-  private windowRefusal(key: string, rule: Rule, cost: number, now: number): Decision | undefined {
+  private windowRefusal(key: string, rule: Rule, need: number, now: number): Decision | undefined {
     if (isTimeBased(rule)) return undefined;
     const share = this.lastStates.windowShare(key, rule, now);
-    if (share === undefined || share.left >= cost) return undefined;
+    if (share === undefined || share.left >= need) return undefined;
     const waitMs = Math.ceil(share.untilMs - now);
     const limit = 'limit' in rule ? rule.limit : 0;
     return { allowed: false, remaining: Math.max(0, share.left), limit, resetAfterMs: waitMs, retryAfterMs: waitMs, delayMs: 0, source: 'fallback' };

@@ -34,7 +34,8 @@ export class FallbackStep {
 
   async decide(plan: Plan, cost: number): Promise<Decision> {
     const { guard, fallback, debts } = this.options;
-    if (!guard.opened) debts.pay(plan.bucket.key);
+    const paying = guard.opened ? undefined : debts.pay(plan.bucket.key);
+    if (paying !== undefined) await paying;
     const sent: Sent<Decision> = {};
     try {
       const decision = await guard.consume(plan, cost, sent);
@@ -74,7 +75,7 @@ export class FallbackStep {
     return this.whenDown(plan, error, (rule) => {
       const { guard, fallback, debts } = this.options;
       const breakerOpen = !guard.closed;
-      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late));
+      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late), this.pendingUnits(plan, cost, late));
       // Charged once Redis answers: an open breaker's call never ran, nor one that failed (not timed out) with it closed.
       const mayHaveRun = late || isDeadlineError(error);
       if (decision.allowed && (breakerOpen || !mayHaveRun)) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
@@ -82,10 +83,14 @@ export class FallbackStep {
     });
   }
 
-  /** The refill time of the units still in flight to Redis for the plan's bucket (less the request's own when `late`). */
+  /** The units still in flight to Redis for the plan's bucket (less the request's own when `late`). */
+  pendingUnits(plan: Plan, cost: number, late: boolean): number {
+    return Math.max(0, this.options.guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
+  }
+
+  /** The refill time of those units. */
   pendingMs(plan: Plan, cost: number, late: boolean): number {
-    const pending = Math.max(0, this.options.guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
-    return isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
+    return isTimeBased(plan.rule) ? (this.pendingUnits(plan, cost, late) * 1000) / plan.rule.refillPerSecond : 0;
   }
 
   /** The decision of a rule whose `onStoreDown` is `open` or `closed`; undefined for `fallback` (the local limiter decides). */

@@ -55,13 +55,20 @@ export class LastStates {
    * Records Redis's word on `key`; `taken`: the units this reply took. Returns
    * the units the bucket is missing against what this instance last saw, when
    * that was before the breaker last opened, about the same bucket; 0
-   * otherwise (the common case).
+   * otherwise (the common case). `localInRedis`: false when what this
+   * instance admitted locally since is not charged to the bucket yet.
    */
-  remember(key: string, bucket: string, rule: Rule, word: RedisWord, taken: number, now: number): number {
+  remember(key: string, bucket: string, rule: Rule, word: RedisWord, taken: number, now: number, localInRedis = true): number {
     const last = this.states.peek(key);
-    const lost = last !== undefined && last.episode < this.episode && last.bucket === bucket ? lostUnits(last, rule, word, taken, now) : 0;
+    const checked = last !== undefined && this.suspect(last, bucket) ? { ...last, localUnits: localInRedis ? last.localUnits : 0 } : undefined;
+    const lost = checked === undefined ? 0 : lostUnits(checked, rule, word, taken, now);
     this.states.set(key, { rule, bucket, at: now, remaining: word.remaining, resetAfterMs: word.resetAfterMs, episode: this.episode, localUnits: 0 });
     return lost;
+  }
+
+  /** Whether the last word on `key` (about `bucket`) predates the breaker's last opening: its next reply is checked. */
+  suspect(last: LastState | undefined, bucket: string): boolean {
+    return last !== undefined && last.episode < this.episode && last.bucket === bucket;
   }
 
   /** `units` admitted locally on `key`. */

@@ -15,8 +15,8 @@ import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { GroupReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { FallbackLimiter } from './fallback-limiter.js';
-import { failoverRestoredUnits, lateReplies } from './metrics.js';
-import type { LateOutcome } from './stats.js';
+import { lateReplies } from './metrics.js';
+import type { ChainStats, LateOutcome } from './stats.js';
 
 export type { LateOutcome } from './stats.js';
 
@@ -30,7 +30,7 @@ export interface LateRepliesOptions {
   /** Where the outcomes are counted. */
   counts: Record<LateOutcome, number>;
   /** Where the units restored after a failover are counted. */
-  stats: { restoredUnits: number };
+  stats: Pick<ChainStats, 'noteRestored'>;
 }
 
 export class LateReplies {
@@ -72,11 +72,7 @@ export class LateReplies {
    */
   restore(bucket: BucketKey, rule: Rule, units: number): void {
     if (units <= 0) return;
-    void this.adjust(bucket, rule, units).then((done) => {
-      if (!done) return;
-      this.options.stats.restoredUnits += units;
-      failoverRestoredUnits.inc(units);
-    });
+    void this.adjust(bucket, rule, units).then((done) => done && this.options.stats.noteRestored(units));
   }
 
   /** Takes `delta` units from the bucket whatever the limit; false when the policy or Redis cannot. */

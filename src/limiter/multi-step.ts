@@ -78,7 +78,8 @@ export class MultiStep {
   /** One slot group's call under the guard; its refusals go to the negative cache. */
   private async stored(plans: readonly Plan[], calls: readonly StoreCall[]): Promise<Outcome> {
     const { guard, debts, fallback, negative, now } = this.o;
-    if (!guard.opened) for (const plan of plans) debts.pay(plan.bucket.key);
+    const paying = guard.opened ? [] : plans.map((plan) => debts.pay(plan.bucket.key)).filter((charge) => charge !== undefined);
+    if (paying.length > 0) await Promise.all(paying);
     const sent: Sent<GroupReply> = {};
     try {
       const reply = await guard.consumeAll(plans, calls, sent);
@@ -108,7 +109,8 @@ export class MultiStep {
     const localCalls = onLimiter.map((k): LocalCall => {
       const i = indexes[k]!;
       const pendingMs = fallbackStep.pendingMs(plans[i]!, calls[i]!.cost, late.has(i));
-      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs };
+      const pendingUnits = fallbackStep.pendingUnits(plans[i]!, calls[i]!.cost, late.has(i));
+      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs, pendingUnits };
     });
     if (refused || closed) {
       const peeks = await Promise.all(localCalls.map((call) => fallback.peek(call.key, call.rule)));

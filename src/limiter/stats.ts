@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Decision, DecisionSource } from '../core/decision.js';
 import { isOpenBreakerError } from './breaker.js';
 import { isDeadlineError } from './deadline.js';
-import { storeFailures } from './metrics.js';
+import { failoverRestoredUnits, storeFailures } from './metrics.js';
 
 export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'lost';
 
@@ -47,6 +47,12 @@ export class ChainStats {
   noteDecision(decision: Decision): void {
     this.decisions++;
     this.bySource[decision.source] = (this.bySource[decision.source] ?? 0) + 1;
+  }
+
+  /** `units` a bucket came back from a breaker episode without, charged back. */
+  noteRestored(units: number): void {
+    this.restoredUnits += units;
+    failoverRestoredUnits.inc(units);
   }
 
   /** Counts a failed store call by its kind: refused by the open breaker, past the deadline, or an error. */
