@@ -58,7 +58,7 @@ test('a quota across a Sentinel failover that loses the last writes: two instanc
   await spend(REPLICATED, decisions);
   await holdReplication(setup.master.port, () => setup.replica.pause(), 'quota-fo');
   await spend(LOST, decisions);
-  assert.equal(decisions.filter((d) => d.source === 'redis' && d.allowed).length, REPLICATED + LOST, 'all of it decided and admitted on the old master');
+  assert.equal(decisions.filter((d) => d.allowed).length, REPLICATED + LOST, 'all of it admitted before the kill (on the old master, or by a fallback its late reply reconciled)');
   const oldMaster = setup.master.port;
   await setup.master.kill();
   setup.replica.resume();
@@ -81,7 +81,6 @@ test('a quota across a Sentinel failover that loses the last writes: two instanc
   running = false;
   await flow;
   const admitted = decisions.filter((d) => d.allowed).length;
-  console.log(`admitted ${decisions.filter((d) => d.allowed).length}`);
   const restored = engines.reduce((sum, engine) => sum + engine.counters().restoredUnits, 0);
   assert.ok(admitted <= BOUND, `admitted ${admitted} of a quota of ${QUOTA} (bound ${BOUND}); lost writes restored: ${restored}`);
   assert.ok(decisions.some((d) => d.source === 'fallback' && d.allowed), 'the fallback admitted during the failover');
