@@ -1,13 +1,14 @@
 // npm run bench:failover [-- --quick]
-// What a Redis Cluster failover costs in admissions: two instances (engines
-// on their own cluster clients) offer 2× one key's rate, the master serving
-// the key is killed (SIGKILL) and its replica promoted. Over the run,
-// admitted − allowed, where allowed = capacity + rate × elapsed (the bucket
-// starts full): before the kill, from the kill until decisions are on Redis
-// again (the failover window), and after it. Replication lag is made, not
-// hoped for: the replica is paused (SIGSTOP) for `lagMs` before the master is
-// killed, so the writes the master acknowledged in that time never reach it,
-// as with a replica that lags by that much; it is then resumed and promoted.
+// What a Redis failover costs in admissions, on a Cluster and on Sentinel:
+// two instances (engines on their own clients) offer 2× one key's rate, the
+// master serving the key is killed (SIGKILL) and its replica promoted. Over
+// the run, admitted − allowed, where allowed = capacity + rate × elapsed (the
+// bucket starts full): before the kill, from the kill until decisions are on
+// Redis again (the failover window), and after it. Replication lag is made,
+// not hoped for: `lagMs` before the kill the replica is paused and its link
+// filled (test/helpers/replication-hold.ts), so the writes the master
+// acknowledges from then on are lost with it; the quota's rows print how many
+// (the log's entries on the master before the kill, on the replica after).
 import { pino } from 'pino';
 import { bucketKey } from '../src/core/ids.js';
 import { parseRule } from '../src/core/rule.js';

@@ -73,7 +73,7 @@ async function entriesOn(port: number, key: string): Promise<number> {
   const client = new Redis({ host: '127.0.0.1', port });
   try {
     await client.call('READONLY').catch(() => undefined); // a cluster replica answers reads only after it; Sentinel's refuses it
-    return await client.zcard(key);
+    return await client.zcard(key).catch(() => Number.NaN); // CLUSTERDOWN while the cluster fails over: not known
   } finally {
     client.disconnect();
   }

@@ -78,7 +78,10 @@ export class DebtCollector {
     for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
       keys += debts.length;
       const results = await Promise.all(debts.map((debt) => this.charge(debt, this.options.fallback.suspect(debt.bucket.key), timeoutMs)));
-      results.forEach((n, i) => (n === UNREACHED ? unreached.push(debts[i]!) : (charged += n)));
+      results.forEach((n, i) => {
+        if (n === UNREACHED) unreached.push(debts[i]!);
+        else charged += n;
+      });
     }
     for (const debt of unreached) this.reowe(debt);
     this.noteCharged(charged);

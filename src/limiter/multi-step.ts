@@ -155,7 +155,10 @@ export class MultiStep {
           if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.fallback.settle(plans[i]!.baseKey, this.o.fallbackStep.fallbackRule(plans[i]!), calls[i]!.cost);
         }),
       // The reply never came (the connection died with it): what was admitted locally is owed.
-      () => group.forEach((i, k) => charged[k] && reply.decisions[i]!.source === 'fallback' && this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost)),
+      () =>
+        group.forEach((i, k) => {
+          if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
+        }),
     );
   }
 }
