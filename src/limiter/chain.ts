@@ -70,7 +70,7 @@ export function buildChain(options: ChainOptions): DecisionChain {
   const stats = new ChainStats(logger);
   const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, now });
   const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats });
-  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: options.deadlineMs, adjuster: late, fallback, stats, logger });
+  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: options.deadlineMs, fallback, stats, logger });
   const breaker = new RedisBreaker(
     options.breaker,
     logger,

@@ -3,17 +3,20 @@
 // closes, a few keys at a time so a recovering Redis is not flooded, and one
 // key's debt just before a request on that key reaches Redis again.
 import type { Logger } from 'pino';
+import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { SharedStore } from '../stores/store.js';
 import { type Debt, FallbackDebts } from './fallback-debts.js';
 import type { FallbackLimiter } from './fallback-limiter.js';
-import type { LateReplies } from './late-replies.js';
 import { fallbackChargedUnits } from './metrics.js';
 import type { ChainStats } from './stats.js';
 
-/** What charge() returns when Redis did not answer: the debt is kept. */
+/** An error Redis answered with: the command did not run. */
+const isErrorReply = (error: unknown) => error instanceof Error && error.name === 'ReplyError';
+
+/** What charge() returns when Redis did not take the charge: the debt is kept. */
 const UNREACHED = -1;
 
 /** Debts charged to Redis at once after an outage. */
@@ -27,8 +30,6 @@ export interface DebtCollectorOptions {
   timeoutMs: number;
   /** Deadline of the peek a request waits for before its charge (see pay): the decisions' own. */
   peekTimeoutMs: number;
-  /** Adjusts a bucket whatever its limit (the same correction as for late replies). */
-  adjuster: Pick<LateReplies, 'adjust'>;
   /** Whether a bucket's last word predates the breaker's opening, and what it lost since (last-states.ts). */
   fallback: Pick<FallbackLimiter, 'suspect' | 'lostBeforeCharge'>;
   stats: ChainStats;
@@ -49,18 +50,14 @@ export class DebtCollector {
 
   /**
    * Redis answers again and this instance still owes the key what its fallback
-   * admitted during the outage: the charge is sent before this request's own
-   * call, on the same connection, so Redis runs it first and the refilled
-   * bucket is never spent twice (a half-open probe included). A bucket whose
-   * last word predates the breaker's opening is peeked first (see lostFirst),
-   * and the request waits for the charge: the promise; undefined otherwise.
+   * admitted during the outage: the request waits for the charge (a peek, then
+   * the charge, see charge), so the refilled bucket is never spent twice (a
+   * half-open probe included). Undefined when nothing is owed (no wait).
    */
   pay(key: string): Promise<void> | undefined {
     const debt = this.debts.take(key);
     if (debt === undefined) return undefined;
-    const peekFirst = this.options.fallback.suspect(key);
-    const charged = this.charge(debt, peekFirst, this.options.peekTimeoutMs).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
-    return peekFirst ? charged : undefined;
+    return this.charge(debt, this.options.peekTimeoutMs).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
   }
 
   /**
@@ -77,7 +74,7 @@ export class DebtCollector {
     // Debts stay in the map until their turn: a request on an owed key meanwhile pays it first (pay).
     for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
       keys += debts.length;
-      const results = await Promise.all(debts.map((debt) => this.charge(debt, this.options.fallback.suspect(debt.bucket.key), timeoutMs)));
+      const results = await Promise.all(debts.map((debt) => this.charge(debt, timeoutMs)));
       results.forEach((n, i) => {
         if (n === UNREACHED) unreached.push(debts[i]!);
         else charged += n;
@@ -86,20 +83,6 @@ export class DebtCollector {
     for (const debt of unreached) this.reowe(debt);
     this.noteCharged(charged);
     if (charged > 0) this.options.logger.info({ keys, units: charged }, 'charged the fallback admissions of the outage to Redis');
-  }
-
-  /**
-   * A bucket whose last word predates the breaker's opening is peeked before
-   * this instance's own admissions are charged to it: charged first, they
-   * would hide writes the old master lost (last-states.ts). 0 otherwise.
-   */
-  private async lostFirst(debt: Debt, timeoutMs: number): Promise<number> {
-    const { store, fallback } = this.options;
-    try {
-      return fallback.lostBeforeCharge(debt.bucket.key, debt.rule, await withTimeout(store.peek(debt.bucket, debt.rule), timeoutMs));
-    } catch {
-      return UNREACHED;
-    }
   }
 
   private reowe(debt: Debt): void {
@@ -114,18 +97,33 @@ export class DebtCollector {
   /**
    * Takes the debt from its bucket whatever is left in it (a debt past empty),
    * or, for a policy without adjust, what is left when the bucket holds less;
-   * returns the units taken, or UNREACHED when Redis did not answer.
+   * returns the units taken, or UNREACHED when Redis did not take it (the
+   * debt is kept). A peek goes first: one that gets no answer within
+   * `peekTimeoutMs` (a node failing over) sends nothing that could land
+   * later; and a bucket whose last word predates the breaker's opening is
+   * held to it (last-states.ts) before this instance's own admissions are
+   * charged, as charged first they would hide writes an old master lost.
    */
-  private async charge(debt: Debt, peekFirst: boolean, peekTimeoutMs: number): Promise<number> {
-    const { store, timeoutMs, adjuster } = this.options;
+  private async charge(debt: Debt, peekTimeoutMs: number): Promise<number> {
+    const { store, timeoutMs, fallback } = this.options;
     const { bucket, rule, units } = debt;
     // Not sent on a lost connection: the client would queue it until it reconnects, past any timeout, and it could land twice.
     if (store.connection.lost()) return UNREACHED;
     if (store.canAdjust(rule)) {
-      // A peek past its deadline: charged without it, and the request's own reply is checked instead (fallback-step.ts).
-      const lost = peekFirst ? Math.max(0, await this.lostFirst(debt, peekTimeoutMs)) : 0;
-      // Sent and failed (a timeout may still have run it): forgiven, never sent twice.
-      if (!(await adjuster.adjust(bucket, rule, units + lost))) return 0;
+      let word: Decision;
+      try {
+        word = await withTimeout(store.peek(bucket, rule), peekTimeoutMs);
+      } catch {
+        return UNREACHED;
+      }
+      const lost = fallback.suspect(bucket.key) ? fallback.lostBeforeCharge(bucket.key, rule, word, units) : 0;
+      try {
+        await withTimeout(store.adjust(bucket, rule, units + lost), timeoutMs);
+      } catch (error) {
+        // Redis refused it (CLUSTERDOWN, READONLY, LOADING: not run): owed again. Else (a timeout may still have run it): forgiven, never sent twice.
+        this.options.logger.debug({ err: error, key: bucket.key }, 'could not charge a debt');
+        return isErrorReply(error) ? UNREACHED : 0;
+      }
       if (lost > 0) this.options.stats.noteRestored(lost);
       return units;
     }

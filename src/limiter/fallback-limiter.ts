@@ -73,9 +73,13 @@ export class FallbackLimiter {
    * A peek at bucket `key` before this instance charges what it admitted
    * locally (debt-collector.ts): the units the bucket lost against the last
    * word, counting none of this instance's admissions since (not in Redis yet).
+   * The peek becomes the last word, with the `charging` units and the lost
+   * ones (about to be taken) already counted against it.
    */
-  lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord): number {
-    return this.lastStates.remember(key, key, redisRule, word, 0, this.now(), false);
+  lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord, charging: number): number {
+    const lost = this.lastStates.remember(key, key, redisRule, word, 0, this.now(), false);
+    this.lastStates.noteLocal(key, charging + lost);
+    return lost;
   }
 
   /**
