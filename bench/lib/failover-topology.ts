@@ -7,7 +7,7 @@ import { bucketKey } from '../../src/core/ids.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import type { RedisClient } from '../../src/stores/redis/scripts.js';
 import { startRedisCluster } from '../../test/helpers/redis-cluster.js';
-import { holdReplication } from '../../test/helpers/replication-hold.js';
+import { holdReplication, replicaOf } from '../../test/helpers/replication-hold.js';
 import { MASTER_NAME, startSentinels } from '../../test/helpers/redis-sentinel.js';
 import { onCleanup } from './cleanup.js';
 
@@ -74,18 +74,6 @@ async function entriesOn(port: number, key: string): Promise<number> {
   try {
     await client.call('READONLY').catch(() => undefined); // a cluster replica answers reads only after it; Sentinel's refuses it
     return await client.zcard(key).catch(() => Number.NaN); // CLUSTERDOWN while the cluster fails over: not known
-  } finally {
-    client.disconnect();
-  }
-}
-
-/** The port of a master's replica, from its INFO replication. */
-async function replicaOf(masterPort: number): Promise<number> {
-  const client = new Redis({ host: '127.0.0.1', port: masterPort });
-  try {
-    const port = /slave0:[^\r\n]*port=(\d+)/.exec(await client.info('replication'))?.[1];
-    if (!port) throw new Error(`master ${masterPort} has no replica`);
-    return Number(port);
   } finally {
     client.disconnect();
   }

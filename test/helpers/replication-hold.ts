@@ -20,3 +20,15 @@ export async function holdReplication(masterPort: number, pause: () => void, has
     client.disconnect();
   }
 }
+
+/** The port of a master's replica, from its INFO replication. */
+export async function replicaOf(masterPort: number): Promise<number> {
+  const client = new Redis({ host: '127.0.0.1', port: masterPort });
+  try {
+    const port = /slave0:[^\r\n]*port=(\d+)/.exec(await client.info('replication'))?.[1];
+    if (!port) throw new Error(`master ${masterPort} has no replica`);
+    return Number(port);
+  } finally {
+    client.disconnect();
+  }
+}
