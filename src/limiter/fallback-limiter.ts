@@ -87,13 +87,13 @@ export class FallbackLimiter {
    * `breakerOpen`: Redis is considered down; `pendingMs`: the refill time of the
    * units still in flight to Redis for this key (they may yet be taken there).
    */
-  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number, pendingUnits = 0): Decision {
+  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number, pendingUnits = 0, late = false): Decision {
     const now = this.now();
     const capped = this.windowRefusal(key, rule, cost + pendingUnits, now);
     if (capped !== undefined) return capped;
     this.prepare(key, rule, breakerOpen, pendingMs, now);
     const decision = this.store.consumeSync(key, rule, cost, now);
-    if (decision.allowed) this.noteLocalAdmission(key, rule, cost, now, breakerOpen);
+    if (decision.allowed) this.noteLocalAdmission(key, rule, cost, now, breakerOpen, !late);
     return decision;
   }
 
@@ -146,9 +146,13 @@ export class FallbackLimiter {
     return { allowed: false, remaining: Math.max(0, share.left), limit, resetAfterMs: waitMs, retryAfterMs: waitMs, delayMs: 0, source: 'fallback' };
   }
 
-  /** Counted against the last word; while the breaker is closed it also weighs on the bucket until Redis counts it (settle). */
-  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number, breakerOpen: boolean): void {
-    this.lastStates.noteLocal(key, cost);
+  /**
+   * Counted against the last word (`counted`: not while its late call is
+   * still in flight, counted there; see unanswered); while the breaker is
+   * closed it also weighs on the bucket until Redis counts it (settle).
+   */
+  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number, breakerOpen: boolean, counted = true): void {
+    if (counted) this.lastStates.noteLocal(key, cost);
     if (breakerOpen || !isTimeBased(rule)) return;
     const perUnitMs = 1000 / rule.refillPerSecond;
     this.debtUntil.set(key, Math.max(this.debtUntil.peek(key) ?? now, now) + cost * perUnitMs);
@@ -165,6 +169,11 @@ export class FallbackLimiter {
     const left = until - (cost * 1000) / rule.refillPerSecond;
     if (left > this.now()) this.debtUntil.set(key, left);
     else this.debtUntil.delete(key);
+  }
+
+  /** The late call of a local admission failed without a reply: the admission now counts against the last word. */
+  unanswered(key: string, cost: number): void {
+    this.lastStates.noteLocal(key, cost);
   }
 
   async peek(key: string, rule: Rule): Promise<Decision> {

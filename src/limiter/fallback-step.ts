@@ -75,7 +75,7 @@ export class FallbackStep {
     return this.whenDown(plan, error, (rule) => {
       const { guard, fallback, debts } = this.options;
       const breakerOpen = !guard.closed;
-      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late), this.pendingUnits(plan, cost, late));
+      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late), this.pendingUnits(plan, cost, late), late);
       // Charged once Redis answers: an open breaker's call never ran, nor one that failed (not timed out) with it closed.
       const mayHaveRun = late || isDeadlineError(error);
       if (decision.allowed && (breakerOpen || !mayHaveRun)) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
@@ -118,7 +118,10 @@ export class FallbackStep {
     if (local.allowed && local.source === 'fallback') {
       const rule = this.fallbackRule(plan);
       // No reply (the connection died with the call): whether it ran is unknown; charged, so the error is a refusal too many.
-      const owe = () => this.options.debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+      const owe = () => {
+        this.options.debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+        this.options.fallback.unanswered(plan.baseKey, cost);
+      };
       call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), owe);
     }
   }
