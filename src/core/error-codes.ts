@@ -118,6 +118,11 @@ export const SLUICE_ERRORS = {
     meaning: 'the admin token is missing or wrong',
     action: 'send `Authorization: Bearer $SLUICE_ADMIN_TOKEN`; for the CLI, export SLUICE_ADMIN_TOKEN',
   },
+  ERR_FORBIDDEN: {
+    status: 403,
+    meaning: "the admin token is valid but its role does not allow this endpoint (`read`: GET only; `write`: rules, overrides, keys; `admin`: tokens and reloads too)",
+    action: 'use a token of a role that allows it (`sluice tokens create NAME ROLE` with an `admin` token), or ask whoever holds one',
+  },
   ERR_ADMIN_DISABLED: {
     status: 403,
     meaning: 'the admin API is off because the gateway was started without SLUICE_ADMIN_TOKEN',
