@@ -28,6 +28,11 @@ export const GATEWAY_ERRORS = {
     meaning: "the tenant's limit for this route is used up",
     action: 'retry after the Retry-After header (seconds; the body has retryAfterMs); if it happens in normal use, ask for a higher limit',
   },
+  concurrency_limited: {
+    status: 429,
+    meaning: "a `kind: concurrency` limit of the route already has its `max` requests (or WebSocket tunnels) of this key open",
+    action: 'retry after the Retry-After header (1 s), or once one of your open requests or tunnels ends; the body names the limit',
+  },
   missing_api_key: {
     status: 401,
     meaning: 'the request carries no API key',
