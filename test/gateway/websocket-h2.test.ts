@@ -26,6 +26,10 @@ routes:
     limits: [{ id: live-upgrades, key: tenant, rule: { policy: token_bucket, capacity: 3, refillPerSecond: 0.001 } }]
   - { id: refuse, path: /refuse, upstream: '\${UP}' }
   - { id: bad-accept, path: /bad-accept, upstream: '\${UP}' }
+  - id: capped
+    path: /capped/*
+    upstream: '\${UP}'
+    limits: [{ id: one-tunnel, kind: concurrency, key: tenant, max: 1 }]
 tenants: { keys: [{ key: h2ws-test-key-1, tenant: shop-a }] }
 limits:
   websocketIdleTimeoutMs: \${IDLE:-300000}
@@ -96,6 +100,24 @@ describe('WebSocket over HTTP/2 through the gateway', () => {
     assert.equal((await openHttp2WebSocket(session, '/refuse', KEY)).status, 403);
     const bad = await openHttp2WebSocket(session, '/bad-accept', KEY);
     assert.equal(bad.status, 502);
+  });
+
+  it('holds a kind: concurrency lease for as long as the HTTP/2 tunnel is open', async () => {
+    const first = await openHttp2WebSocket(session, '/capped/a', KEY);
+    assert.equal(first.status, 200);
+    const second = await openHttp2WebSocket(session, '/capped/b', KEY);
+    assert.equal(second.status, 429, 'one tunnel open: the second is refused');
+    first.stream.end();
+    await first.closed;
+    // The lease goes back when the gateway's side of the stream closes, which the client may see first: ask until admitted.
+    let status = 0;
+    for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      const next = await openHttp2WebSocket(session, '/capped/c', KEY);
+      status = next.status;
+      if (status === 200) next.stream.end();
+    }
+    assert.equal(status, 200, 'the closed tunnel gave its lease back');
   });
 
   it('answers 501 to a CONNECT for another protocol, the session still serving', async () => {
