@@ -2,7 +2,7 @@
 // password or ACL user, a failed TLS handshake, a TLS/plain port mix-up, an
 // unreachable server. Kept from the client's error events until it is ready
 // again, for /readyz and for the one error line logged per new reason.
-import { Cluster } from 'ioredis';
+import { isCluster } from './client-kind.js';
 import type { RedisClient } from './scripts.js';
 
 /** The reason an error names, with what to check. */
@@ -38,7 +38,7 @@ export class ConnectionProblem {
       this.everReady = true;
       this.set(undefined);
     });
-    if (client instanceof Cluster) client.on('node error', (error: Error) => this.set(describeRedisError(error)));
+    if (isCluster(client)) client.on('node error', (error: Error) => this.set(describeRedisError(error)));
   }
 
   /** The reason the last connection attempt failed; undefined once Redis is ready. */
