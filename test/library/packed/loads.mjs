@@ -2,7 +2,7 @@
 // resolved (trace-hooks.mjs) and the CommonJS modules in require's cache
 // (where the packages sluice loads on first use also land). Prints
 // {step: [package, …]}, each step's list including the steps before it.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,4 +31,5 @@ const engine = sluice.createEngine({ redis: { url: process.argv[2] } });
 await sluice.createLimiter({ policy: 'gcra', capacity: 2, refillPerSecond: 1 }, engine).consume('user-42');
 await engine.close();
 steps.redis = packagesLoaded();
+rmSync(resolved);
 process.stdout.write(`${JSON.stringify(steps)}\n`);
