@@ -9,7 +9,7 @@
 // issued, so many concurrent decisions share one connection's pipeline.
 // Auto-pipelining is left off: measured here, it cut EVALSHA throughput.
 import type { Redis } from 'ioredis';
-import { isCluster } from './redis/client-kind.js';
+import { isCluster } from './redis/client.js';
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';

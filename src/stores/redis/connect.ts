@@ -5,7 +5,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type * as IORedis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import { loadPackage } from '../../core/load-package.js';
-import type { RedisClient } from './scripts.js';
+import type { RedisClient } from './client.js';
 import { scrubErrorsOf } from './scrub-secrets.js';
 
 /** An ACL user (or `default`) and its password. */

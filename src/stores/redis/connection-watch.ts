@@ -4,10 +4,9 @@
 // run timers late, but replies keep arriving, so no call is declared dead while
 // Redis is answering (a plain timer let 42-53 through a limit of 20).
 import type { Redis } from 'ioredis';
-import { isCluster } from './client-kind.js';
+import { isCluster, type RedisClient } from './client.js';
 import { type Clock, systemClock } from '../clock.js';
 import type { StoreConnection } from '../store.js';
-import type { RedisClient } from './scripts.js';
 import { keySlot } from './key-slot.js';
 
 const ANY = '*';

@@ -3,8 +3,7 @@
 // error would print. Sluice's clients scrub it on the first error listener,
 // before anything else sees the error (command promises settle later, in
 // microtasks), so no log line, /readyz body or error message can carry it.
-import { isCluster } from './client-kind.js';
-import type { RedisClient } from './scripts.js';
+import { isCluster, type RedisClient } from './client.js';
 
 const WITH_SECRETS = new Set(['auth', 'hello']);
 export const REDACTED = '[redacted]';
