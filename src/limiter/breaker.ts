@@ -27,6 +27,12 @@ export interface BreakerOptions {
 
 type Thunk = () => Promise<unknown>;
 
+/** Called on every opening (a half-open probe that fails re-opens it) and every closing. */
+export interface BreakerHooks {
+  onOpen?: () => void;
+  onClose?: () => void;
+}
+
 export class RedisBreaker {
   private readonly breaker: CircuitBreaker<[Thunk], unknown>;
   private consecutiveFailures = 0;
@@ -38,7 +44,7 @@ export class RedisBreaker {
   constructor(
     readonly options: BreakerOptions,
     logger: Logger,
-    onClose: () => void = () => undefined,
+    hooks: BreakerHooks = {},
     /** A cheap store call; half-open with no request coming, the breaker sends it itself (probeInBackground). */
     private readonly probe?: () => Promise<unknown>,
   ) {
@@ -51,11 +57,11 @@ export class RedisBreaker {
       rollingCountTimeout: options.rollingWindowMs,
       rollingCountBuckets: 10,
     });
-    this.follow(logger, onClose);
+    this.follow(logger, hooks);
   }
 
   /** Counts consecutive failures, logs each change of mode once, probes when half-open. */
-  private follow(logger: Logger, onClose: () => void): void {
+  private follow(logger: Logger, hooks: BreakerHooks): void {
     const { options } = this;
     this.breaker.on('success', () => {
       this.consecutiveFailures = 0;
@@ -66,6 +72,7 @@ export class RedisBreaker {
     });
     this.breaker.on('open', () => {
       breakerTransitions.inc({ state: 'open' });
+      hooks.onOpen?.();
       if (this.mode === 'fallback') return;
       this.mode = 'fallback';
       logger.warn({ mode: 'fallback' }, 'Redis unreachable: circuit breaker open, deciding with the local fallback limiter');
@@ -77,7 +84,7 @@ export class RedisBreaker {
     this.breaker.on('close', () => {
       this.consecutiveFailures = 0;
       this.lastFailure = undefined;
-      onClose();
+      hooks.onClose?.();
       breakerTransitions.inc({ state: 'closed' });
       if (this.mode === 'redis') return;
       this.mode = 'redis';

@@ -33,6 +33,11 @@ export const leaseCalls = lazyCounter(resilienceRegistry, {
   labelNames: ['outcome'] as const,
 });
 
+export const failoverRestoredUnits = lazyCounter(resilienceRegistry, {
+  name: 'sluice_failover_restored_units_total',
+  help: 'Units a bucket came back without after the breaker opened (writes a failed master had not replicated), charged back',
+});
+
 export const fallbackChargedUnits = lazyCounter(resilienceRegistry, {
   name: 'sluice_fallback_charged_units_total',
   help: 'Units the local fallback admitted while the breaker was open, charged to Redis once it closed',
