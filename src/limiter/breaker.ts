@@ -5,7 +5,8 @@
 // open, calls fail at once (no deadline waited); after `resetTimeoutMs` one
 // probe goes through (a request's, or the breaker's own when none comes) and
 // its success closes it again.
-import CircuitBreaker from 'opossum';
+import type CircuitBreaker from 'opossum';
+import { loadPackage } from '../core/load-package.js';
 import type { Logger } from 'pino';
 import { breakerTransitions } from './metrics.js';
 
@@ -47,7 +48,8 @@ export class RedisBreaker {
     /** A cheap store call; half-open with no request coming, the breaker sends it itself (probeInBackground). */
     private readonly probe?: () => Promise<unknown>,
   ) {
-    this.breaker = new CircuitBreaker<[Thunk], unknown>((run: Thunk) => run(), {
+    const Breaker = loadPackage<typeof CircuitBreaker>('opossum');
+    this.breaker = new Breaker<[Thunk], unknown>((run: Thunk) => run(), {
       timeout: false,
       resetTimeout: options.resetTimeoutMs,
       errorThresholdPercentage: options.errorThresholdPercentage,
