@@ -24,19 +24,20 @@ export class WorkersOverview {
 
   async overview(): Promise<Overview> {
     let snapshots: InstanceSnapshot[];
+    let gone: InstanceSnapshot[];
     try {
-      snapshots = await this.feed.read();
+      ({ live: snapshots, gone } = await this.feed.read());
     } catch (error) {
       this.logger.debug({ err: error }, 'dashboard snapshots not read from Redis');
       return empty('cluster view unavailable: Redis does not answer');
     }
     if (snapshots.length === 0) return empty('no worker has published its snapshot yet');
     const self = snapshots.find((snapshot) => this.isLocal(snapshot.id))?.id ?? '';
-    return { ...mergeSnapshots(snapshots, self), self, scope: 'cluster' };
+    return { ...mergeSnapshots(snapshots, self, gone), self, scope: 'cluster' };
   }
 
   close(): Promise<void> {
-    return this.feed.stop('');
+    return this.feed.stop();
   }
 }
 

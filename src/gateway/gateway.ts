@@ -46,6 +46,20 @@ export interface GatewayOptions {
   rules: RuleResolver;
   tenants: TenantResolver;
   logger: Logger;
+  /** Told each decided request's verdict, status and times when its response is finished (the dashboard's history). */
+  observer?: RequestObserver;
+}
+
+/** What the history is told per request: counted in memory, written out once a second. */
+export interface RequestObserver {
+  /** verdict: 0 allowed, 1 refused, 2 admitted by a shadow rule that would have refused. */
+  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number): void;
+}
+
+/** 0 allowed, 1 refused, 2 admitted although a shadow limit would have refused. */
+function verdictOf(outcome: LimitsDecision): number {
+  if (!outcome.allowed) return 1;
+  return outcome.enforced?.some((decision) => !decision.allowed) ? 2 : 0;
 }
 
 export class Gateway {
@@ -59,6 +73,7 @@ export class Gateway {
   private tunnelIdleMs!: number;
   private readonly engine: Engine;
   private readonly log: Logger;
+  private readonly observer: RequestObserver | undefined;
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
   private routes!: RouteTable<LimitedTarget>;
   private keyHeader!: string;
@@ -72,6 +87,7 @@ export class Gateway {
     const { config } = options;
     this.engine = options.engine;
     this.log = options.logger;
+    this.observer = options.observer;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.reconfigure(options);
     this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
@@ -163,8 +179,17 @@ export class Gateway {
       return;
     }
     const exchange: Exchange = { req, res, tenant, route, target: match.target, limits };
+    const started = performance.now();
+    const observer = this.observer;
+    let decisionMs = 0;
+    let verdict = 0;
+    if (observer) res.once('finish', () => observer.request(route, verdict, res.statusCode, performance.now() - started, decisionMs));
     this.engine.decideAll(limits).then(
-      (outcome) => this.decided(exchange, outcome),
+      (outcome) => {
+        decisionMs = performance.now() - started;
+        verdict = verdictOf(outcome);
+        this.decided(exchange, outcome);
+      },
       (error: unknown) => this.failed(res, tenant, route, error),
     );
   }
