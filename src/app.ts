@@ -15,6 +15,7 @@ import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
 import { redisTargetOf, watchForDashboard, withDashboard } from './dashboard/wire.js';
 import type { UpstreamRow } from './dashboard/snapshot.js';
+import type { Dashboard } from './dashboard/dashboard.js';
 import { upstreamTallies } from './gateway/upstream-metrics.js';
 import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision/service.js';
 
@@ -75,7 +76,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   const { address, gateway, admin, runtime, decision } = fronts;
   const url = `${config.tls ? 'https' : 'http'}://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, store: config.store.type, routes: config.routes.length }, 'sluice gateway listening');
-  dashboard.setProbes({ address: url, ...(admin ? { adminAddress: admin.url } : {}), upstreams: upstreamRows });
+  dashboard.setProbes({ address: url, adminAddress: admin?.url, upstreams: upstreamRows });
 
   let closing: Promise<void> | undefined;
   return {
@@ -86,10 +87,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     decisionUrl: decision?.httpUrl,
     engine,
     gateway,
-    reconfigure: (next) => {
-      reconfigure(next, fronts, { engine, options, logger });
-      dashboard.noteChange('config-reload', `${next.routes.length} routes`);
-    },
+    reconfigure: (next) => reconfigure(next, fronts, { engine, options, logger, dashboard }),
     close: () => {
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
@@ -105,12 +103,13 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
 }
 
 /** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
-function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger }: { engine: Engine; options: StartOptions; logger: Logger }): void {
+function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger, dashboard }: { engine: Engine; options: StartOptions; logger: Logger; dashboard: Dashboard }): void {
   const resolvers = resolversFor(next, runtime?.cache);
   const rules = options.rules ?? resolvers.rules;
   const tenants = options.tenants ?? resolvers.tenants;
   gateway.reconfigure({ config: next, rules, tenants });
   decision?.reconfigure(next, { engine, rules, tenants, logger });
+  dashboard.noteChange('config-reload', `${next.routes.length} routes`);
 }
 
 interface Fronts {

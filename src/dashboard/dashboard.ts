@@ -35,7 +35,7 @@ export interface DashboardOptions {
 /** What the composition root tells the dashboard once the listeners are up. */
 export interface DashboardProbes {
   address?: string;
-  adminAddress?: string;
+  adminAddress?: string | undefined;
   upstreams?: () => UpstreamRow[];
 }
 
@@ -72,7 +72,7 @@ export class Dashboard {
   }
 
   setProbes(probes: DashboardProbes): void {
-    this.probes = { ...this.probes, ...probes };
+    this.probes = { ...this.probes, ...Object.fromEntries(Object.entries(probes).filter(([, value]) => value !== undefined)) };
   }
 
   /** A change the rule store announced (rule, override, key, reload), or a config reload. */
@@ -87,7 +87,7 @@ export class Dashboard {
     const open = health.mode !== 'memory' && !health.storeReachable;
     if (open !== this.breakerOpen) {
       this.breakerOpen = open;
-      this.history.event(open ? 'breaker-open' : 'breaker-close', open ? (health.detail ?? 'Redis unreachable') : 'Redis answers again');
+      this.history.event(open ? 'breaker-open' : 'breaker-close', open ? `Redis unreachable${health.detail ? ` (${health.detail})` : ''}` : 'Redis answers again');
     }
     void this.history.flush();
   }

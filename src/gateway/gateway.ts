@@ -10,7 +10,6 @@ import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import type { LimitProblem } from '../limits/request-limits.js';
-import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { abandonBody, gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
@@ -26,19 +25,10 @@ import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
 import { answerConnect, wantsWebSocket } from './unsupported.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
+import { type Exchange, type RequestObserver, watchRequest } from './request-observer.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
-
-/** One admitted request on its way past the decision: what refusing, holding and forwarding need. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  tenant: string | undefined;
-  route: string;
-  target: LimitedTarget;
-  limits: RequestLimit[];
-}
 
 export interface GatewayOptions {
   config: SluiceConfig;
@@ -46,20 +36,7 @@ export interface GatewayOptions {
   rules: RuleResolver;
   tenants: TenantResolver;
   logger: Logger;
-  /** Told each decided request's verdict, status and times when its response is finished (the dashboard's history). */
-  observer?: RequestObserver;
-}
-
-/** What the history is told per request: counted in memory, written out once a second. */
-export interface RequestObserver {
-  /** verdict: 0 allowed, 1 refused, 2 admitted by a shadow rule that would have refused. */
-  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number): void;
-}
-
-/** 0 allowed, 1 refused, 2 admitted although a shadow limit would have refused. */
-function verdictOf(outcome: LimitsDecision): number {
-  if (!outcome.allowed) return 1;
-  return outcome.enforced?.some((decision) => !decision.allowed) ? 2 : 0;
+  observer?: RequestObserver; // told each decided request's verdict, status and times (the dashboard's history)
 }
 
 export class Gateway {
@@ -178,18 +155,9 @@ export class Gateway {
       this.unlimitable(res, tenant, route, limits);
       return;
     }
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits };
-    const started = performance.now();
-    const observer = this.observer;
-    let decisionMs = 0;
-    let verdict = 0;
-    if (observer) res.once('finish', () => observer.request(route, verdict, res.statusCode, performance.now() - started, decisionMs));
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched: watchRequest(this.observer, res, route) };
     this.engine.decideAll(limits).then(
-      (outcome) => {
-        decisionMs = performance.now() - started;
-        verdict = verdictOf(outcome);
-        this.decided(exchange, outcome);
-      },
+      (outcome) => this.decided(exchange, outcome),
       (error: unknown) => this.failed(res, tenant, route, error),
     );
   }
@@ -206,6 +174,7 @@ export class Gateway {
 
   private decided(exchange: Exchange, outcome: LimitsDecision): void {
     const { res, tenant, route, limits } = exchange;
+    exchange.watched?.(outcome);
     try {
       if (res.destroyed) return; // the client left while we decided
       countDecision(this.counters, limits, outcome);

@@ -23,7 +23,7 @@ describe('cluster feed', () => {
     await redis?.stop();
   });
 
-  it('merges every live instance, drops a stopped one, and falls back to this instance when Redis is gone', async () => {
+  it('merges every live instance, lists a stopped one as gone, and falls back to this instance when Redis is gone', async () => {
     const engines = [new ObservedEngine(new StoreEngine(new MemoryStore())), new ObservedEngine(new StoreEngine(new MemoryStore()))];
     const [a, b] = engines.map((engine, i) => new Dashboard({ engine, redis: { url: redis.url }, logger: silent, instanceId: `inst-${i}` }));
     await engines[0]!.decide('t1', 'r', rule);

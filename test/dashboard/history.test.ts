@@ -15,7 +15,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, OUTPUT_DIR, type TestBrowser } from './browser.js';
 
 const TOKEN = 'history-admin-token-0123456789ab';
 const yaml = `
@@ -136,13 +136,15 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     assert.equal(await browser.page.locator(`#upstreams tbody tr[data-upstream="broken ${b.url.replace(/:\d+$/, '')}"]`).count(), 0); // sanity of the selector below
     await within(5_000, "the dead upstream's errors on the instance list", async () => (await browser.page.locator('#upstreams tbody tr.trouble-warn', { hasText: 'broken' }).count()) > 0);
     await browser.shot('history-02-slow-and-502');
+    await browser.page.locator('[data-history-route="broken"]').screenshot({ path: join(OUTPUT_DIR, 'history-02b-route-broken.png') });
+    await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-02c-instances.png') });
   });
 
   it('a rule change appears as an event', async () => {
     const put = await call(`${a.adminUrl}/rules/calm/orders`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'token_bucket', capacity: 50, refillPerSecond: 5 }) });
     assert.equal(put.status, 200);
     await browser.page.locator('#events tbody tr[data-event="rule-change"]', { hasText: 'rule calm/orders' }).waitFor({ timeout: 10_000 });
-    await browser.page.locator('#instances tbody tr', { hasText: 'changes, last' }).first().waitFor({ timeout: 5_000 });
+    await browser.page.locator('#instances tbody tr', { hasText: /changes?, last/ }).first().waitFor({ timeout: 5_000 });
   });
 
   it('Redis paused: the banner says which instance is degraded; back, the breaker opening is an event on the charts', async () => {
@@ -152,7 +154,8 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
         await call(`${a.url}/orders`, { method: 'POST', headers: { 'x-api-key': 'calm-key-0000001' } });
         return (await browser.page.locator('#degraded-banner').isVisible()) && /Degraded: .* fallback/.test((await browser.page.locator('#degraded-banner').textContent()) ?? '');
       });
-      await browser.shot('history-03-degraded-banner');
+      await browser.page.evaluate(() => window.scrollTo(0, 0));
+      await browser.page.screenshot({ path: join(OUTPUT_DIR, 'history-03-degraded-banner.png') });
     } finally {
       redis.resume();
     }
@@ -169,7 +172,8 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     await browser.page.locator('#events tbody tr[data-event="instance-stop"]', { hasText: bId! }).waitFor({ timeout: 10_000 });
     assert.match((await browser.page.locator('#scope').textContent()) ?? '', /1 instance publishing/);
     await browser.page.locator('#degraded-banner').waitFor({ state: 'hidden', timeout: 5_000 }); // a clean stop is not trouble
-    await browser.shot('history-04-instance-gone');
+    await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-04-instance-gone.png') });
+    await browser.page.locator('section[aria-labelledby="history-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-05-events.png') });
   });
 
   it('every history key in Redis expires; the page had no script error', async () => {

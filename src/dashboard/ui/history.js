@@ -32,6 +32,7 @@ const EVENT_WORDS = {
   'key-change': 'API key changed',
   'config-reload': 'config reloaded',
 };
+const RANGE_WORDS = { '5m': 'the last 5 minutes', '1h': 'the last hour', '1d': 'the last day' };
 let events = [];
 
 export function renderHistory(history) {
@@ -59,7 +60,7 @@ function fill(chart, history, data, step) {
   chart.decisions.setData([x, data.counts.allowed, data.counts.refused, data.counts.shadow]);
   chart.statuses.setData([x, data.counts.s2xx, data.counts.s4xx, data.counts.s429, data.counts.s5xx, data.counts.s502_504]);
   chart.latency.setData([x, ...LATENCY.map(([name]) => data.latency[name])]);
-  chart.caption.textContent = `Route ${chart.route}: totals over the range picked (${history.range}), ${step} buckets`;
+  chart.caption.textContent = `Totals over ${RANGE_WORDS[history.range] ?? history.range} (${step} buckets)`;
   const rows = COUNTS.map(([name, label, trouble]) => {
     const n = data.totals[name];
     const tr = row([label, n]);
@@ -89,21 +90,25 @@ function createBlock(container, route) {
   const tbody = element('tbody');
   table.append(caption, head, tbody);
   const plots = element('div', undefined, { class: 'history-plots' });
-  block.append(table, plots);
+  const line = element('div', undefined, { class: 'history-row' });
+  line.append(table, plots);
+  block.append(line);
   container.append(block);
-  const decisions = plot(plots, route, 'Decisions per bucket', 'requests', [
+  // Three charts in a row beside the totals, as wide as the page allows.
+  const width = Math.max(260, Math.min(420, Math.floor((container.clientWidth - 380) / 3) - 24));
+  const decisions = plot(plots, width, route, 'Decisions per bucket', 'requests', [
     { label: 'allowed', stroke: '#1a7f37', width: 2 },
     { label: 'refused', stroke: '#b00020', width: 2, dash: [8, 4] },
     { label: 'shadow: would refuse', stroke: '#6f42c1', width: 2, dash: [2, 3] },
   ]);
-  const statuses = plot(plots, route, 'Status classes per bucket', 'responses', [
+  const statuses = plot(plots, width, route, 'Status classes per bucket', 'responses', [
     { label: '2xx', stroke: '#1a7f37', width: 2 },
     { label: '4xx', stroke: '#9a6700', width: 2, dash: [6, 3] },
     { label: '429', stroke: '#bc4c00', width: 2, dash: [2, 3] },
     { label: '5xx', stroke: '#b00020', width: 2, dash: [10, 3, 2, 3] },
     { label: '502/504', stroke: '#82071e', width: 3 },
   ]);
-  const latency = plot(plots, route, 'Latency (upper edge of the bucket)', 'ms', [
+  const latency = plot(plots, width, route, 'Latency p50 / p99', 'ms', [
     { label: 'request p50', stroke: '#0550ae', width: 2 },
     { label: 'request p99', stroke: '#0550ae', width: 2, dash: [8, 4] },
     { label: 'decision p50', stroke: '#8250df', width: 2 },
@@ -112,17 +117,20 @@ function createBlock(container, route) {
   return { route, block, tbody, caption, decisions, statuses, latency };
 }
 
-function plot(parent, route, title, unit, series, distr) {
+function plot(parent, width, route, title, unit, series, distr) {
+  const figure = element('div', undefined, { class: 'history-plot' });
   const box = element('div', undefined, { class: 'plot', role: 'img', 'aria-label': `${title} on route ${route}; the table beside it gives the totals` });
-  parent.append(element('h4', `${title} (${unit})`), box);
+  figure.append(element('h4', title), box);
+  parent.append(figure);
   const y = distr === 'log' ? { distr: 3, log: 10 } : {};
   return new window.uPlot(
     {
-      width: 560,
-      height: 150,
+      width,
+      height: 170,
       scales: { x: { time: true }, y },
       axes: [{}, { label: unit, size: 60 }],
       series: [{}, ...series],
+      legend: { live: false },
       hooks: { draw: [drawEvents] },
     },
     [[], ...series.map(() => [])],

@@ -40,10 +40,11 @@ function instanceRow(instance, newestRules, scope) {
 function rulesCell(instance, newestRules, scope) {
   const rules = instance.rules;
   if (!rules) return '–';
-  if (!rules.lastChangeAt) return `${rules.changes} changes`;
+  const changes = `${rules.changes} change${rules.changes === 1 ? '' : 's'}`;
+  if (!rules.lastChangeAt) return changes;
   const behind = newestRules - rules.lastChangeAt;
   const lag = scope === 'cluster' && behind > 2000 ? `, ${duration(behind)} behind the newest` : '';
-  return `${rules.changes} changes, last ${time(rules.lastChangeAt)}${lag}`;
+  return `${changes}, last ${time(rules.lastChangeAt)}${lag}`;
 }
 
 function renderUpstreams(instances) {
