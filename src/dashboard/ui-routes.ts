@@ -38,6 +38,11 @@ const FILES: Record<string, string> = {
   'keys.js': join(UI_DIR, 'keys.js'),
   'history.js': join(UI_DIR, 'history.js'),
   'instances.js': join(UI_DIR, 'instances.js'),
+  'role.js': join(UI_DIR, 'role.js'),
+  'overrides.js': join(UI_DIR, 'overrides.js'),
+  'tenants.js': join(UI_DIR, 'tenants.js'),
+  'audit.js': join(UI_DIR, 'audit.js'),
+  'team.js': join(UI_DIR, 'team.js'),
   'vendor/uPlot.iife.min.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
   'vendor/uPlot.min.css': join(UPLOT_DIR, 'uPlot.min.css'),
 };
@@ -46,7 +51,8 @@ const cache = new Map<string, Buffer>();
 export interface UiContext {
   /** This instance's overview: its own Dashboard, or with workers the primary's view of their snapshots. */
   dashboard: (Pick<Dashboard, 'overview'> & Partial<Pick<Dashboard, 'historyOf'>>) | undefined;
-  authorize: (req: IncomingMessage) => void;
+  /** Throws (401/403) unless the request carries a token; any role may read the overview. */
+  authorize: (req: IncomingMessage) => Promise<unknown>;
 }
 
 /** Answers a request under /ui (parts[0] === 'ui'). */
@@ -56,13 +62,13 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, parts: 
   const rest = parts.slice(1).join('/');
   if (method !== 'GET' && method !== 'HEAD') throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use GET`, 'method');
   if (rest === 'api/overview') {
-    ctx.authorize(req);
+    await ctx.authorize(req);
     if (!ctx.dashboard) throw new SluiceError('ERR_NOT_FOUND', 'the dashboard is not running on this instance', 'dashboard');
     sendJson(res, 200, await ctx.dashboard.overview());
     return;
   }
   if (rest === 'api/history') {
-    ctx.authorize(req);
+    await ctx.authorize(req);
     const range = new URL(req.url ?? '/', 'http://x').searchParams.get('range') ?? '1h';
     if (!isRange(range)) throw new SluiceError('ERR_BAD_REQUEST', `range: must be one of ${Object.keys(RANGES).join(', ')}`, 'range');
     if (!ctx.dashboard?.historyOf) throw new SluiceError('ERR_NOT_FOUND', 'the history is not kept on this instance', 'dashboard');

@@ -35,8 +35,12 @@ export function watchRequest(observer: RequestObserver | undefined, res: ServerR
   if (!observer) return undefined;
   const started = performance.now();
   let decisionMs = 0;
-  let verdict = 0;
-  res.once('finish', () => observer.request(route, verdict, res.statusCode, performance.now() - started, decisionMs));
+  let verdict: number | undefined;
+  res.once('finish', () => {
+    // No rate decision: refused by a concurrency limit (429 / 503), or a route with concurrency limits only.
+    const counted = verdict ?? (res.statusCode === 429 || res.statusCode === 503 ? 1 : 0);
+    observer.request(route, counted, res.statusCode, performance.now() - started, decisionMs);
+  });
   return (outcome) => {
     decisionMs = performance.now() - started;
     verdict = verdictOf(outcome);

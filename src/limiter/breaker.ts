@@ -26,6 +26,12 @@ export interface BreakerOptions {
 
 type Thunk = () => Promise<unknown>;
 
+/** Called on every opening (a half-open probe that fails re-opens it) and every closing. */
+export interface BreakerHooks {
+  onOpen?: () => void;
+  onClose?: () => void;
+}
+
 export class RedisBreaker {
   private readonly breaker: CircuitBreaker<[Thunk], unknown>;
   private consecutiveFailures = 0;
@@ -37,7 +43,7 @@ export class RedisBreaker {
   constructor(
     readonly options: BreakerOptions,
     logger: Logger,
-    onClose: () => void = () => undefined,
+    hooks: BreakerHooks = {},
     /** A cheap store call; half-open with no request coming, the breaker sends it itself (probeInBackground). */
     private readonly probe?: () => Promise<unknown>,
   ) {
@@ -49,11 +55,11 @@ export class RedisBreaker {
       rollingCountTimeout: options.rollingWindowMs,
       rollingCountBuckets: 10,
     });
-    this.follow(logger, onClose);
+    this.follow(logger, hooks);
   }
 
   /** Counts consecutive failures, logs each change of mode once, probes when half-open. */
-  private follow(logger: Logger, onClose: () => void): void {
+  private follow(logger: Logger, hooks: BreakerHooks): void {
     const { options } = this;
     this.breaker.on('success', () => {
       this.consecutiveFailures = 0;
@@ -64,6 +70,7 @@ export class RedisBreaker {
     });
     this.breaker.on('open', () => {
       breakerTransitions.inc({ state: 'open' });
+      hooks.onOpen?.();
       if (this.mode === 'fallback') return;
       this.mode = 'fallback';
       logger.warn({ mode: 'fallback' }, 'Redis unreachable: circuit breaker open, deciding with the local fallback limiter');
@@ -75,7 +82,7 @@ export class RedisBreaker {
     this.breaker.on('close', () => {
       this.consecutiveFailures = 0;
       this.lastFailure = undefined;
-      onClose();
+      hooks.onClose?.();
       breakerTransitions.inc({ state: 'closed' });
       if (this.mode === 'redis') return;
       this.mode = 'redis';

@@ -5,6 +5,8 @@ import { clearHistory, pickedRange, renderHistory } from './history.js';
 import { clearOverview, renderOverview } from './live.js';
 import { setupKeys } from './keys.js';
 import { onDelete, setupRules } from './rules.js';
+import { isForbidden } from './role.js';
+import { setupTeam } from './team.js';
 
 const REFRESH_MS = 1000;
 /** The history moves in 10-s buckets: every 5 s is enough. */
@@ -28,7 +30,9 @@ function hideAlert() {
 
 /** Every failed call ends here: the page says what happened instead of going blank. */
 function report(error) {
-  if (error.code === UNREACHABLE) {
+  if (isForbidden(error)) {
+    showAlert(`Not allowed: ${error.message}.`);
+  } else if (error.code === UNREACHABLE) {
     wasDown = true;
     showAlert(error.message);
   } else if (error.status === 401 || error.status === 403) {
@@ -41,6 +45,7 @@ function report(error) {
 const rules = setupRules(api, report);
 onDelete(api, report);
 const keys = setupKeys(api, report);
+const team = setupTeam(api, report);
 
 async function refresh() {
   try {
@@ -50,7 +55,7 @@ async function refresh() {
     if (wasDown) {
       wasDown = false;
       hideAlert();
-      await Promise.all([rules.load(), keys.load()]);
+      await Promise.all([rules.load(), keys.load(), team.load()]);
     }
     schedule(REFRESH_MS);
   } catch (error) {
@@ -85,6 +90,7 @@ function signOut(message) {
   clearOverview();
   rules.clear();
   keys.clear();
+  team.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;
@@ -111,7 +117,7 @@ document.getElementById('sign-in').addEventListener('submit', async (event) => {
     hideAlert();
     renderOverview(overview);
     rules.setOverview(overview);
-    await Promise.all([rules.load(), keys.load(), refreshHistory()]);
+    await Promise.all([rules.load(), keys.load(), team.load(), refreshHistory()]);
     schedule(REFRESH_MS);
   } catch (failure) {
     api.setToken('');
