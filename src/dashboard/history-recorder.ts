@@ -5,6 +5,7 @@
 // to an hour of buckets); events wait the same way (up to MAX_PENDING_EVENTS).
 import type { Logger } from 'pino';
 import { addRequest, emptyCell } from './history-cells.js';
+import { observeRequest } from './metrics.js';
 import { type BucketCells, type EventKind, type HistoryBatch, type HistoryEvent, type HistoryStore, MAX_HISTORY_ROUTES, OTHER_HISTORY_ROUTE, TEN_SECONDS } from './history-store.js';
 
 const MAX_PENDING_BUCKETS = TEN_SECONDS.keepSeconds / TEN_SECONDS.seconds;
@@ -32,6 +33,7 @@ export class HistoryRecorder implements RequestObserver {
   ) {}
 
   request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number): void {
+    observeRequest(route, status, requestMs / 1000);
     const start = Math.floor(this.now() / 10_000) * 10;
     let cells = this.pending.get(start);
     if (!cells) {
