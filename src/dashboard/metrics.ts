@@ -95,7 +95,10 @@ const requestCells = new Map<string, RequestCells>();
 export function observeRequest(route: string, status: number, seconds: number): void {
   let cells = requestCells.get(route);
   if (!cells) {
-    if (requestCells.size >= MAX_ROUTES && route !== OTHER_ROUTE) return observeRequest(OTHER_ROUTE, status, seconds);
+    if (requestCells.size >= MAX_ROUTES && route !== OTHER_ROUTE) {
+      observeRequest(OTHER_ROUTE, status, seconds);
+      return;
+    }
     cells = { classes: new Float64Array(STATUS_CLASSES.length), buckets: new Float64Array(REQUEST_BUCKETS.length), sum: 0, count: 0 };
     requestCells.set(route, cells);
   }
