@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
+import { parseConfig } from '../../src/config/index.js';
 import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
@@ -59,6 +60,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
   let browser: TestBrowser;
   const dirs: string[] = [];
   const seen = { s200: 0, s429: 0, s503: 0 };
+  let env: Record<string, string>;
 
   const total = (route: string, count: string) => browser.page.locator(`[data-history-route="${route}"] tr[data-count="${count}"] td`).nth(1).textContent();
   const latency = (route: string, name: string) => browser.page.locator(`[data-history-route="${route}"] tr[data-latency="${name}"] td`).nth(1).textContent();
@@ -79,11 +81,11 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
       }),
     ]);
     const dead = `http://127.0.0.1:${await deadPort()}`;
+    env = { UPSTREAM: upstream.url, DEAD: dead, SLUICE_REDIS_URL: redis.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN };
     const start = () => {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-history-'));
       dirs.push(dir);
-      const env = { UPSTREAM: upstream.url, DEAD: dead, SLUICE_REDIS_URL: redis.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DATA_DIR: dir };
-      return startGateway(yaml, env, { ruleStore: true, admin: true });
+      return startGateway(yaml, { ...env, SLUICE_DATA_DIR: dir }, { ruleStore: true, admin: true });
     };
     a = await start();
     b = await start();
@@ -140,11 +142,13 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-02c-instances.png') });
   });
 
-  it('a rule change appears as an event', async () => {
+  it('a rule change and a config reload appear as events', async () => {
     const put = await call(`${a.adminUrl}/rules/calm/orders`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'token_bucket', capacity: 50, refillPerSecond: 5 }) });
     assert.equal(put.status, 200);
     await browser.page.locator('#events tbody tr[data-event="rule-change"]', { hasText: 'rule calm/orders' }).waitFor({ timeout: 10_000 });
     await browser.page.locator('#instances tbody tr', { hasText: /changes?, last/ }).first().waitFor({ timeout: 5_000 });
+    a.reconfigure(parseConfig(yaml, { source: 'reloaded.yaml', env: { ...env, SLUICE_LISTEN: '127.0.0.1:0' } }));
+    await browser.page.locator('#events tbody tr[data-event="config-reload"]', { hasText: '3 routes' }).waitFor({ timeout: 10_000 });
   });
 
   it('Redis paused: the banner says which instance is degraded; back, the breaker opening is an event on the charts', async () => {
