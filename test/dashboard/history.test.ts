@@ -176,6 +176,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     await browser.page.locator('#events tbody tr[data-event="instance-stop"]', { hasText: bId! }).waitFor({ timeout: 10_000 });
     assert.match((await browser.page.locator('#scope').textContent()) ?? '', /1 instance publishing/);
     await browser.page.locator('#degraded-banner').waitFor({ state: 'hidden', timeout: 5_000 }); // a clean stop is not trouble
+    assert.equal(await browser.page.locator(`#instances tbody tr[data-instance="${bId}"]`).getAttribute('class'), 'gone-row', 'greyed, not shaded as trouble');
     await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-04-instance-gone.png') });
     await browser.page.locator('section[aria-labelledby="history-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-05-events.png') });
   });

@@ -32,7 +32,9 @@ function instanceRow(instance, newestRules, scope) {
   tr.dataset.instance = instance.id;
   tr.dataset.mode = instance.mode;
   tr.dataset.state = instance.gone ? `gone-${instance.gone}` : 'live';
-  if (instance.gone || instance.mode === 'fallback') tr.className = 'trouble-bad';
+  // A clean stop is greyed, not alarming; silence or fallback is trouble.
+  if (instance.gone === 'stopped') tr.className = 'gone-row';
+  else if (instance.gone || instance.mode === 'fallback') tr.className = 'trouble-bad';
   return tr;
 }
 
