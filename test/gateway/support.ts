@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { type RunningSluice, type StartOptions, startSluice } from '../../src/app.js';
-import { type Env, parseConfig } from '../../src/config/index.js';
+import type { Env } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 
 export const silent = pino({ level: 'silent' });
 
