@@ -7,7 +7,7 @@ import type { Clock } from '../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from './decide-all.js';
-import { CallDeadlines } from './deadline.js';
+import { CallDeadlines, DeadlineTimer } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from './plan.js';
 import type { ChainStats } from './stats.js';
@@ -32,8 +32,11 @@ export interface StoreGuardOptions {
 export class StoreGuard {
   /** Units sent per bucket (base key) and not answered yet. */
   readonly inFlight = new InFlight();
+  private readonly timer: DeadlineTimer;
 
-  constructor(private readonly options: StoreGuardOptions) {}
+  constructor(private readonly options: StoreGuardOptions) {
+    this.timer = new DeadlineTimer(options.now);
+  }
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
     return this.run(plan, cost, () => this.options.store.consume(plan.bucket, plan.rule, cost), sent);
@@ -74,20 +77,49 @@ export class StoreGuard {
   /** The same for a call on the slot of `key` that may take units from each bucket of `charges`. */
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
-    const channel = store.connection.channelOf(key);
-    const silenceMs = this.failureSilenceMs();
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, this.options.deadlineMs, this.timer);
+    if (breaker.closed) return this.runClosed(deadlines, charges, call, sent);
+    // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
-    const probe = !breaker.closed;
-    const deadlines = new CallDeadlines(store.connection, channel, now, this.options.deadlineMs);
+    const silenceMs = this.failureSilenceMs();
     const fired = breaker.fire(() => {
       stats.storeCalls++;
       const running = call();
       if (sent) sent.call = running;
-      if (!(probe && sent)) for (const [baseKey, units] of charges) if (units > 0) this.inFlight.add(baseKey, units, running);
+      if (!sent) for (const [baseKey, units] of charges) if (units > 0) this.inFlight.add(baseKey, units, running);
       return deadlines.bound(running, silenceMs);
     });
     // What the request waits for: the shorter deadline.
     return deadlines.bound(fired, this.options.deadlineMs);
+  }
+
+  /**
+   * The closed breaker's path, the hot one: the call and its outcome are
+   * counted by the breaker without a promise of opossum's, and the breaker's
+   * deadline is a callback, not a second promise: one promise per call.
+   */
+  private runClosed<T>(deadlines: CallDeadlines, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
+    const { breaker, stats } = this.options;
+    const silence = deadlines.watch(this.failureSilenceMs(), (error) => breaker.failed(error));
+    breaker.noteCall();
+    stats.storeCalls++;
+    let running: Promise<T>;
+    try {
+      running = call();
+    } catch (error) {
+      if (deadlines.settle(silence)) breaker.failed(error);
+      return Promise.reject(error);
+    }
+    if (sent) sent.call = running;
+    for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
+    const settled = (error?: unknown) => {
+      for (const [baseKey, units] of charges) if (units > 0) this.inFlight.release(baseKey, units);
+      if (!deadlines.settle(silence)) return;
+      if (error === undefined) breaker.succeeded();
+      else breaker.failed(error);
+    };
+    running.then(() => settled(), (error: unknown) => settled(error ?? new Error('the store call failed')));
+    return deadlines.bound(running, this.options.deadlineMs);
   }
 
   /**
