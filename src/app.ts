@@ -10,7 +10,7 @@ import { type Engine, StoreEngine } from './limiter/engine.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { resolversFor } from './rules/resolvers.js';
 import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules/runtime.js';
-import type { ConfigReloader } from './process/config-reload.js';
+import type { ConfigReloader } from './admin/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
 import { redisTargetOf, withDashboard } from './dashboard/wire.js';

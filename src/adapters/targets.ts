@@ -1,12 +1,12 @@
 // Which buckets one request counts in: for each limit, its bucket's tag (a
 // hashed API key, the client's address, the route, or the caller's key, hashed
 // when it is not an id) and name (the limit id). The same key helpers as the
-// gateway's limits (core/ids.ts, limits/ip-address.ts, limits/client-ip.ts).
+// gateway's limits (core/ids.ts, core/ip-address.ts, limits/client-ip.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import { assertValidId, hashedId, keyId, ROUTE_TAG } from '../core/ids.js';
 import { SluiceError } from '../core/errors.js';
 import type { LimitCall } from '../limiter/engine.js';
-import { ipBucketId } from '../limits/ip-address.js';
+import { ipBucketId } from '../core/ip-address.js';
 import type { CheckedLimit, CheckedOptions, KeyOf, LimitTarget } from './options.js';
 
 /** The node request under the framework's: headers and the socket's peer. */

@@ -10,7 +10,7 @@ import { assertTenantId } from '../rules/anonymous-tenant.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
 import type { RuleStore } from '../rules/store.js';
 import type { RuleResolver } from '../rules/types.js';
-import { asObject } from './http-util.js';
+import { asObject } from '../dashboard/http-util.js';
 
 export interface AdminCache extends RuleResolver {
   status(): RuleCacheStatus;

@@ -8,7 +8,7 @@ import { assertValidId } from '../core/ids.js';
 import { parseRule } from '../core/rule.js';
 import { overrideTarget } from '../rules/override-rows.js';
 import type { AdminDeps, Reply } from './handlers.js';
-import { asObject, readJson } from './http-util.js';
+import { asObject, readJson } from '../dashboard/http-util.js';
 
 type Allow = (...methods: string[]) => void;
 

@@ -11,14 +11,14 @@ import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js
 import { bearerAuth } from './auth.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
-import { readJson, sendError, sendJson } from './http-util.js';
+import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
 import { serveUi } from '../dashboard/ui-routes.js';
-import type { ReloadReport } from '../process/config-reload.js';
-import { processRegistry } from '../process/metrics.js';
+import type { ReloadReport } from './config-reload.js';
+import { processRegistry } from './process-metrics.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */

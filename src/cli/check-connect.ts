@@ -10,7 +10,7 @@ import { INSTANCES_KEY } from '../cluster/meta-keys.js';
 import { PostgresRuleStore } from '../rules/pg-store.js';
 import { describePgConnectError } from '../rules/pg-connection.js';
 import { describeUrl } from '../rules/pg-errors.js';
-import { redisTargetOf } from '../stores/redis/config-target.js';
+import { redisTargetOf } from '../config/redis-target.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { describeRedisError } from '../stores/redis/connection-problem.js';
 import { RedisStore } from '../stores/redis-store.js';

@@ -4,7 +4,7 @@
 // validating again). With --connect it also connects to the Redis and the
 // PostgreSQL the file names (check-connect.ts): exit 1 when one fails.
 import { parseArgs } from 'node:util';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { checkConnections } from './check-connect.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
 

@@ -1,7 +1,8 @@
 // `--config FILE` for every subcommand that reads the config, and how a bad
 // config is reported: one line naming file, line and field, exit code 2.
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
+import { ConfigError, type SluiceConfig } from '../config/index.js';
+import { loadConfig } from '../decision/load-config.js';
 import type { Env } from '../config/env.js';
 import { unknownVariableMessage, unknownVariables } from '../config/env-names.js';
 

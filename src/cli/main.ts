@@ -3,13 +3,9 @@
 // only when asked for; add one by adding a line to COMMANDS.
 import { isSluiceError } from '../core/errors.js';
 import { describeFailure } from './cli-io.js';
+import type { Command } from './command.js';
 
-export interface Command {
-  /** One line for `sluice help`. */
-  summary: string;
-  /** Returns the exit code (a long-running command resolves when it stops). */
-  run(argv: string[]): Promise<number>;
-}
+export type { Command } from './command.js';
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   start: async () => (await import('./start.js')).command,

@@ -10,7 +10,7 @@ import { startRatelimitService } from '../decision/reference/run.js';
 import { type ReferenceSettings, referenceSettings } from '../decision/reference/settings.js';
 import { sluiceConfigOf } from '../decision/reference/sluice-config.js';
 import { untilStopped } from '../process/stop.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 
 export const command: Command = {
   summary: "run envoyproxy/ratelimit's service, configured by its environment variables (RUNTIME_ROOT, GRPC_PORT, PORT, REDIS_URL…)",

@@ -3,7 +3,7 @@
 // invalid file is reported with file:line and the gateway keeps its config.
 import { clientFrom } from './admin-client.js';
 import { type CliIo, parseArgs, processIo, runCli } from './cli-io.js';
-import type { ReloadReport } from '../process/config-reload.js';
+import type { ReloadReport } from '../admin/config-reload.js';
 
 const USAGE = `usage: sluice reload [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
   re-reads the running gateway's config file; an invalid file is refused and the old config keeps serving

@@ -9,10 +9,10 @@ import { type RunningSluice, startSluice } from '../app.js';
 import type { Env } from '../config/env.js';
 import type { SluiceConfig } from '../config/types.js';
 import { startDemoUpstream } from '../demo/upstream.js';
-import { ConfigReloader } from '../process/config-reload.js';
+import { ConfigReloader } from '../admin/config-reload.js';
 import { untilStopped } from '../process/stop.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 
 export const command: Command = {
   summary: 'run the gateway (--config FILE, --workers N|auto, --demo-upstream); SIGHUP reloads the config',

@@ -16,21 +16,28 @@ import type { SeedRule, SluiceConfig } from './types.js';
 import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
-import { decisionServiceOf } from '../decision/decision-config.js';
-import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from '../limits/check-limits.js';
+import { type DecisionServiceConfig, noDecisionService } from './decision-service.js';
+import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from './check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
 export const DEFAULT_RULE: Rule = Object.freeze({ policy: 'token_bucket', capacity: 20, refillPerSecond: 10 });
 
+/**
+ * Reads `decisionService:` (listeners, the envoyproxy/ratelimit files it names).
+ * The decision service hands its own (decision/load-config.ts loads with it);
+ * config never imports the decision service.
+ */
+export type DecisionServiceParser = (file: ConfigFile, baseDir: string) => DecisionServiceConfig;
+
 /** Loads and validates a config file. Throws ConfigError naming file, line and field. */
-export function loadConfig(file: string, env: Env = process.env): SluiceConfig {
+export function loadConfig(file: string, env: Env = process.env, decisionService?: DecisionServiceParser): SluiceConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new ConfigError(file, undefined, undefined, `cannot read: ${(error as Error).message}`);
   }
-  return parseConfig(text, { source: file, env, baseDir: dirname(file) });
+  return parseConfig(text, { source: file, env, baseDir: dirname(file), decisionService });
 }
 
 export interface ParseOptions {
@@ -40,6 +47,8 @@ export interface ParseOptions {
   env?: Env;
   /** Relative paths in the file (decisionService.envoyConfig) are taken from here; default the working directory. */
   baseDir?: string;
+  /** Parses `decisionService:`; without one, a file with that section is refused (decision/load-config.ts passes it). */
+  decisionService?: DecisionServiceParser | undefined;
 }
 
 export function parseConfig(text: string, options: ParseOptions = {}): SluiceConfig {
@@ -77,13 +86,13 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
     const { path, message } = describeIssue(parsed.error);
     return fail(path, message);
   }
-  return Object.freeze(build(parsed.data, source, fail, options.baseDir ?? '.')) as SluiceConfig;
+  return Object.freeze(build(parsed.data, source, fail, options.baseDir ?? '.', options.decisionService ?? noDecisionService(fail))) as SluiceConfig;
 }
 
 export type Fail = (path: ConfigPath, message: string) => never;
 type CheckedRule = (input: unknown, field: string) => Rule;
 
-function build(file: ConfigFile, source: string, fail: Fail, baseDir: string): SluiceConfig {
+function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, decisionServiceOf: DecisionServiceParser): SluiceConfig {
   const checkedRule = ruleChecker(fail);
   const routeIds = uniqueRouteIds(file, fail);
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };

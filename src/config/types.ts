@@ -2,15 +2,15 @@
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
-import type { Domains } from '../decision/descriptor-tree.js';
-import type { GrpcTls } from '../decision/grpc-tls.js';
+import type { SeedRule, TenantKey } from '../rules/types.js';
+import type { DecisionServiceConfig } from './decision-service.js';
+import type { ListenAddress } from './listen-address.js';
 import type { UpstreamInstance } from './route-forwarding.js';
 import type { TlsConfig } from './tls.js';
 
-export interface ListenAddress {
-  readonly host: string;
-  readonly port: number;
-}
+export type { SeedRule, TenantKey } from '../rules/types.js';
+export type { DecisionServiceConfig } from './decision-service.js';
+export type { ListenAddress } from './listen-address.js';
 
 export interface RouteConfig {
   readonly id: string;
@@ -57,20 +57,6 @@ export interface HeaderEdits {
   readonly remove: readonly string[];
 }
 
-export interface TenantKey {
-  /** Hex SHA-256 of the API key; the key itself is never kept. */
-  readonly keyHash: string;
-  readonly tenant: string;
-}
-
-export interface SeedRule {
-  /** A tenant id or `*`. */
-  readonly tenant: string;
-  /** A route id or `*`. */
-  readonly route: string;
-  readonly rule: Rule;
-}
-
 export interface StoreConfig {
   readonly type: 'memory' | 'redis';
   readonly url: string | undefined;
@@ -110,33 +96,6 @@ export interface DatabaseTls {
   readonly ca: string | undefined;
 }
 
-
-export interface DecisionServiceConfig {
-  /** Envoy's RateLimitService over gRPC; undefined = off. */
-  readonly grpcListen: ListenAddress | undefined;
-  /** `/json` and forward-auth `/decide` over HTTP; undefined = off. */
-  readonly httpListen: ListenAddress | undefined;
-  /** envoyproxy/ratelimit config files (or directories), resolved against the config file's folder. */
-  readonly envoyConfig: readonly string[];
-  /** Their domains, loaded and checked with the config. */
-  readonly domains: Domains;
-  /** What /decide answers a refused request with (429; 403 for nginx's auth_request). */
-  readonly refusedStatus: number;
-  /** /decide for a request no route matches: deny (404) or allow (200, unlimited). */
-  readonly noRoute: 'deny' | 'allow';
-  /** Files naming one domain add to it (MERGE_DOMAIN_CONFIG) instead of being refused. */
-  readonly mergeDomains: boolean;
-  /** TLS (and mutual TLS) on the gRPC listener, PEM text; undefined = plaintext. Set by `sluice ratelimit` (GRPC_SERVER_USE_TLS…). */
-  readonly grpcTls: GrpcTls | undefined;
-  /** Serve gRPC on this unix socket instead of grpcListen's TCP port (the reference's GRPC_UDS). */
-  readonly grpcUnixSocket: string | undefined;
-  /** A gRPC connection is sent GOAWAY after this long, and cut `graceMs` later (GRPC_MAX_CONNECTION_AGE/_GRACE); undefined = never. */
-  readonly grpcConnectionAge: { readonly maxAgeMs: number; readonly graceMs: number } | undefined;
-  /** Every request answered OK, its limits still decided and reported (the reference's SHADOW_MODE). */
-  readonly shadowMode: boolean;
-  /** One line per envoyConfig file with reference keys out of place: loaded and ignored, as the reference does. */
-  readonly warnings: readonly string[];
-}
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 

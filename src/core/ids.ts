@@ -89,6 +89,9 @@ export function hashedId(value: string): string {
   return derivedId('h.', createHash('sha256').update(value).digest('hex').slice(0, 32));
 }
 
+/** A header's value as a bucket id: hashed, as the adapters key an API key. */
+export const headerBucketId = hashedId;
+
 /**
  * The bucket id of a caller's key: the key itself when it is an id that does
  * not start with `~` (so it can name no derived bucket), else its hash. Any

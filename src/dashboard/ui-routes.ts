@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../core/errors.js';
-import { sendJson } from '../admin/http-util.js';
+import { sendJson } from './http-util.js';
 import type { Dashboard } from './dashboard.js';
 
 export const CONTENT_SECURITY_POLICY =

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RedisTarget } from '../stores/redis/connect.js';
-import { redisTargetOf as storeTargetOf } from '../stores/redis/config-target.js';
+import { redisTargetOf as storeTargetOf } from '../config/redis-target.js';
 import { Dashboard } from './dashboard.js';
 import { ObservedEngine } from './observed-engine.js';
 

@@ -3,63 +3,10 @@
 // anywhere, the first matching one in file order), which beats a key-only
 // node (any value, each its own bucket); the limit is the one on the node the
 // last entry lands on. No node: no limit.
-import type { Rule } from '../core/rule.js';
-import type { UnitName } from './envoy-schema.js';
-import { type WildcardParts, wildcardMatch } from './wildcard.js';
+import type { ConfiguredLimit, DescriptorLevel, DescriptorNode, WildcardNode } from '../config/decision-service.js';
+import { wildcardMatch } from './wildcard.js';
 
-export interface ConfiguredLimit {
-  /** `rate_limit.name`: what `replaces` refers to. */
-  readonly name: string | undefined;
-  readonly unit: UnitName;
-  readonly requestsPerUnit: number;
-  /** `unlimited: true`: never limited, never counted. */
-  readonly unlimited: boolean;
-  /** `requests_per_unit: 0`: every request refused (OVER_LIMIT), nothing counted. */
-  readonly blocked: boolean;
-  /** `shadow_mode: true`: decided and counted, answered OK. */
-  readonly shadow: boolean;
-  /** `quota_mode: true`: over the limit refuses the request only when every quota descriptor of it is over. */
-  readonly quotaMode: boolean;
-  /** Names of the limits this one replaces when both match a request. */
-  readonly replaces: readonly string[];
-  /** The Sluice rules the descriptor is decided by (the fixed window, or `sluice:`); none when blocked or unlimited. */
-  readonly rules: readonly Rule[];
-  /** Names the limit in the IETF headers: a valid id. */
-  readonly headerId: string;
-  /** detailed_metric: the statistics key is the request's own entries. */
-  readonly detailedMetric: boolean;
-}
-
-export interface DescriptorNode {
-  readonly limit: ConfiguredLimit | undefined;
-  readonly children: DescriptorLevel;
-  /** Its part of the reference's statistics key: `key` or `key_value` as configured. */
-  readonly statSegment: string;
-  /** value_to_metric: the statistics key holds the request's value instead. */
-  readonly valueToMetric: boolean;
-}
-
-export interface WildcardNode {
-  readonly key: string;
-  /** The configured value, e.g. `files/*`. */
-  readonly value: string;
-  readonly parts: WildcardParts;
-  /** `share_threshold: true`: every value matching shares one bucket. */
-  readonly shared: boolean;
-  readonly node: DescriptorNode;
-}
-
-export interface DescriptorLevel {
-  /** `key\0value` → node. */
-  readonly exact: Map<string, DescriptorNode>;
-  /** Nodes whose value holds a `*`, in file order. */
-  readonly wildcards: WildcardNode[];
-  /** Key-only nodes: any value. */
-  readonly keyOnly: Map<string, DescriptorNode>;
-}
-
-/** domain → its top level. */
-export type Domains = ReadonlyMap<string, DescriptorLevel>;
+export type { ConfiguredLimit, DescriptorLevel, DescriptorNode, Domains, WildcardNode } from '../config/decision-service.js';
 
 export interface Entry {
   readonly key: string;

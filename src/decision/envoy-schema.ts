@@ -4,6 +4,7 @@
 // the reference's fixed window. The checks whose messages are the reference's
 // own (empty key, bad unit, replaces…) are in envoy-limit.ts and envoy-config.ts.
 import { z } from 'zod';
+import type { UnitName } from '../config/decision-service.js';
 import { MAX_COUNT } from '../core/rule.js';
 
 /** The reference's units, in seconds (its week is 7 days, its month 30, its year 365). */
@@ -15,8 +16,8 @@ export const UNIT_SECONDS = {
   week: 7 * 86_400,
   month: 30 * 86_400,
   year: 365 * 86_400,
-} as const;
-export type UnitName = keyof typeof UNIT_SECONDS;
+} as const satisfies Record<UnitName, number>;
+export type { UnitName } from '../config/decision-service.js';
 export const UNIT_NAMES = Object.keys(UNIT_SECONDS) as UnitName[];
 
 /** A YAML scalar the reference reads into a Go string (`value: 5` is "5"). */

@@ -5,7 +5,7 @@
 import type { SluiceConfig } from '../config/types.js';
 import { ForwardAuth } from './forward-auth.js';
 import { RateLimitDecider } from './rls.js';
-import type { DecisionDeps } from './service.js';
+import type { DecisionDeps } from './deps.js';
 
 export interface DecisionFaces {
   decider: RateLimitDecider;

@@ -8,7 +8,7 @@ import type { ListenAddress } from '../config/types.js';
 import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
 import type { DecisionFaces } from './faces.js';
 import { type GrpcTls, sanInterceptors, serverCredentials } from './grpc-tls.js';
-import type { DecisionObserver } from './service.js';
+import type { DecisionObserver } from './deps.js';
 import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 
 export class RlsGrpcServer {

@@ -4,14 +4,9 @@
 // GRPC_CLIENT_TLS_CACERT / GRPC_CLIENT_TLS_SAN require. A call whose
 // certificate lacks the SAN is UNAUTHENTICATED before any handler runs.
 import * as grpc from '@grpc/grpc-js';
+import type { GrpcTls } from '../config/decision-service.js';
 
-export interface GrpcTls {
-  /** PEM text, not paths. */
-  readonly cert: string;
-  readonly key: string;
-  readonly clientCa: string | undefined;
-  readonly clientSan: string | undefined;
-}
+export type { GrpcTls } from '../config/decision-service.js';
 
 export function serverCredentials(tls: GrpcTls | undefined): grpc.ServerCredentials {
   if (!tls) return grpc.ServerCredentials.createInsecure();

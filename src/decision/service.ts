@@ -3,12 +3,10 @@
 // when a later listener fails.
 import type { Logger } from 'pino';
 import type { ListenAddress, SluiceConfig } from '../config/types.js';
-import type { Engine } from '../limiter/engine.js';
-import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import type { DecisionDeps } from './deps.js';
 import { buildFaces } from './faces.js';
 import { RlsGrpcServer } from './grpc-server.js';
 import { DecisionHttpServer } from './http-server.js';
-import type { Outcome } from './rls-status.js';
 
 export interface DecisionService {
   /** `host:port` of the gRPC listener. */
@@ -22,20 +20,7 @@ export interface DecisionService {
   close(graceMs: number): Promise<void>;
 }
 
-export interface DecisionDeps {
-  engine: Engine;
-  rules: RuleResolver;
-  tenants: TenantResolver;
-  logger: Logger;
-  /** Told of every gRPC call and every limited descriptor (the reference's Prometheus series). */
-  observer?: DecisionObserver;
-}
-
-export interface DecisionObserver {
-  descriptors(outcomes: readonly Outcome[]): void;
-  /** One ShouldRateLimit call over gRPC: how long it took, and its error kind if it failed. */
-  call(method: string, elapsedMs: number, errorType: string | undefined): void;
-}
+export type { DecisionDeps, DecisionObserver } from './deps.js';
 
 export const decisionServiceWanted = (config: SluiceConfig): boolean => config.decisionService.grpcListen !== undefined || config.decisionService.httpListen !== undefined;
 

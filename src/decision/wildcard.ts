@@ -1,9 +1,10 @@
 // A descriptor value with `*` in it, matched as the reference matches it: each
 // `*` stands for any run of characters (none included), wherever it stands —
 // trailing (`foo*`), in the middle (`/api/*/action`) or several times.
+import type { WildcardParts } from '../config/decision-service.js';
 
 /** The pattern split on `*` once, at load time; one part means no wildcard. */
-export type WildcardParts = readonly string[];
+export type { WildcardParts } from '../config/decision-service.js';
 
 export const wildcardPartsOf = (value: string): WildcardParts => value.split('*');
 

@@ -2,7 +2,7 @@
 // (RFC 9110 §7.6.1), plus the ones the gateway rewrites itself.
 import type { IncomingMessage } from 'node:http';
 import type { ClientIpResolver } from '../limits/client-ip.js';
-import { parseIp } from '../limits/ip-address.js';
+import { parseIp } from '../core/ip-address.js';
 
 const HOP_BY_HOP = new Set([
   'connection',

@@ -9,7 +9,6 @@
 // Each part takes the next one (or the parts it needs) as an object, so each
 // can be built and tested alone; buildChain wires them for the engine.
 import type { Logger } from 'pino';
-import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { Clock } from '../stores/clock.js';
@@ -25,13 +24,10 @@ import { LeasingStep } from './leaser.js';
 import { MultiStep } from './multi-step.js';
 import { NegativeCache } from './negative-cache.js';
 import { NegativeStep } from './negative-step.js';
-import type { Plan } from './plan.js';
+import type { DecisionStep } from './plan.js';
 import { ChainStats } from './stats.js';
 
-/** One part of the chain: decides, or hands the plan on to the next part. */
-export interface DecisionStep {
-  decide(plan: Plan, cost: number): Promise<Decision>;
-}
+export type { DecisionStep } from './plan.js';
 
 export interface ChainOptions {
   store: SharedStore;

@@ -14,7 +14,7 @@ import { assertValidCost, checkRule } from '../core/rule.js';
 import { redisKeyOf } from '../stores/redis/scripts.js';
 import { keySlot } from '../stores/redis/key-slot.js';
 import type { GroupReply, Store, StoreCall } from '../stores/store.js';
-import { applyShadow, type Engine, type LimitCall, type LimitsDecision } from './engine.js';
+import { applyShadow, type Engine, type LimitCall, type LimitsDecision } from './engine-types.js';
 
 /** A lone limit takes the engine's single decide (leasing and hot keys included), as a LimitsDecision. */
 export function decideOne(engine: Pick<Engine, 'decide'>, call: LimitCall): Promise<LimitsDecision> {

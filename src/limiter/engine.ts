@@ -8,71 +8,11 @@ import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
 import type { BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
 import { consumeGroup, decideOne, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
 import { storeDownDecision } from './plan.js';
+import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine-types.js';
 import { ChainStats, type EngineCounters } from './stats.js';
 
 export type { EngineCounters } from './stats.js';
-
-export type EngineMode = 'memory' | 'redis' | 'fallback';
-
-export interface EngineHealth {
-  /** Which runtime decides right now. */
-  mode: EngineMode;
-  /** Whether the shared store answers (always true for the memory store). */
-  storeReachable: boolean;
-  detail?: string;
-  /** While the store is unreachable: why, when known (a refused password, a failed TLS handshake, the last failed call's error). */
-  reason?: string;
-}
-
-/** One limit of a request as the engine decides it: its bucket (`rl:{tag}:name`), rule and cost. */
-export interface LimitCall {
-  readonly tag: string;
-  readonly name: string;
-  readonly rule: Rule;
-  readonly cost: number;
-}
-
-/** The limits of one request, decided together. */
-export interface LimitsDecision {
-  /** Whether every limit admitted the request. */
-  allowed: boolean;
-  /** One decision per call, in the calls' order. */
-  decisions: Decision[];
-  /** The limit the response describes: the one that refused, else the one closest to exhaustion. */
-  governing: number;
-  /** Each limit's own decision before shadow mode (a shadow limit's would-be refusal, for the dashboard). */
-  enforced?: Decision[];
-  /**
-   * Whether each limit was consulted; absent = all were. A request refused by
-   * the negative cache consults only the refusing limit: the others' decisions
-   * are placeholders (not charged, their state unknown) and headers leave them out.
-   */
-  consulted?: boolean[];
-}
-
-export interface Engine {
-  /** Decides one request of `tenant` on `route`. Never rejects for a store failure. */
-  decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision>;
-  /**
-   * Decides a request's limits together (src/limiter/decide-all.ts): admitted
-   * only when every limit admits, and a refused request is charged to no
-   * bucket. Never rejects for a store failure.
-   */
-  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision>;
-  peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
-  reset(tenant: string, route: string, rule: Rule): Promise<void>;
-  inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
-  health(): EngineHealth;
-  /** What the engine counted (decisions, store calls, failures…): for tests, benchmarks and the dashboard. */
-  counters(): EngineCounters;
-  close(): Promise<void>;
-}
-
-/** A shadow rule is counted but never refuses; the decision says so. */
-export function applyShadow(rule: Rule, decision: Decision): Decision {
-  if (!rule.shadow) return decision;
-  return { ...decision, allowed: true, retryAfterMs: 0, delayMs: 0, source: 'shadow' };
-}
+export { applyShadow, type Engine, type EngineHealth, type EngineMode, type LimitCall, type LimitsDecision } from './engine-types.js';
 
 /** What a `closed` rule tells the client to wait when the plain engine's store fails. */
 const STORE_DOWN_RETRY_MS = 1000;

@@ -16,7 +16,7 @@ import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
 import type { Clock } from '../stores/clock.js';
 import type { LeaseReply } from '../stores/store.js';
-import type { DecisionStep } from './chain.js';
+import type { DecisionStep } from './plan.js';
 import type { FallbackStep } from './fallback-step.js';
 import { HotKeyDetector } from './hot-keys.js';
 import type { InstanceCount } from './instances.js';

@@ -3,7 +3,7 @@
 // the store makes is recorded on its way back up.
 import type { Decision } from '../core/decision.js';
 import type { Clock } from '../stores/clock.js';
-import type { DecisionStep } from './chain.js';
+import type { DecisionStep } from './plan.js';
 import type { NegativeCache } from './negative-cache.js';
 import type { Plan } from './plan.js';
 

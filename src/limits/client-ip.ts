@@ -5,7 +5,7 @@
 // straight to us (peer not trusted) is never read.
 import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import { type ParsedIp, parseIp } from './ip-address.js';
+import { type ParsedIp, parseIp } from '../core/ip-address.js';
 
 export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
 

@@ -7,7 +7,7 @@
 import type { Rule } from '../core/rule.js';
 import type { LimitOverrides, OverrideSet, PrefixTable } from '../rules/override-set.js';
 import { ipv4Network, ipv4Number } from '../rules/override-selector.js';
-import { type ParsedIp, ipv6Hex, ipv6Key } from './ip-address.js';
+import { type ParsedIp, ipv6Hex, ipv6Key } from '../core/ip-address.js';
 import type { LimitConfig } from './types.js';
 
 /** What identifies the request's key for this limit, already worked out for its bucket. */

@@ -3,14 +3,13 @@
 // the rule and the cost. The gateway decides them; the multi-limit engine will
 // decide a whole list together.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RouteConfig } from '../config/types.js';
-import { hashedId, ROUTE_TAG } from '../core/ids.js';
+import { headerBucketId, ROUTE_TAG } from '../core/ids.js';
 import { capacityOf } from '../core/rule.js';
 import type { RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
-import { ipBucketId, type ParsedIp } from './ip-address.js';
+import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
 import { type KeyIdentity, overrideRule } from './override-lookup.js';
-import type { LimitConfig, RequestLimit } from './types.js';
+import type { LimitConfig, LimitedRoute, RequestLimit } from './types.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -28,12 +27,12 @@ export interface LimitRequest {
 
 export { ROUTE_TAG } from '../core/ids.js';
 
-export class RouteLimits {
-  readonly route: RouteConfig;
+export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
+  readonly route: R;
   private readonly limits: readonly LimitConfig[];
 
   constructor(
-    route: RouteConfig,
+    route: R,
     private readonly rules: RuleResolver,
     private readonly clientIp: ClientIpResolver,
     private readonly ipv6Prefix: number,
@@ -102,5 +101,4 @@ interface Bucket extends KeyIdentity {
   readonly name: string;
 }
 
-/** A header's value as a bucket id: hashed (core/ids.ts), as the adapters key an API key. */
-export const headerBucketId = hashedId;
+export { headerBucketId } from '../core/ids.js';

@@ -46,3 +46,11 @@ export interface RequestLimit {
 
 export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip';
 export const usesIp = (key: KeySource): boolean => key.kind === 'ip' || key.kind === 'tenant+ip';
+
+/** What a route's limits read of its route (config/types.ts RouteConfig has it). */
+export interface LimitedRoute {
+  readonly id: string;
+  /** Units one request takes from each of the route's limits. */
+  readonly cost: number;
+  readonly limits: readonly LimitConfig[];
+}

@@ -17,7 +17,7 @@ import { StoreEngine } from '../limiter/engine.js';
 import { type RulesRuntime, startRules } from '../rules/runtime.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { RedisStore } from '../stores/redis-store.js';
-import { ConfigReloader } from './config-reload.js';
+import { ConfigReloader } from '../admin/config-reload.js';
 import { ConnectionHandOff } from './hand-off.js';
 import { RuleRelay } from './rule-relay.js';
 import { untilStopped } from './stop.js';

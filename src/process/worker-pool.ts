@@ -5,7 +5,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import { type FromWorker, isSluiceMessage, type StoreIdentity, type ToWorker } from './messages.js';
-import { liveWorkers, workerRestarts } from './metrics.js';
+import { liveWorkers, workerRestarts } from '../admin/process-metrics.js';
 
 /** A worker that dies this soon after its start is crashing: wait before the next one. */
 const CRASH_WINDOW_MS = 5_000;

@@ -1,9 +1,8 @@
 // The rule resolver when there is no rule store: the config file's `rules` and
 // `defaultRule`, in the same table and with the same lookup as the rule cache.
-import type { SeedRule } from '../config/types.js';
 import type { Rule } from '../core/rule.js';
 import { defaultResolved, lookupRule, resolvedOf, ruleKey } from './rule-set.js';
-import type { ResolvedRule, RuleResolver } from './types.js';
+import type { ResolvedRule, RuleResolver, SeedRule } from './types.js';
 
 export class ConfigRuleResolver implements RuleResolver {
   private readonly rules: ReadonlyMap<string, ResolvedRule>;

@@ -6,8 +6,8 @@
 // is stored (the raw value never reaches the store, a log or the snapshot).
 import { isIPv4, isIPv6 } from 'node:net';
 import { SluiceError } from '../core/errors.js';
-import { headerBucketId } from '../limits/request-limits.js';
-import { ipv6Hex, ipv6Key, parseIp } from '../limits/ip-address.js';
+import { headerBucketId } from '../core/ids.js';
+import { ipv6Hex, ipv6Key, parseIp } from '../core/ip-address.js';
 import { assertTenantId } from './anonymous-tenant.js';
 
 export type Selector =

@@ -5,27 +5,9 @@
 import type { Rule } from '../core/rule.js';
 import type { RulesLogger } from './logger.js';
 import { parseSelector, type Selector } from './override-selector.js';
-import type { StoredOverride } from './types.js';
+import type { LimitOverrides, OverrideSet, PrefixTable, StoredOverride } from './types.js';
 
-/** Networks of one family, by prefix length; `lengths` longest first. */
-export interface PrefixTable {
-  readonly lengths: readonly number[];
-  readonly byLength: ReadonlyMap<number, ReadonlyMap<number | string, Rule>>;
-}
-
-export interface LimitOverrides {
-  readonly tenants: ReadonlyMap<string, Rule>;
-  readonly headers: ReadonlyMap<string, Rule>;
-  readonly ipv4: PrefixTable;
-  readonly ipv6: PrefixTable;
-}
-
-export interface OverrideSet {
-  /** limit id → its overrides, indexed. */
-  readonly byLimit: ReadonlyMap<string, LimitOverrides>;
-  /** limitId\0selector → the stored override, for snapshots and counts. */
-  readonly stored: ReadonlyMap<string, StoredOverride>;
-}
+export type { LimitOverrides, OverrideSet, PrefixTable } from './types.js';
 
 export const overrideKey = (limitId: string, selector: string): string => `${limitId}\u0000${selector}`;
 

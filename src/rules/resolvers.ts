@@ -1,17 +1,16 @@
 // The resolvers the gateway reads: from the rule cache when a rule store runs
 // (its keys first, then the config file's), else from the config file alone.
-import type { SluiceConfig } from '../config/types.js';
 import { ConfigRuleResolver } from './config-rules.js';
 import type { RuleCache } from './rule-cache.js';
 import { configKeyTable, type KeyTable, KeyTenantResolver } from './tenant-resolver.js';
-import type { RuleResolver, TenantResolver } from './types.js';
+import type { RuleResolver, RulesConfig, TenantResolver } from './types.js';
 
 export interface Resolvers {
   rules: RuleResolver;
   tenants: TenantResolver;
 }
 
-export function resolversFor(config: Pick<SluiceConfig, 'rules' | 'defaultRule' | 'tenants'>, cache?: RuleCache): Resolvers {
+export function resolversFor(config: RulesConfig, cache?: RuleCache): Resolvers {
   const tables: KeyTable[] = cache ? [cache] : [];
   if (config.tenants.keys.length > 0) tables.push(configKeyTable(config.tenants.keys));
   return {

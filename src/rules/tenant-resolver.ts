@@ -2,10 +2,9 @@
 // (the rule store's keys, then the config file's). A key no table knows is
 // refused, or under `unknownKeys: default-rule` gets a tenant of its own that
 // no named tenant can be (see anonymous-tenant.ts).
-import type { TenantKey } from '../config/types.js';
 import { anonymousTenant } from './anonymous-tenant.js';
 import { hashApiKeyHex } from './keys.js';
-import type { TenantResolver } from './types.js';
+import type { TenantKey, TenantResolver } from './types.js';
 
 export interface KeyTable {
   /** The tenant of the active key whose hex SHA-256 is `keyHash`. */

@@ -2,7 +2,6 @@
 // cache that the hot path reads, and the gateway. The hot path only ever calls
 // `RuleResolver.resolve` and `TenantResolver.tenantFor`: both O(1), no I/O.
 import type { Rule } from '../core/rule.js';
-import type { OverrideSet } from './override-set.js';
 
 /** `*` as a route id means every route of the tenant; as a tenant id, every tenant. */
 export const ANY = '*';
@@ -46,4 +45,47 @@ export interface TenantResolver {
    * or under `unknownKeys: default-rule` a `~…` tenant of its own (anonymous-tenant.ts).
    */
   tenantFor(apiKey: string): string | undefined;
+}
+
+// The config file's rules and keys, as config/types.ts carries them.
+export interface TenantKey {
+  /** Hex SHA-256 of the API key; the key itself is never kept. */
+  readonly keyHash: string;
+  readonly tenant: string;
+}
+
+export interface SeedRule {
+  /** A tenant id or `*`. */
+  readonly tenant: string;
+  /** A route id or `*`. */
+  readonly route: string;
+  readonly rule: Rule;
+}
+
+/** What the resolvers read of the loaded config (SluiceConfig has it). */
+export interface RulesConfig {
+  readonly rules: readonly SeedRule[];
+  readonly defaultRule: Rule;
+  readonly tenants: { readonly unknownKeys: 'reject' | 'default-rule'; readonly keys: readonly TenantKey[] };
+}
+
+// The overrides indexed in memory (override-set.ts builds them).
+/** Networks of one family, by prefix length; `lengths` longest first. */
+export interface PrefixTable {
+  readonly lengths: readonly number[];
+  readonly byLength: ReadonlyMap<number, ReadonlyMap<number | string, Rule>>;
+}
+
+export interface LimitOverrides {
+  readonly tenants: ReadonlyMap<string, Rule>;
+  readonly headers: ReadonlyMap<string, Rule>;
+  readonly ipv4: PrefixTable;
+  readonly ipv6: PrefixTable;
+}
+
+export interface OverrideSet {
+  /** limit id → its overrides, indexed. */
+  readonly byLimit: ReadonlyMap<string, LimitOverrides>;
+  /** limitId\0selector → the stored override, for snapshots and counts. */
+  readonly stored: ReadonlyMap<string, StoredOverride>;
 }

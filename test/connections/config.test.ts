@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Env, loadConfig, parseConfig } from '../../src/config/index.js';
 import { knownVariables, unknownVariableMessage, unknownVariables } from '../../src/config/env-names.js';
-import { redisTargetOf } from '../../src/stores/redis/config-target.js';
+import { redisTargetOf } from '../../src/config/redis-target.js';
 import { pgClientConfig } from '../../src/rules/pg-connection.js';
 import { checkConnect, ROUTES } from './support.js';
 

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { checkConnections } from '../../src/cli/check-connect.js';
 import { bucketKey } from '../../src/core/ids.js';
 import { parseRule } from '../../src/core/rule.js';
-import { redisTargetOf } from '../../src/stores/redis/config-target.js';
+import { redisTargetOf } from '../../src/config/redis-target.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';

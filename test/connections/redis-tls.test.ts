@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { type RunningSluice, startSluice } from '../../src/app.js';
 import { checkConnections } from '../../src/cli/check-connect.js';
-import { redisTargetOf } from '../../src/stores/redis/config-target.js';
+import { redisTargetOf } from '../../src/config/redis-target.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { storeSuite } from '../engine/store-suite.js';

@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { type RunningSluice, type StartOptions, startSluice } from '../../src/app.js';
-import { type Env, parseConfig } from '../../src/config/index.js';
+import type { Env } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { loadRls } from '../../src/decision/proto-files.js';
 import { call, silent } from '../gateway/support.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClientIpResolver, forwardedFor, parseCidr } from '../../src/limits/client-ip.js';
-import { ipBucketId, ipv6Groups, maxIpIdLength, parseIp } from '../../src/limits/ip-address.js';
+import { ipBucketId, ipv6Groups, maxIpIdLength, parseIp } from '../../src/core/ip-address.js';
 
 const xff = (trustedProxies: string[]) => new ClientIpResolver({ trustedProxies, header: 'x-forwarded-for' });
 const fwd = (trustedProxies: string[]) => new ClientIpResolver({ trustedProxies, header: 'forwarded' });

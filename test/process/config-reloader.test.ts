@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.js';
-import { ConfigReloader } from '../../src/process/config-reload.js';
+import { ConfigReloader } from '../../src/admin/config-reload.js';
 
 const BASE = `listen: 127.0.0.1:9100
 routes:

@@ -7,7 +7,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
-import { restartOnlyChanges } from '../../src/process/config-reload.js';
+import { restartOnlyChanges } from '../../src/admin/config-reload.js';
 
 const BASE = `routes:
   - { id: r, path: /r, upstream: 'http://127.0.0.1:8090' }

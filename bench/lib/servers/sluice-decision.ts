@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSluice } from '../../../src/app.js';
-import { parseConfig } from '../../../src/config/index.js';
+import { parseConfig } from '../../../src/decision/load-config.js';
 import type { Rule } from '../../../src/core/rule.js';
 import { args, serve } from './serve.js';
 

@@ -3,7 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config/config-error.js';
 import type { GrpcTls } from '../grpc-tls.js';
-import type { GrpcTlsSettings } from './settings.js';
+
+/** The GRPC_SERVER_TLS_* / GRPC_CLIENT_TLS_* settings: file paths, read by readGrpcTls. */
+export interface GrpcTlsSettings {
+  certFile: string;
+  keyFile: string;
+  /** GRPC_CLIENT_TLS_CACERT: clients must present a certificate it signs (mutual TLS). */
+  clientCaFile: string | undefined;
+  /** GRPC_CLIENT_TLS_SAN: and that certificate must name this DNS SAN. */
+  clientSan: string | undefined;
+}
 
 export function pemFile(variable: string, path: string): string {
   let text: string;

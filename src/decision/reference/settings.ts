@@ -10,15 +10,9 @@ import { ignoredVariablesSet } from './ignored-variables.js';
 import { type ReferenceStore, referenceStoreSection } from './redis.js';
 import type { XdsSettings } from './xds-client.js';
 import { goDurationMs, xdsSettingsOf } from './xds-settings.js';
+import type { GrpcTlsSettings } from './grpc-tls-files.js';
 
-export interface GrpcTlsSettings {
-  certFile: string;
-  keyFile: string;
-  /** GRPC_CLIENT_TLS_CACERT: clients must present a certificate it signs (mutual TLS). */
-  clientCaFile: string | undefined;
-  /** GRPC_CLIENT_TLS_SAN: and that certificate must name this DNS SAN. */
-  clientSan: string | undefined;
-}
+export type { GrpcTlsSettings } from './grpc-tls-files.js';
 
 export interface ReferenceSettings {
   /** RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY: the folder of config files. */

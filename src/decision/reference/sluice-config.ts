@@ -5,7 +5,7 @@
 import { parse, stringify } from 'yaml';
 import { ConfigError } from '../../config/config-error.js';
 import type { Env } from '../../config/env.js';
-import { parseConfig } from '../../config/load.js';
+import { parseConfig } from '../load-config.js';
 import type { SluiceConfig } from '../../config/types.js';
 import { type LoadedEnvoyConfig, loadEnvoyFiles } from '../envoy-config.js';
 import { bool, listenText } from './env-values.js';

@@ -18,7 +18,7 @@
 // ioredis's own enableAutoPipelining batches through a Pipeline object per
 // turn, uncapped; measured here it cut EVALSHA throughput, so it stays off.
 import { Cluster, type Redis } from 'ioredis';
-import type { RedisClient } from './scripts.js';
+import type { RedisClient } from './client.js';
 
 /** Commands per write: enough to share a syscall, few enough to keep Redis busy meanwhile. */
 export const BATCH = 16;

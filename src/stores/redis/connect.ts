@@ -3,7 +3,7 @@
 // ACL user and password and TLS (the same for every node of a cluster).
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { RedisClient } from './scripts.js';
+import type { RedisClient } from './client.js';
 import { scrubErrorsOf } from './scrub-secrets.js';
 
 /** An ACL user (or `default`) and its password. */

@@ -11,9 +11,10 @@ import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
+import type { RedisClient } from './client.js';
 import { coalescerOf } from './coalesce.js';
 
-export type RedisClient = Redis | Cluster;
+export type { RedisClient } from './client.js';
 
 const PRELUDE = new URL('../../policies/prelude.lua', import.meta.url);
 

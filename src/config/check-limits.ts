@@ -1,12 +1,12 @@
 // Turns a route's `limits:` (or its absence: today's single limit per tenant)
 // into LimitConfigs, refusing what the gateway cannot enforce safely, each
 // error naming its field.
-import { formatPath } from '../config/config-error.js';
+import { formatPath } from './config-error.js';
 import { MAX_ID_LENGTH } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
-import type { LimitEntry } from './config-schema.js';
-import { maxIpIdLength } from './ip-address.js';
-import { type KeySource, type LimitConfig, usesTenant } from './types.js';
+import type { LimitEntry } from '../limits/config-schema.js';
+import { maxIpIdLength } from '../core/ip-address.js';
+import { type KeySource, type LimitConfig, usesTenant } from '../limits/types.js';
 
 type Path = (string | number)[];
 

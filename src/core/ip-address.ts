@@ -3,7 +3,7 @@
 // host, which usually owns a whole /64, cannot mint 2^64 buckets. The bucket
 // id never holds a `:` (it would move the Redis key's fields) or a zone id.
 import { isIPv4, isIPv6 } from 'node:net';
-import { derivedId } from '../core/ids.js';
+import { derivedId } from './ids.js';
 
 export type IpFamily = 'ipv4' | 'ipv6';
 

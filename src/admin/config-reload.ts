@@ -5,9 +5,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type SluiceConfig } from '../config/index.js';
+import { ConfigError, type SluiceConfig } from '../config/index.js';
+import { loadConfig } from '../decision/load-config.js';
 import type { Env } from '../config/env.js';
-import { configReloads, noteConfigLoaded } from './metrics.js';
+import { configReloads, noteConfigLoaded } from './process-metrics.js';
 
 /** Fields read once at start: a reload that changes them applies the rest and says these wait for a restart. */
 export const RESTART_FIELDS = ['listen', 'admin', 'store', 'resilience', 'database', 'dataDir', 'instances', 'region', 'workers', 'log', 'rules', 'defaultRule'] as const;

@@ -1,7 +1,7 @@
 // The Redis the config's store section names, as connectRedis takes it: one
 // mapping for the engine, the dashboard, the primary and `sluice check --connect`.
-import type { ListenAddress, StoreConfig, TlsFiles } from '../../config/types.js';
-import type { RedisTarget, RedisTls } from './connect.js';
+import type { ListenAddress, StoreConfig, TlsFiles } from './types.js';
+import type { RedisTarget, RedisTls } from '../stores/redis/connect.js';
 
 /** undefined with the memory store. */
 export function redisTargetOf(store: StoreConfig): RedisTarget | undefined {

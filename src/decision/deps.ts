@@ -1,0 +1,21 @@
+// What the decision service's faces are handed: the engine, the rule and
+// tenant resolvers, the logger, and who is told of each call.
+import type { Logger } from 'pino';
+import type { Engine } from '../limiter/engine.js';
+import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import type { Outcome } from './rls-status.js';
+
+export interface DecisionDeps {
+  engine: Engine;
+  rules: RuleResolver;
+  tenants: TenantResolver;
+  logger: Logger;
+  /** Told of every gRPC call and every limited descriptor (the reference's Prometheus series). */
+  observer?: DecisionObserver;
+}
+
+export interface DecisionObserver {
+  descriptors(outcomes: readonly Outcome[]): void;
+  /** One ShouldRateLimit call over gRPC: how long it took, and its error kind if it failed. */
+  call(method: string, elapsedMs: number, errorType: string | undefined): void;
+}
