@@ -60,7 +60,14 @@ export class FallbackLimiter {
 
   /** Records what Redis just said about `key` under `redisRule` (called on every Redis reply). */
   remember(key: string, redisRule: Rule, decision: Pick<Decision, 'resetAfterMs'>): void {
-    this.lastStates.set(key, { policy: redisRule.policy, at: this.now(), resetAfterMs: decision.resetAfterMs });
+    const known = this.lastStates.get(key);
+    if (known === undefined) this.lastStates.set(key, { policy: redisRule.policy, at: this.now(), resetAfterMs: decision.resetAfterMs });
+    else {
+      // Updated in place: one object per key, not one per decision.
+      known.policy = redisRule.policy;
+      known.at = this.now();
+      known.resetAfterMs = decision.resetAfterMs;
+    }
   }
 
   /**

@@ -7,7 +7,7 @@ import type { Clock } from '../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from './decide-all.js';
-import { CallDeadlines, DeadlineTimer } from './deadline.js';
+import { type Bound, CallDeadlines, DeadlineTimer } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from './plan.js';
 import type { ChainStats } from './stats.js';
@@ -112,14 +112,19 @@ export class StoreGuard {
     }
     if (sent) sent.call = running;
     for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
-    const settled = (error?: unknown) => {
-      for (const [baseKey, units] of charges) if (units > 0) this.inFlight.release(baseKey, units);
-      if (!deadlines.settle(silence)) return;
-      if (error === undefined) breaker.succeeded();
-      else breaker.failed(error);
-    };
-    running.then(() => settled(), (error: unknown) => settled(error ?? new Error('the store call failed')));
+    running.then(
+      () => this.settled(deadlines, silence, charges, undefined),
+      (error: unknown) => this.settled(deadlines, silence, charges, error ?? new Error('the store call failed')),
+    );
     return deadlines.bound(running, this.options.deadlineMs);
+  }
+
+  /** A closed-path call answered: its units are no longer in flight, and the breaker hears of it unless its silence did first. */
+  private settled(deadlines: CallDeadlines, silence: Bound, charges: readonly Charge[], error: unknown): void {
+    for (const [baseKey, units] of charges) if (units > 0) this.inFlight.release(baseKey, units);
+    if (!deadlines.settle(silence)) return;
+    if (error === undefined) this.options.breaker.succeeded();
+    else this.options.breaker.failed(error);
   }
 
   /**
