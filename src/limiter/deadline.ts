@@ -20,6 +20,9 @@ export class DeadlineError extends Error {
   }
 }
 
+/** A timer this much past its due says the event loop was blocked (timers are otherwise within a millisecond). */
+const LATE_MS = 2;
+
 export function isDeadlineError(error: unknown): error is DeadlineError {
   return error instanceof DeadlineError;
 }
@@ -42,6 +45,9 @@ export class DeadlineTimer {
   private readonly pending = new Set<CallDeadlines>();
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
+  private late = false;
+  /** performance.now() when the armed timer is due. */
+  private firesAt = 0;
 
   constructor(private readonly now: Clock) {}
 
@@ -56,14 +62,25 @@ export class DeadlineTimer {
     this.pending.delete(deadlines);
   }
 
+  /**
+   * When the timer fired (before the hops): later than due means this process,
+   * not Redis, was busy. Measured on the monotonic clock, not `now` (a test's
+   * manual clock jumps without the event loop being blocked).
+   */
+  fired(): void {
+    this.late = performance.now() - this.firesAt >= LATE_MS;
+  }
+
   /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
   verdict(): void {
     this.timer = undefined;
     this.dueAt = Number.POSITIVE_INFINITY;
     const at = this.now();
+    // Fired late: the calls' silence counts from now, once (see CallDeadlines.verdict).
+    const busySince = this.late ? at : undefined;
     let next = Number.POSITIVE_INFINITY;
     for (const deadlines of this.pending) {
-      const inMs = deadlines.verdict(at);
+      const inMs = deadlines.verdict(at, busySince);
       if (inMs === Number.POSITIVE_INFINITY) this.pending.delete(deadlines);
       else next = Math.min(next, inMs);
     }
@@ -76,7 +93,9 @@ export class DeadlineTimer {
     if (at >= this.dueAt) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.dueAt = at;
-    this.timer = setTimeout(deferVerdict, Math.max(1, Math.ceil(inMs)), this);
+    const delay = Math.max(1, Math.ceil(inMs));
+    this.firesAt = performance.now() + delay;
+    this.timer = setTimeout(deferVerdict, delay, this);
     this.timer.unref();
   }
 }
@@ -90,6 +109,8 @@ export class DeadlineTimer {
 export class CallDeadlines {
   private readonly started: number;
   private readonly pending: Bound[] = [];
+  /** Set once, by the first late timer: the silence counts from then. */
+  private busyFrom: number | undefined;
 
   /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
   constructor(
@@ -133,9 +154,17 @@ export class CallDeadlines {
     return true;
   }
 
-  /** Rejects each bound silent for its `ms` at `at`; the ms until the next due, or Infinity when none is left. */
-  verdict(at: number): number {
-    const silentSince = Math.max(this.started, this.watcher.lastDataAt(this.channel));
+  /**
+   * Rejects each bound silent for its `ms` at `at`; the ms until the next due,
+   * or Infinity when none is left. `busySince`: the timer fired late, so this
+   * process was busy (a burst of calls issued in one turn leaves the socket
+   * only when the turn ends, and Redis answers it after that): once per call,
+   * the silence counts from `busySince` (the verdict), not from before Redis
+   * could even read the call.
+   */
+  verdict(at: number, busySince?: number): number {
+    if (busySince !== undefined && this.busyFrom === undefined) this.busyFrom = busySince;
+    const silentSince = Math.max(this.started, this.busyFrom ?? this.started, this.watcher.lastDataAt(this.channel));
     let next = Number.POSITIVE_INFINITY;
     for (const bound of [...this.pending]) {
       const due = silentSince + bound.ms;
@@ -154,4 +183,7 @@ export class CallDeadlines {
 // Module functions with the timer as argument: no closures per call.
 const verdictOf = (timer: DeadlineTimer) => timer.verdict();
 const secondHop = (timer: DeadlineTimer) => setImmediate(verdictOf, timer);
-const deferVerdict = (timer: DeadlineTimer) => setImmediate(secondHop, timer);
+const deferVerdict = (timer: DeadlineTimer) => {
+  timer.fired();
+  setImmediate(secondHop, timer);
+};

@@ -85,6 +85,22 @@ test('deadline: the calls of one guard share a timer; a shorter deadline after a
   await assert.rejects(long, DeadlineError);
 });
 
+test('deadline: a timer that fires late (this process was busy, its calls not yet sent) judges the silence from then, once', async () => {
+  let now = 1_000;
+  const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
+  const call = new CallDeadlines(connection, '*', () => now, 5).bound(new Promise<never>(() => undefined), 5);
+  call.catch(() => undefined);
+  // The event loop blocked for 30 ms (a burst of calls issued in one turn): the timer due at 1,005 runs at 1,030.
+  const until = performance.now() + 30;
+  while (performance.now() < until);
+  now += 30;
+  await sleep(40);
+  assert.equal(await state(call), 'pending', 'Redis was not silent for 5 ms of a free event loop');
+  now += 5;
+  await sleep(40);
+  await assert.rejects(call, DeadlineError, 'then silent for a whole deadline: rejected');
+});
+
 test('negative cache part: a store refusal is answered locally until its retry time; other refusals are not cached', async () => {
   let now = 0;
   let calls = 0;
