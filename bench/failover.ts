@@ -1,14 +1,16 @@
 // npm run bench:failover [-- --quick]
-// What a Redis Cluster failover costs in admissions: two instances (engines
-// on their own cluster clients) offer 2× one key's rate, the master serving
-// the key is killed (SIGKILL) and its replica promoted. Over the run,
-// admitted − allowed, where allowed = capacity + rate × elapsed (the bucket
-// starts full): before the kill, from the kill until decisions are on Redis
-// again (the failover window), and after it. Replication lag is made, not
-// hoped for: the replica is paused (SIGSTOP) for `lagMs` before the master is
-// killed, so the writes the master acknowledged in that time never reach it,
-// as with a replica that lags by that much; it is then resumed and promoted.
+// What a Redis failover costs in admissions, on a Cluster and on Sentinel:
+// two instances (engines on their own clients) offer 2× one key's rate, the
+// master serving the key is killed (SIGKILL) and its replica promoted. Over
+// the run, admitted − allowed, where allowed = capacity + rate × elapsed (the
+// bucket starts full): before the kill, from the kill until decisions are on
+// Redis again (the failover window), and after it. Replication lag is made,
+// not hoped for: `lagMs` before the kill the replica is paused and its link
+// filled (test/helpers/replication-hold.ts), so the writes the master
+// acknowledges from then on are lost with it; the quota's rows print how many
+// (the log's entries on the master before the kill, on the replica after).
 import { pino } from 'pino';
+import { bucketKey } from '../src/core/ids.js';
 import { parseRule } from '../src/core/rule.js';
 import { createEngine } from '../src/limiter/create-engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
@@ -23,6 +25,9 @@ const RATE = 100;
 const INSTANCES = 2;
 /** A quota whose memory outlasts the failover: an hour's sliding log with 500 left when the master is killed. */
 const quotaFor = (beforeMs: number) => (2 * RATE * beforeMs) / 1000 + 500;
+
+/** The quota's sliding log (its own sorted set). */
+const LOG_KEY = bucketKey('failover', 'orders').key;
 
 export type Scenario = 'token_bucket' | 'quota';
 
@@ -59,12 +64,19 @@ export async function runFailoverBench(options: BenchOptions, topologyName: Topo
     const start = performance.now();
     const failover = (async () => {
       await sleep(beforeMs - lagMs);
-      topology.pauseReplica();
-      await sleep(lagMs);
+      const held = performance.now();
+      if (lagMs > 0) await topology.holdReplication();
+      await sleep(Math.max(0, lagMs - (performance.now() - held)));
+      const acknowledged = scenario === 'quota' ? await topology.entriesOn('master', LOG_KEY) : 0;
       killedAt = performance.now() - start;
       progress(`failover: ${topologyName} master ${topology.master} killed at ${round(killedAt)} ms, its replica ${topology.replica} ${lagMs} ms behind`);
       await topology.killMaster();
       topology.resumeReplica();
+      if (scenario === 'quota') {
+        await sleep(300); // the replica reads what its socket still held
+        const survived = await topology.entriesOn('replica', LOG_KEY);
+        progress(`failover: the old master had acknowledged ${acknowledged} entries, ${survived} reached the replica: ${acknowledged - survived} writes lost`);
+      }
       await topology.waitForPromotion();
       progress(`failover: replica promoted at ${round(performance.now() - start)} ms`);
     })();
@@ -76,6 +88,11 @@ export async function runFailoverBench(options: BenchOptions, topologyName: Topo
       if (at > killedAt && decision.source === 'redis' && backAt === Number.POSITIVE_INFINITY) backAt = at;
     });
     await failover;
+    await sleep(200); // the charges and restorations sent after the last decisions land
+    for (const [i, engine] of engines.entries()) {
+      const { chargedUnits, restoredUnits } = engine.counters();
+      progress(`instance ${i}: fallback admissions charged back ${chargedUnits}, lost writes restored ${restoredUnits}`);
+    }
     return phases(events, killedAt, Math.min(backAt, performance.now() - start), scenario === 'quota' ? quotaFor(beforeMs) : undefined);
   } finally {
     await Promise.all(engines.map((engine) => engine.close()));

@@ -7,6 +7,8 @@ import { startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
 import { buildEngine } from './limiter/create-engine.js';
 import { type Engine, StoreEngine } from './limiter/engine.js';
+import type { ConcurrencyLimiter } from './limiter/concurrency/concurrency-limiter.js';
+import { concurrencyLimiterFor } from './limiter/concurrency/wiring.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';
 import { resolversFor } from './rules/resolvers.js';
 import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules/runtime.js';
@@ -62,10 +64,10 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   const logger = options.logger ?? pino({ level: config.log.level, name: 'sluice' });
   const demo = options.demoUpstream ? await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream) : undefined;
   // Watched for the dashboard and /metrics; the gateway gets the same decisions.
-  const { engine, dashboard } = withDashboard(options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger)), config, logger);
+  const { engine, dashboard, concurrency } = decidersFor(config, options, logger);
   let fronts: Fronts;
   try {
-    fronts = await startFronts(config, options, { engine, dashboard }, logger);
+    fronts = await startFronts(config, options, { engine, dashboard, concurrency }, logger);
   } catch (error) {
     await Promise.allSettled([engine.close(), demo?.close(), dashboard.close()]);
     throw error;
@@ -98,6 +100,13 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   };
 }
 
+/** The engine (watched for the dashboard and /metrics) and the concurrency limiter on the engine's own store. */
+function decidersFor(config: SluiceConfig, options: StartOptions, logger: Logger) {
+  const deciding = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
+  const concurrency = concurrencyLimiterFor(deciding, config.resilience.deadlineMs, config.store.maxKeys);
+  return { ...withDashboard(deciding, config, logger), concurrency };
+}
+
 /** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
 function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger }: { engine: Engine; options: StartOptions; logger: Logger }): void {
   const resolvers = resolversFor(next, runtime?.cache);
@@ -116,14 +125,14 @@ interface Fronts {
 }
 
 /** The rule store's runtime, the gateway and the admin API, in that order; what started is closed again on failure. */
-async function startFronts(config: SluiceConfig, options: StartOptions, deciding: ReturnType<typeof withDashboard>, logger: Logger): Promise<Fronts> {
-  const { engine, dashboard } = deciding;
+async function startFronts(config: SluiceConfig, options: StartOptions, deciding: ReturnType<typeof withDashboard> & { concurrency: ConcurrencyLimiter }, logger: Logger): Promise<Fronts> {
+  const { engine, dashboard, concurrency } = deciding;
   let runtime: RulesRuntime | undefined;
   try {
     if (options.openRules) runtime = await options.openRules(config);
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
-    const gateway = new Gateway({ config, engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger });
+    const gateway = new Gateway({ config, engine, concurrency, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger });
     const address = await gateway.listen(config.listen.host, config.listen.port);
     const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger };
     const decision = decisionServiceWanted(config) ? await startDecisionService(config, decisionDeps).catch(async (error: unknown) => {

@@ -1,5 +1,5 @@
-// Loads for the decision service bench: gRPC ShouldRateLimit from a
-// @grpc/grpc-js client (closed loop, N calls in flight), forward-auth /decide
+// Loads for the decision service bench: a @grpc/grpc-js client for the
+// accuracy runs (the saturating gRPC load is h2load, grpc-h2load.ts), forward-auth /decide
 // and proxied requests with autocannon, and nginx in front of Sluice with
 // examples/decision/nginx.conf's auth_request (one process, access log off).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,6 @@ import * as grpc from '@grpc/grpc-js';
 import { loadRls } from '../../src/decision/proto-files.js';
 import { freePort } from '../../test/helpers/ports.js';
 import { type Child, spawnServer } from './children.js';
-import { runClosedLoop } from './closed-loop.js';
 import type { LoadResult } from './http-load.js';
 import { TENANTS } from './http-load.js';
 import { round } from './latency.js';
@@ -38,31 +37,23 @@ export function grpcAsker(address: string): { ask: Ask; close(): void } {
 
 export const grpcRequest = (key: string, domain = 'bench') => ({ domain, descriptors: [{ entries: [{ key: 'api_key', value: key }] }] });
 
-/** `concurrency` callers, each awaiting one ShouldRateLimit at a time, 10 API keys in turn. */
-export async function grpcLoad(address: string, durationMs: number, concurrency = 64): Promise<LoadResult> {
-  const { ask, close } = grpcAsker(address);
-  let notOk = 0;
-  try {
-    const result = await runClosedLoop(concurrency, durationMs, async (seq) => {
-      const answer = await ask(grpcRequest(TENANTS[seq % TENANTS.length]!));
-      if (answer.overall_code !== 'OK') notOk++;
-    });
-    return { requestsPerSec: result.opsPerSec, p50Ms: round(result.latency.p50Us / 1000, 3), p99Ms: round(result.latency.p99Us / 1000, 3), non2xx: notOk, errors: result.errors, completed: result.ops };
-  } finally {
-    close();
-  }
-}
-
-/** autocannon, 64 connections, on `path` with the forward-auth headers a proxy sends. */
+/** autocannon, 64 connections, on `path` with the forward-auth headers a proxy sends; its errors counted by message. */
 export async function httpLoad(url: string, path: string, durationMs: number, forwarded: boolean): Promise<LoadResult> {
   const headers = (key: string): Record<string, string> => (forwarded ? { 'x-api-key': key, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/orders' } : { 'x-api-key': key });
-  const result = await autocannon({ url, connections: 64, pipelining: 1, duration: durationMs / 1000, requests: TENANTS.map((key) => ({ method: 'GET', path, headers: headers(key) })) });
+  const errorKinds: Record<string, number> = {};
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ url, connections: 64, pipelining: 1, duration: durationMs / 1000, requests: TENANTS.map((key) => ({ method: 'GET', path, headers: headers(key) })) }, (error, done) => (error ? reject(error) : resolve(done)));
+    instance.on('reqError', (error: Error) => {
+      const kind = (error as NodeJS.ErrnoException).code ?? error.message;
+      errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
+    });
+  });
   const completed = result.requests.total;
-  return { requestsPerSec: round(completed / result.duration), p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors, completed };
+  return { requestsPerSec: round(completed / result.duration), p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors, completed, errorKinds };
 }
 
 /** nginx from examples/decision/nginx.conf (its upstreams pointed at ours), one process, no access log. */
-export async function startNginxAuthRequest(upstream: string, decisionUrl: string): Promise<Child> {
+export async function startNginxAuthRequest(upstream: string, decisionUrl: string): Promise<Child & { errorLog: string }> {
   const dir = workDir();
   const port = await freePort();
   const up = new URL(upstream);
@@ -75,5 +66,6 @@ export async function startNginxAuthRequest(upstream: string, decisionUrl: strin
     .replace('server 127.0.0.1:8082;', `server ${sluice.hostname}:${sluice.port};`)
     .replace('server 127.0.0.1:8090;', `server ${up.hostname}:${up.port};`);
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  return spawnServer('nginx + auth_request + Sluice', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
+  const child = await spawnServer('nginx + auth_request + Sluice', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
+  return { ...child, errorLog: join(dir, 'error.log') };
 }

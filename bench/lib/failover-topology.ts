@@ -1,11 +1,13 @@
 // The two Redis topologies bench:failover fails over, behind one face: the
 // clients the instances decide through, the replica that will be promoted
 // (to be paused, making it lag), the kill and the wait for the promotion.
+// The lag is made with test/helpers/replication-hold.ts: writes lost for real.
 import { Redis } from 'ioredis';
 import { bucketKey } from '../../src/core/ids.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import type { RedisClient } from '../../src/stores/redis/scripts.js';
 import { startRedisCluster } from '../../test/helpers/redis-cluster.js';
+import { holdReplication, replicaOf } from '../../test/helpers/replication-hold.js';
 import { MASTER_NAME, startSentinels } from '../../test/helpers/redis-sentinel.js';
 import { onCleanup } from './cleanup.js';
 
@@ -16,9 +18,12 @@ export interface Topology {
   readonly master: number;
   readonly replica: number;
   client(): RedisClient;
-  pauseReplica(): void;
+  /** Pauses the replica and fills its link: what the master acknowledges from now on is lost with it. */
+  holdReplication(): Promise<void>;
   resumeReplica(): void;
   killMaster(): Promise<void>;
+  /** ZCARD of `key` on the master or the replica (a sliding log's entries), read on that node itself. */
+  entriesOn(node: 'master' | 'replica', key: string): Promise<number>;
   waitForPromotion(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -37,9 +42,10 @@ async function clusterTopology(key: string): Promise<Topology> {
     master,
     replica,
     client: () => cluster.client(),
-    pauseReplica: () => cluster.pauseNode(replica),
+    holdReplication: () => holdReplication(master, () => cluster.pauseNode(replica)),
     resumeReplica: () => cluster.resumeNode(replica),
     killMaster: () => cluster.killNode(master),
+    entriesOn: (node, key) => entriesOn(node === 'master' ? master : replica, key),
     waitForPromotion: () => cluster.waitForFailover(master),
     stop: release,
   };
@@ -52,9 +58,10 @@ async function sentinelTopology(): Promise<Topology> {
     master: setup.master.port,
     replica: setup.replica.port,
     client: () => connectRedis({ sentinel: { name: MASTER_NAME, sentinels: setup.sentinels } }),
-    pauseReplica: () => setup.replica.pause(),
+    holdReplication: () => holdReplication(setup.master.port, () => setup.replica.pause()),
     resumeReplica: () => setup.replica.resume(),
     killMaster: () => setup.master.kill(),
+    entriesOn: (node, key) => entriesOn(node === 'master' ? setup.master.port : setup.replica.port, key),
     waitForPromotion: async () => {
       await setup.waitForPromotion(setup.master.port);
     },
@@ -62,13 +69,11 @@ async function sentinelTopology(): Promise<Topology> {
   };
 }
 
-/** The port of a master's replica, from its INFO replication. */
-async function replicaOf(masterPort: number): Promise<number> {
-  const client = new Redis({ host: '127.0.0.1', port: masterPort });
+async function entriesOn(port: number, key: string): Promise<number> {
+  const client = new Redis({ host: '127.0.0.1', port });
   try {
-    const port = /slave0:[^\r\n]*port=(\d+)/.exec(await client.info('replication'))?.[1];
-    if (!port) throw new Error(`master ${masterPort} has no replica`);
-    return Number(port);
+    await client.call('READONLY').catch(() => undefined); // a cluster replica answers reads only after it; Sentinel's refuses it
+    return await client.zcard(key).catch(() => Number.NaN); // CLUSTERDOWN while the cluster fails over: not known
   } finally {
     client.disconnect();
   }

@@ -17,6 +17,8 @@ export interface LoadResult {
   errors: number;
   /** Requests completed inside the window (what CPU per request divides by). */
   completed: number;
+  /** What the errors were (autocannon's reqError messages), where the load reports them. */
+  errorKinds?: Record<string, number>;
 }
 
 export const TENANTS = Array.from({ length: 10 }, (_, i) => `bench-tenant-${i}`);

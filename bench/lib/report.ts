@@ -106,9 +106,12 @@ export function renderReport(r: BenchResults): string {
 
 function decisionSection(d: DecisionResult): string[] {
   const out = ['## Decision service', ''];
-  out.push('One Sluice process on Redis serves three faces in turn, 64 concurrent clients each: gRPC ShouldRateLimit from a @grpc/grpc-js client (closed loop), forward-auth GET /decide and its own proxied GET /orders (autocannon); then nginx with examples/decision/nginx.conf (auth_request to that Sluice) and nginx alone. CPU µs per decision or request of each serving process (/proc); a rule so large nothing is refused.', '');
+  out.push('One Sluice process on Redis serves three faces in turn, 64 concurrent clients each: gRPC ShouldRateLimit from h2load (64 streams on one connection), forward-auth GET /decide and its own proxied GET /orders (autocannon); the gRPC stack alone with a fixed answer (Sluice\'s node:http2 face, @grpc/grpc-js\'s server); then nginx with examples/decision/nginx.conf (auth_request to that Sluice) and nginx alone. CPU µs per decision or request of each serving process (/proc), medians of three rounds; a rule so large nothing is refused.', '');
   out.push(markdownTable(['target', 'per s', 'p50 ms', 'p99 ms', 'CPU µs Sluice', 'CPU µs nginx', 'CPU µs total', 'not OK', 'errors'], d.rows.map((x) => [x.target, x.perSec, x.p50Ms, x.p99Ms, x.cpuUs.sluice, x.cpuUs.nginx, x.cpuUs.total, x.notOk, x.errors])), '');
-  out.push('Where each face\'s time goes: a fresh Sluice under `--cpu-prof`, one face\'s load after a warm-up, main thread, share of non-idle CPU during the load:', '');
+  if (d.grpcOverForwardAuth !== undefined) out.push(`gRPC decision ÷ forward-auth decision, Sluice CPU: ${d.grpcOverForwardAuth.median}× (median of the rounds: ${d.grpcOverForwardAuth.rounds.join(', ')}; target ≤ 1.5×)`, '');
+  for (const row of d.rows.filter((x) => Object.keys(x.errorKinds).length > 0)) out.push(`- errors of ${row.target}: ${Object.entries(row.errorKinds).map(([kind, n]) => `${kind} ×${n}`).join(', ')}`);
+  if (d.nginxErrors.length > 0) out.push('', 'nginx + auth_request error log (last lines):', '', ...d.nginxErrors.map((line) => `    ${line}`));
+  out.push('', 'Where each face\'s time goes: a fresh Sluice under `--cpu-prof`, one face\'s load after a warm-up, main thread, share of non-idle CPU during the load:', '');
   out.push(...d.profiles.map((p) => `- ${p.face}: ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`), '');
   out.push('Accuracy: two Sluice processes on one Redis, one bucket (token bucket 100, 100/s), 4× the limit offered alternately to both; expected = the model over the instants the requests were sent; target ±1 %.', '');
   out.push(markdownTable(['face', 'instances', 'sent', 'allowed', 'expected', 'allowed / expected', 'within ±1 %', 'Redis script calls'], d.accuracy.map((a) => [a.face, a.instances, a.sent, a.allowed, a.expected, a.ratio, a.withinOnePercent ? 'yes' : 'no', a.redisScriptCalls ?? ''])), '');

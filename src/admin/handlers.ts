@@ -14,6 +14,8 @@ import { asObject } from '../dashboard/http-util.js';
 
 export interface AdminCache extends RuleResolver {
   status(): RuleCacheStatus;
+  /** The tenant of an active key of the rule store, by its SHA-256 hex (rule-cache.ts). */
+  tenantForHash?(keyHash: string): string | undefined;
 }
 
 export interface AdminDeps {

@@ -1,14 +1,17 @@
 // The admin API: its own HTTP listener, separate from the gateway's traffic port.
 // /healthz, /readyz and /metrics are open (for load balancers, orchestrators
 // and Prometheus; none of them names a tenant or a key); every other endpoint
-// needs `Authorization: Bearer <SLUICE_ADMIN_TOKEN>`.
+// needs a bearer token (SLUICE_ADMIN_TOKEN or a named one) whose role allows
+// it (auth.ts); every write is recorded in the audit log (audit-trail.ts).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TlsConfig } from '../config/tls.js';
 import { createFrontServer } from '../gateway/front-server.js';
 import type { AddressInfo } from 'node:net';
 import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
-import { bearerAuth } from './auth.js';
+import { assertAllowed, type Principal, requiredRole, TokenAuth } from './auth.js';
+import { audited } from './audit-trail.js';
+import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
 import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
@@ -41,12 +44,12 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-type Route = (req: IncomingMessage, parts: string[], query: URLSearchParams) => Promise<h.Reply> | h.Reply;
+type Route = (req: IncomingMessage, parts: string[], query: URLSearchParams, principal: Principal) => Promise<h.Reply> | h.Reply;
 
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const logger = options.logger ?? stderrLogger;
   if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz, /readyz and /metrics');
-  const handle = requestHandler(options);
+  const handle = requestHandler(options, logger);
   let closing = false;
   const { server } = createFrontServer({}, options.tls, (req, res) => {
     // Once closing, a connection ends with its answer: a page polling on a keep-alive connection cannot hold close() open.
@@ -69,28 +72,37 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   };
 }
 
-function requestHandler(options: AdminServerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const authorize = bearerAuth(options.token);
-  const route = router(options);
+function requestHandler(options: AdminServerOptions, logger: RulesLogger): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const auth = new TokenAuth(options.token, options.store.team);
+  const route = router(options, auth);
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://admin');
     const parts = splitPath(url.pathname);
-    if (parts[0] === 'ui') return serveUi(req, res, parts, { dashboard: options.dashboard, authorize });
+    if (parts[0] === 'ui') return serveUi(req, res, parts, { dashboard: options.dashboard, authorize: (r) => auth.authorize(r) });
     const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz' || parts[0] === 'metrics');
-    if (!open) authorize(req);
-    if (parts[0] === 'metrics' && parts.length === 1) {
+    if (!open) {
+      const principal = await auth.authorize(req);
+      const method = req.method ?? 'GET';
+      const act = async (): Promise<h.Reply> => {
+        assertAllowed(principal, requiredRole(method, parts));
+        return parts.length === 1 && parts[0] === 'reload' ? reloadConfig(method, options.reload) : route(req, parts, url.searchParams, principal);
+      };
+      const write = method !== 'GET' && method !== 'HEAD';
+      return sendReply(res, write ? await audited({ store: options.store, logger }, principal, req, parts, act) : await act());
+    }
+    if (parts[0] === 'metrics') {
       // Prometheus text format; counters carry no tenant ids or keys.
       const text = options.metrics ? await options.metrics() : (await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics());
       res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(text + (await processRegistry.metrics()));
       return;
     }
-    const reply = parts.length === 1 && parts[0] === 'reload' ? await reloadConfig(req.method, options.reload) : await route(req, parts, url.searchParams);
-    if (reply.status === 204) {
-      res.writeHead(204).end();
-      return;
-    }
-    sendJson(res, reply.status, reply.body);
+    sendReply(res, await route(req, parts, url.searchParams, { name: '', role: 'read' }));
   };
+}
+
+function sendReply(res: ServerResponse, reply: h.Reply): void {
+  if (reply.status === 204) res.writeHead(204).end();
+  else sendJson(res, reply.status, reply.body);
 }
 
 /** An error answer from the catalogue; only failures that are ours (5xx or unexpected) are logged. */
@@ -113,14 +125,14 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen'], sc
   return `${scheme}://${host}:${address.port}`;
 }
 
-function router(deps: h.AdminDeps): Route {
-  return async (req, parts, query) => {
+function router(deps: h.AdminDeps, auth: TokenAuth): Route {
+  return async (req, parts, query, principal) => {
     const method = req.method ?? 'GET';
-    const allow = (...methods: string[]): void => {
-      if (!methods.includes(method)) throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
-    };
+    const allow = allowOnly(method);
     const [head, a, b] = parts;
     if (head === 'limits' || head === 'overrides') return routeOverrides(deps, req, parts, allow);
+    const team = await routeTeam({ deps, auth, principal, method, body: () => readJson(req) }, parts, query, allow);
+    if (team) return team;
     const shape = `${head ?? ''}/${parts.length}`;
     switch (shape) {
       case 'healthz/1':
@@ -151,6 +163,12 @@ function router(deps: h.AdminDeps): Route {
         return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
     }
     throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
+  };
+}
+
+function allowOnly(method: string): (...methods: string[]) => void {
+  return (...methods) => {
+    if (!methods.includes(method)) throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use ${methods.join(', ')}`, 'method');
   };
 }
 

@@ -16,6 +16,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   reload: async () => ({ summary: "re-read the running gateway's config file (like SIGHUP) through the admin API", run: (await import('./reload-command.js')).run }),
   ratelimit: async () => (await import('./ratelimit-command.js')).command,
   keys: async () => ({ summary: 'create|list|revoke API keys through the admin API', run: (await import('./keys-command.js')).run }),
+  tokens: async () => ({ summary: 'create|list|revoke named admin tokens (read, write, admin) through the admin API', run: (await import('./tokens-command.js')).run }),
+  audit: async () => ({ summary: 'export the audit log of every change (--since, --format json|csv) through the admin API', run: (await import('./audit-command.js')).run }),
 };
 
 async function main(argv: string[]): Promise<number> {

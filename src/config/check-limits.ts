@@ -34,18 +34,14 @@ export function checkRouteLimits(route: RouteLimitInput, index: number, ctx: Lim
     return [{ id: route.id, key: { kind: 'tenant' }, rule: undefined }];
   }
   if (route.limits.length === 0) ctx.fail(at('limits'), 'must list at least one limit');
-  return route.limits.map((entry, j) => checkLimit(route, entry, at('limits', j), ctx));
+  // `kind: concurrency` entries are checked by checkRouteConcurrency (check-concurrency.ts); each keeps its index for the error's path.
+  return route.limits.flatMap((entry, j) => (entry.kind === 'concurrency' ? [] : [checkLimit(route, entry, at('limits', j), ctx)]));
 }
 
 function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: LimitCheckContext): LimitConfig {
-  const key = keySourceOf(entry.key);
-  const where = [...at, 'key'];
-  if (route.anonymous && usesTenant(key)) ctx.fail(where, `${key.kind} cannot key a limit of an anonymous route (it has no tenant): use ip, header or route`);
-  if (ctx.limitIds.has(entry.id) || (ctx.routeIds.has(entry.id) && entry.id !== route.id)) ctx.fail([...at, 'id'], `duplicate limit id ${entry.id} (a limit id names one bucket; it may equal its own route's id only)`);
-  ctx.limitIds.add(entry.id);
-  if (key.kind === 'tenant+ip') {
-    const max = MAX_ID_LENGTH - 1 - maxIpIdLength(ctx.ipv6Prefix);
-    if (entry.id.length > max) ctx.fail([...at, 'id'], `must be at most ${max} characters with key tenant+ip (the bucket name also holds the address)`);
+  const key = checkLimitKey(route, entry, at, ctx);
+  for (const field of ['max', 'leaseTtlMs', 'onStoreDown'] as const) {
+    if (entry[field] !== undefined) ctx.fail([...at, field], `applies to kind: concurrency only${field === 'onStoreDown' ? " (a rate limit's is in its rule)" : ''}`);
   }
   let rule: Rule | undefined;
   if (entry.rule !== undefined) rule = ctx.checkedRule(entry.rule, formatPath([...at, 'rule']));
@@ -56,6 +52,20 @@ function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: Li
   return { id: entry.id, key, rule };
 }
 
+/** What every kind of limit checks: its key fits the route, its id is unique and leaves room for the address in a tenant+ip name. */
+export function checkLimitKey(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: LimitCheckContext): KeySource {
+  const key = keySourceOf(entry.key);
+  const where = [...at, 'key'];
+  if (route.anonymous && usesTenant(key)) ctx.fail(where, `${key.kind} cannot key a limit of an anonymous route (it has no tenant): use ip, header or route`);
+  if (ctx.limitIds.has(entry.id) || (ctx.routeIds.has(entry.id) && entry.id !== route.id)) ctx.fail([...at, 'id'], `duplicate limit id ${entry.id} (a limit id names one bucket; it may equal its own route's id only)`);
+  ctx.limitIds.add(entry.id);
+  if (key.kind === 'tenant+ip') {
+    const max = MAX_ID_LENGTH - 1 - maxIpIdLength(ctx.ipv6Prefix);
+    if (entry.id.length > max) ctx.fail([...at, 'id'], `must be at most ${max} characters with key tenant+ip (the bucket name also holds the address)`);
+  }
+  return key;
+}
+
 /**
  * The top-level `globalLimits:`: checked like a route's limits (ids unique
  * across routes and limits, and distinct from every route id), each with its
@@ -64,6 +74,7 @@ function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: Li
 export function checkGlobalLimits(entries: readonly LimitEntry[], ctx: LimitCheckContext): LimitConfig[] {
   const owner: RouteLimitInput = { id: '', anonymous: false, cost: 1 };
   return entries.map((entry, j) => {
+    if (entry.kind === 'concurrency') ctx.fail(['globalLimits', j, 'kind'], "concurrency applies to a route's limits only: list it on each route it should cap");
     if (entry.rule === undefined) ctx.fail(['globalLimits', j, 'rule'], 'is required: a global limit has no route to look a rule up by');
     return checkLimit(owner, entry, ['globalLimits', j], ctx);
   });

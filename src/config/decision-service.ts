@@ -73,6 +73,8 @@ export interface GrpcTls {
   readonly key: string;
   readonly clientCa: string | undefined;
   readonly clientSan: string | undefined;
+  /** The files it was read from and how to read them again: watched, and re-read when one changes (cert rotation). */
+  readonly reload?: { readonly files: readonly string[]; read(): GrpcTls };
 }
 
 export interface DecisionServiceConfig {

@@ -2,8 +2,8 @@
 // otherwise be ignored in silence and the deployment run without it.
 import { type Env, envOverrides } from './env.js';
 
-/** Read outside the config: the file to load, and the CLI's admin API. */
-const OTHER_VARIABLES = ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL'];
+/** Read outside the config: the file to load, the CLI's admin API, the audit log's retention (rules/team.ts). */
+const OTHER_VARIABLES = ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL', 'SLUICE_AUDIT_KEEP_DAYS', 'SLUICE_AUDIT_KEEP_ENTRIES'];
 
 /** Every SLUICE_* variable Sluice reads: the overrides (asked of envOverrides itself, so the list cannot drift) and the others. */
 export function knownVariables(): string[] {

@@ -17,6 +17,7 @@ import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { type DecisionServiceConfig, noDecisionService } from './decision-service.js';
+import { checkRouteConcurrency } from './check-concurrency.js';
 import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from './check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
@@ -97,6 +98,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
   const routeIds = uniqueRouteIds(file, fail);
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
   const ownLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
+  const concurrency = file.routes.map((route, index) => checkRouteConcurrency(route, index, limitContext));
   const globalLimits = checkGlobalLimits(file.globalLimits, limitContext);
   const routeLimits = file.routes.map((route, index) => withGlobalLimits(route, index, ownLimits[index] ?? [], globalLimits, fail));
   const rules = seedRules(file, routeIds, checkedRule, fail);
@@ -107,7 +109,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
   return deepFreeze({
     source,
     ...listenersOf(file, baseDir, fail),
-    routes: file.routes.map((route, index) => routeOf(route, index, routeLimits[index] ?? [], fail)),
+    routes: file.routes.map((route, index) => ({ ...routeOf(route, index, routeLimits[index] ?? [], fail), concurrency: concurrency[index] ?? [] })),
     tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys: keyHashes(file, fail) },
     defaultRule,
     rules,
@@ -199,6 +201,8 @@ export function describeIssue(error: z.ZodError): { path: (string | number)[]; m
   if (issue.code === 'invalid_key') return { path, message: issue.issues[0]?.message ?? issue.message };
   if (issue.code === 'invalid_type') {
     const missing = /received undefined$/.test(issue.message);
+    // zod reports a fraction given for .int() as invalid_type too: the schema's own message says what is wanted.
+    if (!missing && issue.expected === 'int') return { path, message: issue.message };
     return { path, message: missing ? 'is required' : `must be ${article(issue.expected)}` };
   }
   return { path, message: issue.message };

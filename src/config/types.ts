@@ -1,7 +1,7 @@
 // The loaded configuration: typed, defaults filled, keys hashed, frozen.
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
-import type { ClientIpConfig, LimitConfig } from '../limits/types.js';
+import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../limits/types.js';
 import type { SeedRule, TenantKey } from '../rules/types.js';
 import type { DecisionServiceConfig } from './decision-service.js';
 import type { ListenAddress } from './listen-address.js';
@@ -42,6 +42,8 @@ export interface RouteConfig {
    * after the route), then the global limits that apply to it: all decided together.
    */
   readonly limits: readonly LimitConfig[];
+  /** The route's `kind: concurrency` limits: leases held while a request or tunnel is open; absent = none. */
+  readonly concurrency?: readonly ConcurrencyLimitConfig[];
 }
 
 export interface HealthCheckConfig {

@@ -28,6 +28,11 @@ export const GATEWAY_ERRORS = {
     meaning: "the tenant's limit for this route is used up",
     action: 'retry after the Retry-After header (seconds; the body has retryAfterMs); if it happens in normal use, ask for a higher limit',
   },
+  concurrency_limited: {
+    status: 429,
+    meaning: "a `kind: concurrency` limit of the route already has its `max` requests (or WebSocket tunnels) of this key open",
+    action: 'retry after the Retry-After header (1 s), or once one of your open requests or tunnels ends; the body names the limit',
+  },
   missing_api_key: {
     status: 401,
     meaning: 'the request carries no API key',
@@ -117,6 +122,11 @@ export const SLUICE_ERRORS = {
     status: 401,
     meaning: 'the admin token is missing or wrong',
     action: 'send `Authorization: Bearer $SLUICE_ADMIN_TOKEN`; for the CLI, export SLUICE_ADMIN_TOKEN',
+  },
+  ERR_FORBIDDEN: {
+    status: 403,
+    meaning: "the admin token is valid but its role does not allow this endpoint (`read`: GET only; `write`: rules, overrides, keys; `admin`: tokens and reloads too)",
+    action: 'use a token of a role that allows it (`sluice tokens create NAME ROLE` with an `admin` token), or ask whoever holds one',
   },
   ERR_ADMIN_DISABLED: {
     status: 403,

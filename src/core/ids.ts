@@ -104,3 +104,12 @@ export function keyId(key: unknown, field = 'key'): string {
 
 /** The bucket tag every route-keyed limit shares: one ceiling per limit id, whoever asks. */
 export const ROUTE_TAG = derivedId('route', '');
+
+/**
+ * The sorted set of a concurrency limit's leases: the bucket's key (so its
+ * hash tag, the tenant's or a derived id's slot) with `:cc` after it. Ids hold
+ * no `:`, so no rate bucket's key can ever equal it.
+ */
+export function slotKey(tag: string, name: string): string {
+  return `${bucketKey(tag, name).key}:cc`;
+}

@@ -35,6 +35,11 @@ const FILES: Record<string, string> = {
   'live.js': join(UI_DIR, 'live.js'),
   'rules.js': join(UI_DIR, 'rules.js'),
   'keys.js': join(UI_DIR, 'keys.js'),
+  'role.js': join(UI_DIR, 'role.js'),
+  'overrides.js': join(UI_DIR, 'overrides.js'),
+  'tenants.js': join(UI_DIR, 'tenants.js'),
+  'audit.js': join(UI_DIR, 'audit.js'),
+  'team.js': join(UI_DIR, 'team.js'),
   'vendor/uPlot.iife.min.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
   'vendor/uPlot.min.css': join(UPLOT_DIR, 'uPlot.min.css'),
 };
@@ -43,7 +48,8 @@ const cache = new Map<string, Buffer>();
 export interface UiContext {
   /** This instance's overview: its own Dashboard, or with workers the primary's view of their snapshots. */
   dashboard: Pick<Dashboard, 'overview'> | undefined;
-  authorize: (req: IncomingMessage) => void;
+  /** Throws (401/403) unless the request carries a token; any role may read the overview. */
+  authorize: (req: IncomingMessage) => Promise<unknown>;
 }
 
 /** Answers a request under /ui (parts[0] === 'ui'). */
@@ -53,7 +59,7 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, parts: 
   const rest = parts.slice(1).join('/');
   if (method !== 'GET' && method !== 'HEAD') throw new SluiceError('ERR_METHOD_NOT_ALLOWED', `method ${method} not allowed; use GET`, 'method');
   if (rest === 'api/overview') {
-    ctx.authorize(req);
+    await ctx.authorize(req);
     if (!ctx.dashboard) throw new SluiceError('ERR_NOT_FOUND', 'the dashboard is not running on this instance', 'dashboard');
     sendJson(res, 200, await ctx.dashboard.overview());
     return;

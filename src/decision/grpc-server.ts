@@ -1,87 +1,143 @@
 // The gRPC face: envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit and
-// grpc.health.v1 on their own listener. Health follows readiness: SERVING while
-// running, NOT_SERVING from the start of the drain, so Envoy stops sending.
-import * as grpc from '@grpc/grpc-js';
-import { HealthImplementation } from 'grpc-health-check';
+// grpc.health.v1 on their own listener, served on node:http2 itself (measured:
+// grpc-js's server costs more CPU per call with an empty handler than a
+// forward-auth decision does whole; docs/decision-service.md). Health follows
+// readiness: SERVING while running, NOT_SERVING from the start of the drain,
+// so Envoy stops sending.
+import { createSecureServer, createServer, type Http2SecureServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
-import { loadRls, RLS_SERVICE_NAME } from './proto-files.js';
 import type { DecisionFaces } from './faces.js';
-import { type GrpcTls, sanInterceptors, serverCredentials } from './grpc-tls.js';
+import { decodeRequest, encodeResponse } from './grpc-codec.js';
+import { GrpcHealth, HEALTH_CHECK, HEALTH_WATCH } from './grpc-health.js';
+import { type GrpcTls, secureOptions, sessionNamesSan } from './grpc-tls.js';
+import { watchTlsFiles } from './grpc-tls-watch.js';
+import { answer, fail, GrpcError, GrpcStatus, isGrpc, readMessage } from './grpc-wire.js';
+import { RLS_SERVICE_NAME } from './proto-files.js';
+import { RlsBadRequest, RlsServiceError } from './rls-request.js';
 import type { DecisionObserver } from './deps.js';
-import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
+
+const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
 
 export class RlsGrpcServer {
-  private readonly server: grpc.Server;
-  private readonly health = new HealthImplementation({ '': 'SERVING', [RLS_SERVICE_NAME]: 'SERVING' });
+  private readonly server: Http2Server | Http2SecureServer;
+  private readonly health = new GrpcHealth(['', RLS_SERVICE_NAME]);
+  private readonly sessions = new Set<ServerHttp2Session>();
+  private readonly stopWatching: () => void;
 
   /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
-    faces: Pick<DecisionFaces, 'decider'>,
+    private readonly faces: Pick<DecisionFaces, 'decider'>,
     private readonly log: Logger,
-    observer?: Pick<DecisionObserver, 'call'>,
+    private readonly observer?: Pick<DecisionObserver, 'call'>,
     private readonly tls?: GrpcTls,
-    connectionAge?: { maxAgeMs: number; graceMs: number },
+    private readonly connectionAge?: { maxAgeMs: number; graceMs: number },
   ) {
-    // A connection's age bounded: clients reconnect, so new instances behind a balancer get their share.
-    const age = connectionAge ? { 'grpc.max_connection_age_ms': connectionAge.maxAgeMs, 'grpc.max_connection_age_grace_ms': connectionAge.graceMs } : {};
-    this.server = new grpc.Server({ interceptors: sanInterceptors(tls), ...age });
-    this.server.addService(loadRls().service, {
-      ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestIn, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        const started = observer ? performance.now() : 0;
-        faces.decider.shouldRateLimit(call.request).then(
-          (response) => {
-            callback(null, response);
-            observer?.call('ShouldRateLimit', performance.now() - started, undefined);
-          },
-          (error: unknown) => {
-            callback(this.failure(error));
-            observer?.call('ShouldRateLimit', performance.now() - started, 'service_error');
-          },
-        );
-      },
-    });
-    this.health.addToServer(this.server);
+    this.server = tls ? createSecureServer(secureOptions(tls)) : createServer();
+    this.stopWatching = tls ? watchTlsFiles(this.server as Http2SecureServer, tls, log) : () => {};
+    this.server.on('session', (session: ServerHttp2Session) => this.opened(session));
+    this.server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.route(stream, headers));
   }
 
   /** Binds; resolves with the port (0 picks a free one). */
   listen({ host, port }: ListenAddress): Promise<number> {
-    return this.listenOn(host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
-  }
-
-  /** Binds a grpc-js target (`host:port`, `unix:/path`); resolves with the port. */
-  listenOn(target: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(target, serverCredentials(this.tls), (error, bound) => (error ? reject(error) : resolve(bound)));
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        const address = this.server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
     });
   }
 
-  setServing(serving: boolean): void {
-    const status = serving ? 'SERVING' : 'NOT_SERVING';
-    this.health.setStatus('', status);
-    this.health.setStatus(RLS_SERVICE_NAME, status);
-  }
-
-  /** Lets calls in flight finish for up to `graceMs`, then cuts the rest. */
-  close(graceMs: number): Promise<void> {
-    this.setServing(false);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.server.forceShutdown();
-        resolve();
-      }, graceMs);
-      this.server.tryShutdown(() => {
-        clearTimeout(timer);
+  /** Binds a unix socket at `path`. */
+  listenUnix(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(path, () => {
+        this.server.off('error', reject);
         resolve();
       });
     });
   }
 
-  private failure(error: unknown): Partial<grpc.StatusObject> {
+  setServing(serving: boolean): void {
+    this.health.setAll(serving ? 'SERVING' : 'NOT_SERVING');
+  }
+
+  /** Lets calls in flight finish for up to `graceMs`, then cuts the rest. */
+  close(graceMs: number): Promise<void> {
+    this.setServing(false);
+    this.stopWatching();
+    this.health.endWatches();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const session of this.sessions) session.close();
+    let timer: NodeJS.Timeout | undefined;
+    const cut = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        for (const session of this.sessions) session.destroy();
+        resolve();
+      }, graceMs);
+    });
+    return Promise.race([closed, cut]).finally(() => clearTimeout(timer));
+  }
+
+  private opened(session: ServerHttp2Session): void {
+    this.sessions.add(session);
+    session.once('close', () => this.sessions.delete(session));
+    session.on('error', () => {}); // a client gone mid-write: its streams end with it
+    // A connection's age bounded: clients reconnect, so new instances behind a balancer get their share.
+    const age = this.connectionAge;
+    if (!age) return;
+    const goAway = setTimeout(() => {
+      session.close();
+      setTimeout(() => session.destroy(), age.graceMs).unref();
+    }, age.maxAgeMs);
+    goAway.unref();
+    session.once('close', () => clearTimeout(goAway));
+  }
+
+  private route(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
+    stream.on('error', () => {}); // reset by the client: nothing is left to answer
+    if (!isGrpc(stream, headers)) return;
+    const san = this.tls?.clientSan;
+    const path = headers[':path'];
+    if (san !== undefined && !sessionNamesSan(stream.session!, san)) fail(stream, GrpcStatus.UNAUTHENTICATED, `the client certificate does not name ${san} (GRPC_CLIENT_TLS_SAN)`);
+    else if (path === SHOULD_RATE_LIMIT) void this.shouldRateLimit(stream);
+    else if (path === HEALTH_CHECK || path === HEALTH_WATCH) void this.healthCall(stream, path);
+    else fail(stream, GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`);
+  }
+
+  private async shouldRateLimit(stream: ServerHttp2Stream): Promise<void> {
+    const started = this.observer ? performance.now() : 0;
+    try {
+      const request = decodeRequest(await readMessage(stream));
+      answer(stream, encodeResponse(await this.faces.decider.shouldRateLimit(request)));
+      this.observer?.call('ShouldRateLimit', performance.now() - started, undefined);
+    } catch (error) {
+      const [code, details] = this.failure(error);
+      fail(stream, code, details);
+      this.observer?.call('ShouldRateLimit', performance.now() - started, 'service_error');
+    }
+  }
+
+  private async healthCall(stream: ServerHttp2Stream, path: string): Promise<void> {
+    try {
+      const request = await readMessage(stream);
+      if (path === HEALTH_CHECK) this.health.check(stream, request);
+      else this.health.watch(stream, request);
+    } catch (error) {
+      fail(stream, ...this.failure(error));
+    }
+  }
+
+  private failure(error: unknown): [GrpcStatus, string] {
+    if (error instanceof GrpcError) return [error.code, error.message];
     // The reference's own errors (empty domain, no descriptors) reach Envoy as its do: UNKNOWN.
-    if (error instanceof RlsServiceError) return { code: grpc.status.UNKNOWN, details: error.message.slice(error.field.length + 2) };
-    if (error instanceof RlsBadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: error.message };
+    if (error instanceof RlsServiceError) return [GrpcStatus.UNKNOWN, error.message.slice(error.field.length + 2)];
+    if (error instanceof RlsBadRequest) return [GrpcStatus.INVALID_ARGUMENT, error.message];
     this.log.error({ err: error }, 'unexpected error in ShouldRateLimit');
-    return { code: grpc.status.INTERNAL, details: 'internal error' };
+    return [GrpcStatus.INTERNAL, 'internal error'];
   }
 }

@@ -3,15 +3,16 @@
 // SAN that certificate must name it too, as the reference's
 // GRPC_CLIENT_TLS_CACERT / GRPC_CLIENT_TLS_SAN require. A call whose
 // certificate lacks the SAN is UNAUTHENTICATED before any handler runs.
-import * as grpc from '@grpc/grpc-js';
+import type { Http2Session, SecureServerOptions } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
 import type { GrpcTls } from '../config/decision-service.js';
 
 export type { GrpcTls } from '../config/decision-service.js';
 
-export function serverCredentials(tls: GrpcTls | undefined): grpc.ServerCredentials {
-  if (!tls) return grpc.ServerCredentials.createInsecure();
-  const pair = { private_key: Buffer.from(tls.key), cert_chain: Buffer.from(tls.cert) };
-  return grpc.ServerCredentials.createSsl(tls.clientCa ? Buffer.from(tls.clientCa) : null, [pair], tls.clientCa !== undefined);
+/** What a new handshake is made with (ALPN h2 only, as gRPC clients require). */
+export function secureOptions(tls: GrpcTls): SecureServerOptions {
+  const mutual = tls.clientCa !== undefined;
+  return { cert: tls.cert, key: tls.key, ca: tls.clientCa, requestCert: mutual, rejectUnauthorized: mutual, ALPNProtocols: ['h2'] };
 }
 
 /** `DNS:a.example, IP Address:127.0.0.1` → whether `DNS:<san>` is among them. */
@@ -19,16 +20,14 @@ export function namesDnsSan(subjectAltName: string | undefined, san: string): bo
   return (subjectAltName ?? '').split(/,\s*/).some((name) => name === `DNS:${san}`);
 }
 
-export function sanInterceptors(tls: GrpcTls | undefined): grpc.ServerInterceptor[] {
-  const san = tls?.clientSan;
-  if (san === undefined) return [];
-  return [
-    (_method, call) =>
-      new grpc.ServerInterceptingCall(call, {
-        start: (next) => {
-          if (namesDnsSan(call.getAuthContext().sslPeerCertificate?.subjectaltname, san)) next();
-          else call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: `the client certificate does not name ${san} (GRPC_CLIENT_TLS_SAN)` });
-        },
-      }),
-  ];
+const sanChecked = new WeakMap<Http2Session, boolean>();
+
+/** Whether the session's client certificate names `san` (checked once per connection). */
+export function sessionNamesSan(session: Http2Session, san: string): boolean {
+  let named = sanChecked.get(session);
+  if (named === undefined) {
+    named = namesDnsSan((session.socket as TLSSocket).getPeerCertificate?.()?.subjectaltname, san);
+    sanChecked.set(session, named);
+  }
+  return named;
 }

@@ -7,8 +7,9 @@
 import { createHash } from 'node:crypto';
 import type { LimitCall } from '../limiter/engine.js';
 import { derivedId } from '../core/ids.js';
+import { BoundedLru } from '../limiter/lru.js';
 import { capacityOf, type Rule } from '../core/rule.js';
-import { type ConfiguredLimit, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
+import { type ConfiguredLimit, type DescriptorLevel, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
 import { UNIT_SECONDS } from './envoy-schema.js';
 import { overrideStatKey, statKeyOf } from './rls-stat-key.js';
@@ -54,16 +55,49 @@ export type Planned = DescriptorPlan | 'unlimited' | undefined;
 export function planRequest(domains: Domains, request: CheckedRequest): Planned[] {
   const top = domains.get(request.domain);
   if (top === undefined) return request.descriptors.map(() => undefined);
-  const matched = request.descriptors.map((descriptor) => (descriptor.override ? undefined : matchDescriptor(top, descriptor.entries)));
-  const replaced = new Set(matched.flatMap((match) => match?.limit.replaces ?? []));
-  return request.descriptors.map((descriptor, index): Planned => {
-    if (descriptor.override) return overridePlan(request.domain, descriptor);
-    const match = matched[index];
-    if (match === undefined) return undefined;
-    if (match.limit.name !== undefined && replaced.has(match.limit.name)) return undefined;
-    if (match.limit.unlimited) return 'unlimited';
-    return configuredPlan(request.domain, descriptor, match);
-  });
+  const own = request.descriptors.map((descriptor) => ownPlan(domains, top, request.domain, descriptor));
+  const replaced = new Set(own.flatMap(({ match }) => match?.limit.replaces ?? []));
+  return own.map(({ match, plan }): Planned => (match?.limit.name !== undefined && replaced.has(match.limit.name) ? undefined : plan));
+}
+
+/** A descriptor's plan before `replaces`, and the configured limit it matched (none for an override). */
+interface OwnPlan {
+  readonly match: Match | undefined;
+  readonly plan: Planned;
+}
+
+/**
+ * The plans of the descriptors seen lately, per loaded config: Envoy asks about
+ * the same few descriptors again and again, and a plan (its bucket's hash
+ * above all) depends on nothing else. Bounded, so random values cannot grow it.
+ */
+const recentPlans = new WeakMap<Domains, BoundedLru<string, OwnPlan>>();
+export const RECENT_PLANS = 10_000;
+
+/** How many plans are kept for this config (tests: the bound holds). */
+export const plansKept = (domains: Domains): number => recentPlans.get(domains)?.size ?? 0;
+
+function ownPlan(domains: Domains, top: DescriptorLevel, domain: string, descriptor: CheckedDescriptor): OwnPlan {
+  let recent = recentPlans.get(domains);
+  if (recent === undefined) {
+    recent = new BoundedLru(RECENT_PLANS);
+    recentPlans.set(domains, recent);
+  }
+  const override = descriptor.override;
+  const key = JSON.stringify([domain, descriptor.hits, override ? [override.requestsPerUnit, override.unit] : null, ...descriptor.entries.map((entry) => [entry.key, entry.value])]);
+  let own = recent.peek(key);
+  if (own === undefined) {
+    own = planOf(top, domain, descriptor);
+    recent.set(key, own);
+  }
+  return own;
+}
+
+function planOf(top: DescriptorLevel, domain: string, descriptor: CheckedDescriptor): OwnPlan {
+  if (descriptor.override) return { match: undefined, plan: overridePlan(domain, descriptor) };
+  const match = matchDescriptor(top, descriptor.entries);
+  if (match === undefined) return { match, plan: undefined };
+  return { match, plan: match.limit.unlimited ? 'unlimited' : configuredPlan(domain, descriptor, match) };
 }
 
 function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Match): DescriptorPlan {

@@ -67,7 +67,7 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
 
 /** The gRPC listener on its unix socket when one is given, else on its TCP address; its address as clients dial it. */
 async function bindGrpc(grpc: RlsGrpcServer, listen: ListenAddress, socket: string | undefined): Promise<string> {
-  if (socket) return grpc.listenOn(`unix:${socket}`).then(() => `unix:${socket}`);
+  if (socket) return grpc.listenUnix(socket).then(() => `unix:${socket}`);
   return `${hostText(listen.host)}:${await grpc.listen(listen)}`;
 }
 

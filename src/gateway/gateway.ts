@@ -9,11 +9,10 @@ import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
-import type { LimitProblem } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
-import { abandonBody, gatewayStatus, sendError } from './errors.js';
-import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
+import { sendError } from './errors.js';
+import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { Drain } from './drain.js';
 import { createFrontServer, type FrontServer } from './front-server.js';
 import { requestHost } from './hop-by-hop.js';
@@ -26,6 +25,10 @@ import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
 import { answerConnect, wantsWebSocket } from './unsupported.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
+import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
+import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
+import { answerUnlimitable, refuseRated } from './refusals.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -46,6 +49,8 @@ export interface GatewayOptions {
   rules: RuleResolver;
   tenants: TenantResolver;
   logger: Logger;
+  /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
+  concurrency?: ConcurrencyLimiter;
 }
 
 export class Gateway {
@@ -59,6 +64,7 @@ export class Gateway {
   private tunnelIdleMs!: number;
   private readonly engine: Engine;
   private readonly log: Logger;
+  private readonly gate: ConcurrencyGate;
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
   private routes!: RouteTable<LimitedTarget>;
   private keyHeader!: string;
@@ -73,6 +79,7 @@ export class Gateway {
     this.engine = options.engine;
     this.log = options.logger;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
+    this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
     this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
@@ -98,6 +105,7 @@ export class Gateway {
     const maxBodyBytes = config.limits.maxBodyBytes;
     const routes = new RouteTable(config.routes, (route: RouteConfig) => routeTarget(route, this.upstreams, rules, clientIp, config.clientIp.ipv6Prefix));
     this.counters = countersFor(config.routes);
+    this.gate.configure(config.headers, this.counters);
     this.tenants = tenants;
     this.keyHeader = config.tenants.header;
     this.headerOptions = config.headers;
@@ -123,7 +131,7 @@ export class Gateway {
     this.tunnels.closeAll();
     this.front.closeRedirect();
     await this.drain.run(this.server, graceMs, () => this.upstreams.destroy(), this.front.sessions);
-    await this.upstreams.close();
+    await Promise.all([this.upstreams.close(), this.gate.close()]);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -159,24 +167,22 @@ export class Gateway {
     const route = match.route.id;
     const limits = match.target.limits.resolve(tenant, req);
     if (typeof limits === 'string') {
-      this.unlimitable(res, tenant, route, limits);
+      answerUnlimitable(res, limits, this.log, { tenant, route });
       return;
     }
     const exchange: Exchange = { req, res, tenant, route, target: match.target, limits };
-    this.engine.decideAll(limits).then(
+    // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
+    const problem = this.gate.admit(match.target.limits, tenant, req, res, () => this.decideRates(exchange));
+    if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
+  }
+
+  private decideRates(exchange: Exchange): void {
+    const { res, tenant, route, limits } = exchange;
+    if (limits.length === 0) this.forward(exchange, []); // a route with concurrency limits only
+    else this.engine.decideAll(limits).then(
       (outcome) => this.decided(exchange, outcome),
       (error: unknown) => this.failed(res, tenant, route, error),
     );
-  }
-
-  /** A request whose limits cannot be formed: answered, never forwarded unlimited. */
-  private unlimitable(res: ServerResponse, tenant: string | undefined, route: string, problem: LimitProblem): void {
-    if (problem === 'no_client_address') {
-      res.destroy(); // the connection is already gone
-      return;
-    }
-    if (problem === 'cost_exceeds_capacity') this.log.warn({ tenant, route }, "the route's cost exceeds the capacity of the tenant's rule: no request can pass");
-    sendError(res, problem);
   }
 
   private decided(exchange: Exchange, outcome: LimitsDecision): void {
@@ -191,7 +197,7 @@ export class Gateway {
         return;
       }
       if (!outcome.allowed) {
-        this.refuse(exchange, views, outcome.governing);
+        refuseRated(exchange.req, res, rejectionOf(views, outcome.governing, this.headerOptions), this.log, { tenant, route, ...views[outcome.governing]! });
         return;
       }
       const limitHeaders: string[] = [];
@@ -203,16 +209,6 @@ export class Gateway {
     } catch (error) {
       this.failed(res, tenant, route, error);
     }
-  }
-
-  private refuse({ req, res, tenant, route }: Exchange, views: readonly LimitView[], governing: number): void {
-    const { headers, body } = rejectionOf(views, governing, this.headerOptions);
-    if (!req.complete) abandonBody(res); // a body still on its way is not waited for
-    headers.push('Content-Length', String(Buffer.byteLength(body)));
-    res.writeHead(gatewayStatus('rate_limited'), headers);
-    res.end(body);
-    const { limitId, decision } = views[governing]!; // the limit's id, never the bucket: that may hold a client's address
-    this.log.debug({ tenant, route, limit: limitId, retryAfterMs: decision.retryAfterMs }, 'rate limited');
   }
 
   /** Shaping: the request waits its delay, then goes upstream; a full queue is a 503. */

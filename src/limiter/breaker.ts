@@ -9,9 +9,9 @@
 // While closed, calls do not go through opossum's fire (its promise, events and
 // status per call were about 3 µs of a decision, measured): the guard counts
 // each call and its outcome here (noteCall, succeeded, failed), the error
-// percentage is this file's RollingCounts, and opossum is told only to open.
-// Open and half-open, every call goes through opossum's fire as before:
-// opossum keeps the state, the reset timer and the half-open probe.
+// percentage is RollingCounts', and opossum is told only to open. Open and
+// half-open, every call goes through opossum's fire as before: opossum keeps
+// the state, the reset timer and the half-open probe.
 import CircuitBreaker from 'opossum';
 import type { Logger } from 'pino';
 import { breakerTransitions } from './metrics.js';
@@ -34,6 +34,12 @@ export interface BreakerOptions {
 
 type Thunk = () => Promise<unknown>;
 
+/** Called on every opening (a half-open probe that fails re-opens it) and every closing. */
+export interface BreakerHooks {
+  onOpen?: () => void;
+  onClose?: () => void;
+}
+
 export class RedisBreaker {
   private readonly breaker: CircuitBreaker<[Thunk], unknown>;
   private consecutiveFailures = 0;
@@ -47,7 +53,7 @@ export class RedisBreaker {
   constructor(
     readonly options: BreakerOptions,
     logger: Logger,
-    onClose: () => void = () => undefined,
+    hooks: BreakerHooks = {},
     /** A cheap store call; half-open with no request coming, the breaker sends it itself (probeInBackground). */
     private readonly probe?: () => Promise<unknown>,
   ) {
@@ -60,11 +66,11 @@ export class RedisBreaker {
       rollingCountBuckets: 10,
     });
     this.window = new RollingCounts(options.rollingWindowMs, 10);
-    this.follow(logger, onClose);
+    this.follow(logger, hooks);
   }
 
   /** Counts consecutive failures, logs each change of mode once, probes when half-open. */
-  private follow(logger: Logger, onClose: () => void): void {
+  private follow(logger: Logger, hooks: BreakerHooks): void {
     this.breaker.on('success', () => {
       this.consecutiveFailures = 0;
     });
@@ -74,6 +80,7 @@ export class RedisBreaker {
     });
     this.breaker.on('open', () => {
       breakerTransitions.inc({ state: 'open' });
+      hooks.onOpen?.();
       if (this.mode === 'fallback') return;
       this.mode = 'fallback';
       logger.warn({ mode: 'fallback' }, 'Redis unreachable: circuit breaker open, deciding with the local fallback limiter');
@@ -85,7 +92,7 @@ export class RedisBreaker {
     this.breaker.on('close', () => {
       this.consecutiveFailures = 0;
       this.lastFailure = undefined;
-      onClose();
+      hooks.onClose?.();
       breakerTransitions.inc({ state: 'closed' });
       if (this.mode === 'redis') return;
       this.mode = 'redis';

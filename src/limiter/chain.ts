@@ -65,14 +65,17 @@ export function buildChain(options: ChainOptions): DecisionChain {
   const { store, logger, now, instances } = options;
   const stats = new ChainStats(logger);
   const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, now });
-  const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies });
-  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, adjuster: late, stats, logger });
+  const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats });
+  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: options.deadlineMs, fallback, stats, logger });
   const breaker = new RedisBreaker(
     options.breaker,
     logger,
-    () => {
-      fallback.endEpisode();
-      void debts.chargeAll();
+    {
+      onOpen: () => fallback.beginEpisode(),
+      onClose: () => {
+        fallback.endEpisode();
+        void debts.chargeAll();
+      },
     },
     () => store.peek(PROBE_BUCKET, PROBE_RULE),
   );

@@ -3,14 +3,21 @@
 // closes, a few keys at a time so a recovering Redis is not flooded, and one
 // key's debt just before a request on that key reaches Redis again.
 import type { Logger } from 'pino';
+import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { SharedStore } from '../stores/store.js';
 import { type Debt, FallbackDebts } from './fallback-debts.js';
-import type { LateReplies } from './late-replies.js';
+import type { FallbackLimiter } from './fallback-limiter.js';
 import { fallbackChargedUnits } from './metrics.js';
 import type { ChainStats } from './stats.js';
+
+/** An error Redis answered with: the command did not run. */
+const isErrorReply = (error: unknown) => error instanceof Error && error.name === 'ReplyError';
+
+/** What charge() returns when Redis did not take the charge: the debt is kept. */
+const UNREACHED = -1;
 
 /** Debts charged to Redis at once after an outage. */
 const CHARGE_CONCURRENCY = 32;
@@ -21,8 +28,10 @@ export interface DebtCollectorOptions {
   maxKeys: number;
   /** Deadline of one charge (not on any request's path). */
   timeoutMs: number;
-  /** Adjusts a bucket whatever its limit (the same correction as for late replies). */
-  adjuster: Pick<LateReplies, 'adjust'>;
+  /** Deadline of the peek a request waits for before its charge (see pay): the decisions' own. */
+  peekTimeoutMs: number;
+  /** Whether a bucket's last word predates the breaker's opening, and what it lost since (last-states.ts). */
+  fallback: Pick<FallbackLimiter, 'suspect' | 'lostBeforeCharge'>;
   stats: ChainStats;
   logger: Logger;
 }
@@ -41,30 +50,43 @@ export class DebtCollector {
 
   /**
    * Redis answers again and this instance still owes the key what its fallback
-   * admitted during the outage: the charge is sent before this request's own
-   * call, on the same connection, so Redis runs it first and the refilled
-   * bucket is never spent twice (a half-open probe included).
+   * admitted during the outage: the request waits for the charge (a peek, then
+   * the charge, see charge), so the refilled bucket is never spent twice (a
+   * half-open probe included). Undefined when nothing is owed (no wait).
    */
-  pay(key: string): void {
+  pay(key: string): Promise<void> | undefined {
     const debt = this.debts.take(key);
-    if (debt === undefined) return;
-    void this.charge(debt).then((units) => this.noteCharged(units));
+    if (debt === undefined) return undefined;
+    return this.charge(debt, this.options.peekTimeoutMs).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
   }
 
   /**
-   * The breaker closed: charges every debt. Best effort: a debt Redis cannot
-   * take (bucket emptied meanwhile, breaker open again) is forgiven, never retried.
+   * The breaker closed: charges every debt. A charge that does not reach Redis
+   * (the breaker flapping through a failover) is owed again, for the next
+   * request on the key or the next closing; a bucket that cannot take all of
+   * it (a policy without adjust) keeps the rest.
    */
   async chargeAll(): Promise<void> {
+    const { timeoutMs } = this.options;
     let keys = 0;
     let charged = 0;
+    const unreached: Debt[] = [];
     // Debts stay in the map until their turn: a request on an owed key meanwhile pays it first (pay).
     for (let debts = this.debts.take(CHARGE_CONCURRENCY); debts.length > 0; debts = this.debts.take(CHARGE_CONCURRENCY)) {
       keys += debts.length;
-      for (const n of await Promise.all(debts.map((debt) => this.charge(debt)))) charged += n;
+      const results = await Promise.all(debts.map((debt) => this.charge(debt, timeoutMs)));
+      results.forEach((n, i) => {
+        if (n === UNREACHED) unreached.push(debts[i]!);
+        else charged += n;
+      });
     }
+    for (const debt of unreached) this.reowe(debt);
     this.noteCharged(charged);
     if (charged > 0) this.options.logger.info({ keys, units: charged }, 'charged the fallback admissions of the outage to Redis');
+  }
+
+  private reowe(debt: Debt): void {
+    this.debts.add(debt.bucket, debt.rule, debt.fingerprint, debt.units);
   }
 
   private noteCharged(units: number): void {
@@ -75,12 +97,36 @@ export class DebtCollector {
   /**
    * Takes the debt from its bucket whatever is left in it (a debt past empty),
    * or, for a policy without adjust, what is left when the bucket holds less;
-   * returns the units taken.
+   * returns the units taken, or UNREACHED when Redis did not take it (the
+   * debt is kept). A peek goes first: one that gets no answer within
+   * `peekTimeoutMs` (a node failing over) sends nothing that could land
+   * later; and a bucket whose last word predates the breaker's opening is
+   * held to it (last-states.ts) before this instance's own admissions are
+   * charged, as charged first they would hide writes an old master lost.
    */
-  private async charge(debt: Debt): Promise<number> {
-    const { store, timeoutMs, adjuster } = this.options;
+  private async charge(debt: Debt, peekTimeoutMs: number): Promise<number> {
+    const { store, timeoutMs, fallback } = this.options;
     const { bucket, rule, units } = debt;
-    if (store.canAdjust(rule)) return (await adjuster.adjust(bucket, rule, units)) ? units : 0;
+    // Not sent on a lost connection: the client would queue it until it reconnects, past any timeout, and it could land twice.
+    if (store.connection.lost()) return UNREACHED;
+    if (store.canAdjust(rule)) {
+      let word: Decision;
+      try {
+        word = await withTimeout(store.peek(bucket, rule), peekTimeoutMs);
+      } catch {
+        return UNREACHED;
+      }
+      const lost = fallback.suspect(bucket.key) ? fallback.lostBeforeCharge(bucket.key, rule, word, units) : 0;
+      try {
+        await withTimeout(store.adjust(bucket, rule, units + lost), timeoutMs);
+      } catch (error) {
+        // Redis refused it (CLUSTERDOWN, READONLY, LOADING: not run): owed again. Else (a timeout may still have run it): forgiven, never sent twice.
+        this.options.logger.debug({ err: error, key: bucket.key }, 'could not charge a debt');
+        return isErrorReply(error) ? UNREACHED : 0;
+      }
+      if (lost > 0) this.options.stats.noteRestored(lost);
+      return units;
+    }
     try {
       const whole = await withTimeout(store.consume(bucket, rule, units), timeoutMs);
       if (whole.allowed) return units;

@@ -26,7 +26,7 @@ const STORE_DOWN_RETRY_MS = 1000;
 export class StoreEngine implements Engine {
   private readonly stats = new ChainStats();
 
-  constructor(private readonly store: Store) {}
+  constructor(readonly store: Store) {}
 
   async decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
     checkRule(rule);

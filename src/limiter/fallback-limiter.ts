@@ -13,16 +13,9 @@ import type { Rule } from '../core/rule.js';
 import type { BucketInfo, GroupReply } from '../stores/store.js';
 import { type Clock, systemClock } from '../stores/clock.js';
 import { MemoryStore } from '../stores/memory-store.js';
+import { LastStates, type RedisWord } from './last-states.js';
 import { BoundedLru } from './lru.js';
 import { isTimeBased, seedState } from './scale-rule.js';
-
-interface LastState {
-  policy: Rule['policy'];
-  /** Local time of the reply. */
-  at: number;
-  /** What Redis said: milliseconds until the bucket is full again. */
-  resetAfterMs: number;
-}
 
 /** One limit decided locally: its local key, this instance's rule, and what is still in flight to Redis for it. */
 export interface LocalCall {
@@ -31,6 +24,8 @@ export interface LocalCall {
   cost: number;
   shadow: boolean;
   pendingMs: number;
+  /** The units still in flight to Redis for it (a window policy's share is held below them). */
+  pendingUnits?: number;
 }
 
 export interface FallbackLimiterOptions {
@@ -43,7 +38,7 @@ export interface FallbackLimiterOptions {
 
 export class FallbackLimiter {
   private readonly store: MemoryStore;
-  private readonly lastStates: BoundedLru<string, LastState>;
+  private readonly lastStates: LastStates;
   /** Keys whose local bucket runs on its own during this breaker-open episode. */
   private readonly started: BoundedLru<string, true>;
   /** Local time until which this instance's local admissions (closed breaker) still weigh on the bucket. */
@@ -53,21 +48,38 @@ export class FallbackLimiter {
   constructor(options: FallbackLimiterOptions) {
     this.now = options.now ?? systemClock;
     this.store = new MemoryStore({ maxKeys: options.maxKeys, now: this.now, source: 'fallback' });
-    this.lastStates = new BoundedLru(options.stateCacheSize);
+    this.lastStates = new LastStates(options.stateCacheSize);
     this.started = new BoundedLru(options.maxKeys);
     this.debtUntil = new BoundedLru(options.stateCacheSize);
   }
 
-  /** Records what Redis just said about `key` under `redisRule` (called on every Redis reply). */
-  remember(key: string, redisRule: Rule, decision: Pick<Decision, 'resetAfterMs'>): void {
-    const known = this.lastStates.get(key);
-    if (known === undefined) this.lastStates.set(key, { policy: redisRule.policy, at: this.now(), resetAfterMs: decision.resetAfterMs });
-    else {
-      // Updated in place: one object per key, not one per decision.
-      known.policy = redisRule.policy;
-      known.at = this.now();
-      known.resetAfterMs = decision.resetAfterMs;
-    }
+  /**
+   * Records what Redis just said about `key` under `redisRule` (called on every
+   * Redis reply; `bucket`: the shard it is about; `taken`: the units the reply
+   * took). Returns the units the bucket lost since this instance's last word
+   * before the breaker opened (last-states.ts), which the caller charges back;
+   * almost always 0.
+   */
+  remember(key: string, bucket: string, redisRule: Rule, word: RedisWord, taken: number): number {
+    return this.lastStates.remember(key, bucket, redisRule, word, taken, this.now());
+  }
+
+  /** Whether the last word on bucket `key` predates the breaker's last opening (see remember). */
+  suspect(key: string): boolean {
+    return this.lastStates.suspect(this.lastStates.peek(key), key);
+  }
+
+  /**
+   * A peek at bucket `key` before this instance charges what it admitted
+   * locally (debt-collector.ts): the units the bucket lost against the last
+   * word, counting none of this instance's admissions since (not in Redis yet).
+   * The peek becomes the last word, with the `charging` units and the lost
+   * ones (about to be taken) already counted against it.
+   */
+  lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord, charging: number): number {
+    const lost = this.lastStates.remember(key, key, redisRule, word, 0, this.now(), false);
+    this.lastStates.noteLocal(key, charging + lost);
+    return lost;
   }
 
   /**
@@ -75,22 +87,28 @@ export class FallbackLimiter {
    * `breakerOpen`: Redis is considered down; `pendingMs`: the refill time of the
    * units still in flight to Redis for this key (they may yet be taken there).
    */
-  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number): Decision {
+  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number, pendingUnits = 0, late = false): Decision {
     const now = this.now();
+    const capped = this.windowRefusal(key, rule, cost + pendingUnits, now);
+    if (capped !== undefined) return capped;
     this.prepare(key, rule, breakerOpen, pendingMs, now);
     const decision = this.store.consumeSync(key, rule, cost, now);
-    if (decision.allowed && !breakerOpen) this.noteLocalAdmission(key, rule, cost, now);
+    if (decision.allowed) this.noteLocalAdmission(key, rule, cost, now, breakerOpen, !late);
     return decision;
   }
 
   /** Several limits decided locally as one (policies/compose.ts): every local bucket charged, or none. */
   decideAll(calls: readonly LocalCall[], breakerOpen: boolean): GroupReply {
     const now = this.now();
+    const capped = calls.map((call) => (call.shadow ? undefined : this.windowRefusal(call.key, call.rule, call.cost + (call.pendingUnits ?? 0), now)));
+    if (capped.some((decision) => decision !== undefined)) {
+      return { admitted: false, decisions: calls.map((call, i) => capped[i] ?? this.store.peekSync(call.key, call.rule)), consulted: calls.map(() => true) };
+    }
     for (const call of calls) this.prepare(call.key, call.rule, breakerOpen, call.pendingMs, now);
     const reply = this.store.consumeAllSync(calls, now);
-    if (reply.admitted && !breakerOpen) {
+    if (reply.admitted) {
       calls.forEach((call, i) => {
-        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call.key, call.rule, call.cost, now);
+        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call.key, call.rule, call.cost, now, breakerOpen);
       });
     }
     return reply;
@@ -113,9 +131,29 @@ export class FallbackLimiter {
     }
   }
 
-  /** A local admission while the breaker is closed weighs on the bucket until Redis counts it (settle). */
-  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number): void {
-    if (!isTimeBased(rule)) return;
+  /**
+   * A window policy's local share of what Redis last said was left (1/N of
+   * it, less what this instance admitted since): refused past it, until that
+   * window has passed. `need`: the request's cost and the units still in
+   * flight (Redis may yet take them). Undefined: the local bucket decides.
+   */
+  private windowRefusal(key: string, rule: Rule, need: number, now: number): Decision | undefined {
+    if (isTimeBased(rule)) return undefined;
+    const share = this.lastStates.windowShare(key, rule, now);
+    if (share === undefined || share.left >= need) return undefined;
+    const waitMs = Math.ceil(share.untilMs - now);
+    const limit = 'limit' in rule ? rule.limit : 0;
+    return { allowed: false, remaining: Math.max(0, share.left), limit, resetAfterMs: waitMs, retryAfterMs: waitMs, delayMs: 0, source: 'fallback' };
+  }
+
+  /**
+   * Counted against the last word (`counted`: not while its late call is
+   * still in flight, counted there; see unanswered); while the breaker is
+   * closed it also weighs on the bucket until Redis counts it (settle).
+   */
+  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number, breakerOpen: boolean, counted = true): void {
+    if (counted) this.lastStates.noteLocal(key, cost);
+    if (breakerOpen || !isTimeBased(rule)) return;
     const perUnitMs = 1000 / rule.refillPerSecond;
     this.debtUntil.set(key, Math.max(this.debtUntil.peek(key) ?? now, now) + cost * perUnitMs);
   }
@@ -133,12 +171,22 @@ export class FallbackLimiter {
     else this.debtUntil.delete(key);
   }
 
+  /** The late call of a local admission failed without a reply: the admission now counts against the last word. */
+  unanswered(key: string, cost: number): void {
+    this.lastStates.noteLocal(key, cost);
+  }
+
   async peek(key: string, rule: Rule): Promise<Decision> {
     return this.store.peekSync(key, rule);
   }
 
   async inspect(key: string, rule: Rule): Promise<BucketInfo> {
     return this.store.inspectSync(key, rule);
+  }
+
+  /** The breaker opened: the next reply of each key is held to this instance's last word (last-states.ts). */
+  beginEpisode(): void {
+    this.lastStates.beginEpisode();
   }
 
   /** The breaker closed: Redis is authoritative again; the next episode re-seeds from it. */
@@ -168,7 +216,7 @@ export class FallbackLimiter {
   private seed(key: string, rule: Rule, pendingMs: number, now: number, fresh: boolean, always = false): boolean {
     if (!isTimeBased(rule)) return false;
     const known = this.lastStates.peek(key);
-    const last = known?.policy === rule.policy ? known : undefined;
+    const last = known?.rule.policy === rule.policy ? known : undefined;
     if (last === undefined && !fresh) return false;
     // Deficit times are the same for the global and the 1/N bucket (scale-rule.ts), so they add up.
     const debtMs = Math.max(0, (this.debtUntil.peek(key) ?? now) - now);

@@ -34,11 +34,12 @@ export class FallbackStep {
 
   async decide(plan: Plan, cost: number): Promise<Decision> {
     const { guard, fallback, debts } = this.options;
-    if (!guard.opened) debts.pay(plan.bucket.key);
+    const paying = guard.opened ? undefined : debts.pay(plan.bucket.key);
+    if (paying !== undefined) await paying;
     const sent: Sent<Decision> = {};
     try {
       const decision = await guard.consume(plan, cost, sent);
-      fallback.remember(plan.baseKey, plan.rule, decision);
+      this.options.late.restore(plan.bucket, plan.rule, fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, decision, decision.allowed ? cost : 0));
       return decision;
     } catch (error) {
       const late = sent.call !== undefined && isDeadlineError(error);
@@ -59,7 +60,7 @@ export class FallbackStep {
   /** A lease through the guard; its reply is remembered. Rejects when the store is down (see `degraded`). */
   async lease(plan: Plan, need: number, want: number): Promise<LeaseReply> {
     const reply = await this.options.guard.lease(plan, need, want);
-    this.options.fallback.remember(plan.baseKey, plan.rule, reply);
+    this.options.late.restore(plan.bucket, plan.rule, this.options.fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, reply, reply.granted));
     return reply;
   }
 
@@ -74,16 +75,22 @@ export class FallbackStep {
     return this.whenDown(plan, error, (rule) => {
       const { guard, fallback, debts } = this.options;
       const breakerOpen = !guard.closed;
-      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late));
-      if (breakerOpen && decision.allowed) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late), this.pendingUnits(plan, cost, late), late);
+      // Charged once Redis answers: an open breaker's call never ran, nor one that failed (not timed out) with it closed.
+      const mayHaveRun = late || isDeadlineError(error);
+      if (decision.allowed && (breakerOpen || !mayHaveRun)) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
       return decision;
     });
   }
 
-  /** The refill time of the units still in flight to Redis for the plan's bucket (less the request's own when `late`). */
+  /** The units still in flight to Redis for the plan's bucket (less the request's own when `late`). */
+  pendingUnits(plan: Plan, cost: number, late: boolean): number {
+    return Math.max(0, this.options.guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
+  }
+
+  /** The refill time of those units. */
   pendingMs(plan: Plan, cost: number, late: boolean): number {
-    const pending = Math.max(0, this.options.guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
-    return isTimeBased(plan.rule) ? (pending * 1000) / plan.rule.refillPerSecond : 0;
+    return isTimeBased(plan.rule) ? (this.pendingUnits(plan, cost, late) * 1000) / plan.rule.refillPerSecond : 0;
   }
 
   /** The decision of a rule whose `onStoreDown` is `open` or `closed`; undefined for `fallback` (the local limiter decides). */
@@ -110,7 +117,12 @@ export class FallbackStep {
     this.options.late.watch(plan.baseKey, plan.bucket, plan.rule, cost, local, call);
     if (local.allowed && local.source === 'fallback') {
       const rule = this.fallbackRule(plan);
-      call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), () => undefined);
+      // No reply (the connection died with the call): whether it ran is unknown; charged, so the error is a refusal too many.
+      const owe = () => {
+        this.options.debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+        this.options.fallback.unanswered(plan.baseKey, cost);
+      };
+      call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), owe);
     }
   }
 }

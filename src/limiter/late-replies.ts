@@ -16,7 +16,7 @@ import { withTimeout } from '../core/timeout.js';
 import type { GroupReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { FallbackLimiter } from './fallback-limiter.js';
 import { lateReplies } from './metrics.js';
-import type { LateOutcome } from './stats.js';
+import type { ChainStats, LateOutcome } from './stats.js';
 
 export type { LateOutcome } from './stats.js';
 
@@ -29,6 +29,8 @@ export interface LateRepliesOptions {
   fallback: Pick<FallbackLimiter, 'remember'>;
   /** Where the outcomes are counted. */
   counts: Record<LateOutcome, number>;
+  /** Where the units restored after a failover are counted. */
+  stats: Pick<ChainStats, 'noteRestored'>;
 }
 
 export class LateReplies {
@@ -38,7 +40,7 @@ export class LateReplies {
   watch(baseKey: string, bucket: BucketKey, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>): void {
     reply.then(
       (redis) => {
-        this.options.fallback.remember(baseKey, rule, redis);
+        this.restore(bucket, rule, this.options.fallback.remember(baseKey, bucket.key, rule, redis, redis.allowed ? cost : 0));
         void this.reconcile(bucket, rule, cost, local.allowed, redis.allowed);
       },
       () => this.count('lost'),
@@ -54,12 +56,23 @@ export class LateReplies {
       (redis) => {
         calls.forEach((call, i) => {
           const decision = redis.decisions[i]!;
-          this.options.fallback.remember(baseKeys[i]!, call.rule, decision);
+          const taken = redis.admitted && decision.allowed ? call.cost : 0;
+          this.restore(call.bucket, call.rule, this.options.fallback.remember(baseKeys[i]!, call.bucket.key, call.rule, decision, taken));
           void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, redis.admitted && decision.allowed);
         });
       },
       () => this.count('lost'),
     );
+  }
+
+  /**
+   * Charges back `units` a bucket came back without from a breaker episode
+   * (what a failed master acknowledged and never replicated: last-states.ts),
+   * past empty if need be, like an over-admission. Nothing for 0.
+   */
+  restore(bucket: BucketKey, rule: Rule, units: number): void {
+    if (units <= 0) return;
+    void this.adjust(bucket, rule, units).then((done) => done && this.options.stats.noteRestored(units));
   }
 
   /** Takes `delta` units from the bucket whatever the limit; false when the policy or Redis cannot. */

@@ -35,6 +35,12 @@ export const leaseCalls = new Counter({
   registers: [resilienceRegistry],
 });
 
+export const failoverRestoredUnits = new Counter({
+  name: 'sluice_failover_restored_units_total',
+  help: 'Units a bucket came back without after the breaker opened (writes a failed master had not replicated), charged back',
+  registers: [resilienceRegistry],
+});
+
 export const fallbackChargedUnits = new Counter({
   name: 'sluice_fallback_charged_units_total',
   help: 'Units the local fallback admitted while the breaker was open, charged to Redis once it closed',

@@ -78,12 +78,14 @@ export class MultiStep {
   /** One slot group's call under the guard; its refusals go to the negative cache. */
   private async stored(plans: readonly Plan[], calls: readonly StoreCall[]): Promise<Outcome> {
     const { guard, debts, fallback, negative, now } = this.o;
-    if (!guard.opened) for (const plan of plans) debts.pay(plan.bucket.key);
+    const paying = guard.opened ? [] : plans.map((plan) => debts.pay(plan.bucket.key)).filter((charge) => charge !== undefined);
+    if (paying.length > 0) await Promise.all(paying);
     const sent: Sent<GroupReply> = {};
     try {
       const reply = await guard.consumeAll(plans, calls, sent);
       plans.forEach((plan, k) => {
-        fallback.remember(plan.baseKey, plan.rule, reply.decisions[k]!);
+        const taken = reply.admitted && reply.decisions[k]!.allowed ? calls[k]!.cost : 0;
+        this.o.late.restore(plan.bucket, plan.rule, fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, reply.decisions[k]!, taken));
         negative.add(plan.bucket.key, plan.fingerprint, calls[k]!.cost, reply.decisions[k]!, now());
       });
       return { reply };
@@ -107,7 +109,8 @@ export class MultiStep {
     const localCalls = onLimiter.map((k): LocalCall => {
       const i = indexes[k]!;
       const pendingMs = fallbackStep.pendingMs(plans[i]!, calls[i]!.cost, late.has(i));
-      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs };
+      const pendingUnits = fallbackStep.pendingUnits(plans[i]!, calls[i]!.cost, late.has(i));
+      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs, pendingUnits };
     });
     if (refused || closed) {
       const peeks = await Promise.all(localCalls.map((call) => fallback.peek(call.key, call.rule)));
@@ -120,14 +123,15 @@ export class MultiStep {
     onLimiter.forEach((k, j) => {
       decisions[k] = reply.decisions[j]!;
     });
-    if (reply.admitted && !guard.closed) this.owe(plans, calls, onLimiter.map((k) => indexes[k]!), reply);
+    // The breaker closed, a call that failed (not late) never ran: owed like the open breaker's; a late one is reconciled.
+    if (reply.admitted) this.owe(plans, calls, onLimiter.map((k) => indexes[k]!), reply, guard.closed ? late : new Set());
     return { admitted: decisions.every((decision, k) => decision.allowed || calls[indexes[k]!]!.shadow), decisions };
   }
 
-  /** Local admissions while the breaker is open are charged to the store when it closes. */
-  private owe(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], reply: GroupReply): void {
+  /** Local admissions no late reply reconciles (`reconciled`) are charged to the store once it answers. */
+  private owe(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], reply: GroupReply, reconciled: ReadonlySet<number>): void {
     indexes.forEach((i, j) => {
-      if (reply.decisions[j]!.allowed) this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
+      if (reply.decisions[j]!.allowed && !reconciled.has(i)) this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
     });
   }
 
@@ -150,7 +154,11 @@ export class MultiStep {
         group.forEach((i, k) => {
           if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.fallback.settle(plans[i]!.baseKey, this.o.fallbackStep.fallbackRule(plans[i]!), calls[i]!.cost);
         }),
-      () => undefined,
+      // The reply never came (the connection died with it): what was admitted locally is owed.
+      () =>
+        group.forEach((i, k) => {
+          if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
+        }),
     );
   }
 }

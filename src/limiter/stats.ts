@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Decision, DecisionSource } from '../core/decision.js';
 import { isOpenBreakerError } from './breaker.js';
 import { isDeadlineError } from './deadline.js';
-import { storeFailures } from './metrics.js';
+import { failoverRestoredUnits, storeFailures } from './metrics.js';
 
 export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'lost';
 
@@ -21,6 +21,8 @@ export interface EngineCounters {
   breakerRejects: number;
   /** Units the fallback admitted while the breaker was open, charged to the store after it closed. */
   chargedUnits: number;
+  /** Units a bucket came back from a breaker episode without (writes lost in a failover), charged back (last-states.ts). */
+  restoredUnits: number;
   /** Replies that came after the deadline, by what reconciling them with the local decision did (late-replies.ts). */
   lateReplies: Record<LateOutcome, number>;
   bySource: Partial<Record<DecisionSource, number>>;
@@ -36,6 +38,7 @@ export class ChainStats {
   storeErrors = 0;
   breakerRejects = 0;
   chargedUnits = 0;
+  restoredUnits = 0;
   readonly lateReplies: Record<LateOutcome, number> = { agreed: 0, refunded: 0, charged: 0, uncorrected: 0, lost: 0 };
   readonly bySource: Partial<Record<DecisionSource, number>> = {};
 
@@ -44,6 +47,12 @@ export class ChainStats {
   noteDecision(decision: Decision): void {
     this.decisions++;
     this.bySource[decision.source] = (this.bySource[decision.source] ?? 0) + 1;
+  }
+
+  /** `units` a bucket came back from a breaker episode without, charged back. */
+  noteRestored(units: number): void {
+    this.restoredUnits += units;
+    failoverRestoredUnits.inc(units);
   }
 
   /** Counts a failed store call by its kind: refused by the open breaker, past the deadline, or an error. */
@@ -63,7 +72,7 @@ export class ChainStats {
 
   /** A copy, so a reader cannot change the counts. */
   snapshot(instances: number): EngineCounters {
-    const { decisions, storeCalls, leaseCalls, deadlineTimeouts, storeErrors, breakerRejects, chargedUnits } = this;
+    const { decisions, storeCalls, leaseCalls, deadlineTimeouts, storeErrors, breakerRejects, chargedUnits, restoredUnits } = this;
     return {
       decisions,
       storeCalls,
@@ -72,6 +81,7 @@ export class ChainStats {
       storeErrors,
       breakerRejects,
       chargedUnits,
+      restoredUnits,
       lateReplies: { ...this.lateReplies },
       bySource: { ...this.bySource },
       instances,

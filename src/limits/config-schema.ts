@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { MAX_COUNT } from '../core/rule.js';
+import { concurrencyFields } from './concurrency-schema.js';
 import { parseCidr } from './client-ip.js';
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
@@ -21,6 +22,9 @@ export const limitSchema = z
       .refine((id) => !id.includes('~'), 'must not contain ~ (reserved for the ids Sluice derives from requests)'),
     key: keySourceSchema.default('tenant'),
     rule: z.unknown().optional(),
+    /** `rate` (the default): a rule's bucket; `concurrency`: at most `max` requests (or tunnels) open at once (check-concurrency.ts). */
+    kind: z.enum(['rate', 'concurrency'], 'must be rate or concurrency').default('rate'),
+    ...concurrencyFields,
   })
   .strict();
 

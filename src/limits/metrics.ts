@@ -37,9 +37,9 @@ export class LimitCounters {
 }
 
 /** Counters for every limit of the config (a route's limits include the global ones), by limit id. */
-export function countersFor(routes: readonly { limits: readonly { id: string }[] }[]): ReadonlyMap<string, LimitCounters> {
+export function countersFor(routes: readonly { limits: readonly { id: string }[]; concurrency?: readonly { id: string }[] }[]): ReadonlyMap<string, LimitCounters> {
   const out = new Map<string, LimitCounters>();
-  for (const route of routes) for (const limit of route.limits) out.set(limit.id, new LimitCounters(limit.id));
+  for (const route of routes) for (const limit of [...route.limits, ...(route.concurrency ?? [])]) out.set(limit.id, new LimitCounters(limit.id));
   return out;
 }
 

@@ -3,13 +3,14 @@
 // the rule and the cost. The gateway decides them; the multi-limit engine will
 // decide a whole list together.
 import type { IncomingHttpHeaders } from 'node:http';
-import { headerBucketId, ROUTE_TAG } from '../core/ids.js';
+import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
 import { capacityOf } from '../core/rule.js';
 import type { RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
 import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
 import { type KeyIdentity, overrideRule } from './override-lookup.js';
-import type { LimitConfig, LimitedRoute, RequestLimit } from './types.js';
+import type { SlotLimitCall } from '../limiter/concurrency/types.js';
+import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestLimit } from './types.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -30,6 +31,7 @@ export { ROUTE_TAG } from '../core/ids.js';
 export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   readonly route: R;
   private readonly limits: readonly LimitConfig[];
+  private readonly concurrency: readonly ConcurrencyLimitConfig[];
 
   constructor(
     route: R,
@@ -39,23 +41,45 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   ) {
     this.route = route;
     this.limits = route.limits;
+    this.concurrency = route.concurrency ?? [];
+  }
+
+  /** Whether the route has `kind: concurrency` limits. */
+  get hasConcurrency(): boolean {
+    return this.concurrency.length > 0;
+  }
+
+  /** The request's concurrency limits, each with its key's lease set (`rl:{tag}:name:cc`). */
+  slots(tenant: string | undefined, request: LimitRequest): SlotLimitCall[] | LimitProblem {
+    const ipOf = this.ipOf(request);
+    const out: SlotLimitCall[] = [];
+    for (const limit of this.concurrency) {
+      const bucket = this.bucketOf(limit, tenant, request, ipOf);
+      if (typeof bucket === 'string') return bucket;
+      out.push({ limitId: limit.id, key: slotKey(bucket.tag, bucket.name), max: limit.max, ttlMs: limit.leaseTtlMs, onStoreDown: limit.onStoreDown });
+    }
+    return out;
   }
 
   /** The request's limits; `tenant` is undefined on an anonymous route. */
   resolve(tenant: string | undefined, request: LimitRequest): RequestLimit[] | LimitProblem {
     const out: RequestLimit[] = [];
-    // The client's address is worked out once per request, whatever number of limits key by it.
-    let ip: ParsedIp | undefined | null = null;
-    const ipOf = () => {
-      if (ip === null) ip = this.clientIp.clientIp(request.socket.remoteAddress, request.headers);
-      return ip;
-    };
+    const ipOf = this.ipOf(request);
     for (const limit of this.limits) {
       const resolved = this.one(limit, tenant, request, ipOf);
       if (typeof resolved === 'string') return resolved;
       out.push(resolved);
     }
     return out;
+  }
+
+  /** The client's address, worked out once per request whatever number of limits key by it. */
+  private ipOf(request: LimitRequest): () => ParsedIp | undefined {
+    let ip: ParsedIp | undefined | null = null;
+    return () => {
+      if (ip === null) ip = this.clientIp.clientIp(request.socket.remoteAddress, request.headers);
+      return ip;
+    };
   }
 
   private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
@@ -71,7 +95,7 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   }
 
   /** Where the limit's bucket is (`rl:{tag}:name`), and the key it was made from, for the override lookup. */
-  private bucketOf(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): Bucket | LimitProblem {
+  private bucketOf(limit: Pick<LimitConfig, 'id' | 'key'>, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): Bucket | LimitProblem {
     switch (limit.key.kind) {
       case 'tenant':
         return { tenant, tag: tenant as string, name: limit.id };

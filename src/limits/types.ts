@@ -53,4 +53,16 @@ export interface LimitedRoute {
   /** Units one request takes from each of the route's limits. */
   readonly cost: number;
   readonly limits: readonly LimitConfig[];
+  /** The route's `kind: concurrency` limits; absent = none. */
+  readonly concurrency?: readonly ConcurrencyLimitConfig[];
+}
+
+/** A `kind: concurrency` limit: at most `max` requests (or tunnels) of one key open at once, cluster-wide. */
+export interface ConcurrencyLimitConfig {
+  readonly id: string;
+  readonly key: KeySource;
+  readonly max: number;
+  /** How long a lease lives unless renewed (its holder renews it every third of it). */
+  readonly leaseTtlMs: number;
+  readonly onStoreDown: 'fallback' | 'open' | 'closed';
 }

@@ -5,6 +5,7 @@
 import { SluiceError } from '../core/errors.js';
 import { type ErrorCode, SLUICE_ERRORS } from '../core/error-codes.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, OverrideStore, RuleStore, StoreChange } from '../rules/store.js';
+import type { TeamStore } from '../rules/team.js';
 import type { StoredRule } from '../rules/types.js';
 import { type FromWorker, isSluiceMessage, type RemoteError, type RuleStoreMethod, type ToWorker } from './messages.js';
 
@@ -18,6 +19,15 @@ export class IpcRuleStore implements RuleStore {
     get: (limitId, selector) => this.call('getOverride', [limitId, selector]),
     put: () => readOnly(),
     delete: () => readOnly(),
+  };
+  /** Tokens and the audit log are the admin API's, which runs in the primary only. */
+  readonly team: TeamStore = {
+    createToken: async () => readOnly(),
+    listTokens: async () => readOnly(),
+    revokeToken: async () => readOnly(),
+    tokenByHash: async () => readOnly(),
+    appendAudit: async () => readOnly(),
+    listAudit: async () => readOnly(),
   };
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();

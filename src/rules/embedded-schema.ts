@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001 and 004 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001, 004 and 005 column for column and CHECK for CHECK
 // (test/rules/schema-parity.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -103,10 +103,35 @@ ${RULE_COLUMNS_CHECKED}
 );
 `;
 
+/** migrations/005: named admin tokens and the audit log. */
+const V4_TEAM = `
+CREATE TABLE admin_token (
+  name TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64 AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND name <> 'bootstrap'),
+  role TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+  token_hash BLOB NOT NULL UNIQUE CHECK (typeof(token_hash) = 'blob' AND length(token_hash) = 32),
+  created_at TEXT NOT NULL DEFAULT ${NOW}
+);
+CREATE TABLE audit_log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL DEFAULT ${NOW},
+  actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 64),
+  address TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('rule', 'override', 'key', 'token', 'bucket', 'reload')),
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  before TEXT NULL CHECK (before IS NULL OR json_valid(before)),
+  after TEXT NULL CHECK (after IS NULL OR json_valid(after)),
+  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+  error TEXT NULL
+);
+CREATE INDEX audit_log_at_idx ON audit_log (at);
+`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
   (db) => db.exec(V3_OVERRIDES),
+  (db) => db.exec(V4_TEAM),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

@@ -9,6 +9,7 @@ import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
 import { EmbeddedOverrideStore } from './embedded-overrides.js';
+import { EmbeddedTeamStore } from './embedded-team.js';
 import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
@@ -35,6 +36,7 @@ export class EmbeddedRuleStore implements RuleStore {
   readonly kind = 'embedded';
   readonly location: string;
   readonly overrides: EmbeddedOverrideStore;
+  readonly team: EmbeddedTeamStore;
   private readonly db: Database.Database;
   private readonly lock: DirLock;
   private readonly logger: RulesLogger;
@@ -54,6 +56,7 @@ export class EmbeddedRuleStore implements RuleStore {
       this.db.pragma('busy_timeout = 5000');
       migrateEmbedded(this.db, this.logger);
       this.seed(options.seedRules ?? []);
+      this.team = new EmbeddedTeamStore(this.db); // reads SLUICE_AUDIT_KEEP_*: a bad value releases the lock too
     } catch (error) {
       this.lock.release();
       throw error;

@@ -12,6 +12,7 @@ import { describeUrl, isConnectionError, storeError, unavailable } from './pg-er
 import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import { PgListener } from './pg-listener.js';
 import { PgOverrideStore } from './pg-overrides.js';
+import { PgTeamStore } from './pg-team.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
 import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
@@ -39,6 +40,7 @@ export class PostgresRuleStore implements RuleStore {
   readonly kind = 'postgres';
   readonly location: string;
   readonly overrides: PgOverrideStore;
+  readonly team: PgTeamStore;
   private readonly pool: pg.Pool;
   private readonly logger: RulesLogger;
   private ready: Promise<void> | undefined;
@@ -71,7 +73,8 @@ export class PostgresRuleStore implements RuleStore {
     });
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
-    this.overrides = new PgOverrideStore({ query: (...a) => this.query(...a), write: (...a) => this.write(...a), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location });
+    const access = { query: this.query.bind(this), write: this.write.bind(this), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location };
+    [this.overrides, this.team] = [new PgOverrideStore(access), new PgTeamStore(access)];
   }
 
   /** Migrates and seeds once; retried on the next call after a failure. */

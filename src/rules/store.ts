@@ -6,6 +6,7 @@
 // partly written) and parses every row it reads back (rule-rows.ts), since a
 // database can hold anything.
 import type { Rule } from '../core/rule.js';
+import type { TeamStore } from './team.js';
 import type { StoredOverride, StoredRule } from './types.js';
 
 export interface ApiKeyInfo {
@@ -74,6 +75,8 @@ export interface OverrideStore {
 export interface RuleStore {
   readonly kind: 'postgres' | 'embedded';
   readonly overrides: OverrideStore;
+  /** Named admin tokens and the audit log (team.ts). */
+  readonly team: TeamStore;
   /** Where the store lives, for logs and errors (never a password). */
   readonly location: string;
 

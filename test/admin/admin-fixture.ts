@@ -8,6 +8,7 @@ import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
+import { type AdminCall, adminCaller } from './team-fixture.js';
 
 export const TOKEN = 'test-admin-token-0123456789';
 
@@ -17,8 +18,7 @@ export interface AdminFixture {
   cache: RuleCache;
   engine: StoreEngine;
   /** fetch against the admin API with the token (unless `token: null`). */
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response fields directly
-  call(method: string, path: string, options?: { body?: string | object; token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  call: AdminCall;
   close(): Promise<void>;
 }
 
@@ -36,15 +36,7 @@ export async function startAdminFixture(configured: string | null = TOKEN): Prom
     store,
     cache,
     engine,
-    async call(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      const auth = options.token === undefined ? token : options.token;
-      if (auth !== null && auth !== undefined) headers.authorization = `Bearer ${auth}`;
-      const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body;
-      const res = await fetch(`${admin.url}${path}`, { method, headers, body });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    },
+    call: adminCaller(admin.url, token),
     async close() {
       await admin.close();
       await cache.close();

@@ -77,7 +77,9 @@ describe('embedded schema migrations', () => {
       assert.deepEqual(db.prepare('SELECT tenant_id, route_id FROM rate_limit_rule_rejected').all(), [{ tenant_id: 'shop a', route_id: 'orders' }]);
       // ...and the overrides table (migration 3) is there, empty.
       assert.deepEqual(db.prepare('SELECT count(*) AS n FROM limit_override').get(), { n: 0 });
-      assert.equal(db.pragma('user_version', { simple: true }), 3);
+      // ...and the tokens and audit log (migration 4), empty.
+      assert.deepEqual(db.prepare('SELECT (SELECT count(*) FROM admin_token) + (SELECT count(*) FROM audit_log) AS n').get(), { n: 0 });
+      assert.equal(db.pragma('user_version', { simple: true }), 4);
     } finally {
       db.close();
     }

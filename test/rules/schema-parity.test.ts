@@ -134,7 +134,7 @@ after(async () => {
 
 describe('the PostgreSQL and embedded schemas', () => {
   it('have the same columns, in the same order', async () => {
-    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override']) {
+    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override', 'admin_token', 'audit_log']) {
       const inPg = await pgClient.query<{ column_name: string }>(
         'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
         [table],

@@ -4,6 +4,8 @@ import { createApi, UNREACHABLE } from './api.js';
 import { clearOverview, renderOverview } from './live.js';
 import { setupKeys } from './keys.js';
 import { onDelete, setupRules } from './rules.js';
+import { isForbidden } from './role.js';
+import { setupTeam } from './team.js';
 
 const REFRESH_MS = 1000;
 const RETRY_MS = 2000;
@@ -24,7 +26,9 @@ function hideAlert() {
 
 /** Every failed call ends here: the page says what happened instead of going blank. */
 function report(error) {
-  if (error.code === UNREACHABLE) {
+  if (isForbidden(error)) {
+    showAlert(`Not allowed: ${error.message}.`);
+  } else if (error.code === UNREACHABLE) {
     wasDown = true;
     showAlert(error.message);
   } else if (error.status === 401 || error.status === 403) {
@@ -37,6 +41,7 @@ function report(error) {
 const rules = setupRules(api, report);
 onDelete(api, report);
 const keys = setupKeys(api, report);
+const team = setupTeam(api, report);
 
 async function refresh() {
   try {
@@ -46,7 +51,7 @@ async function refresh() {
     if (wasDown) {
       wasDown = false;
       hideAlert();
-      await Promise.all([rules.load(), keys.load()]);
+      await Promise.all([rules.load(), keys.load(), team.load()]);
     }
     schedule(REFRESH_MS);
   } catch (error) {
@@ -67,6 +72,7 @@ function signOut(message) {
   clearOverview();
   rules.clear();
   keys.clear();
+  team.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;
@@ -93,7 +99,7 @@ document.getElementById('sign-in').addEventListener('submit', async (event) => {
     hideAlert();
     renderOverview(overview);
     rules.setOverview(overview);
-    await Promise.all([rules.load(), keys.load()]);
+    await Promise.all([rules.load(), keys.load(), team.load()]);
     schedule(REFRESH_MS);
   } catch (failure) {
     api.setToken('');

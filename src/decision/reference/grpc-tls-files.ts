@@ -1,5 +1,6 @@
 // GRPC_SERVER_TLS_CERT / _KEY and GRPC_CLIENT_TLS_CACERT read at start: a file
-// that cannot be read, or is not PEM, is an error naming its variable.
+// that cannot be read, or is not PEM, is an error naming its variable. The
+// listener watches the same files and reads them again when they change.
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config/config-error.js';
 import type { GrpcTls } from '../grpc-tls.js';
@@ -27,7 +28,9 @@ export function pemFile(variable: string, path: string): string {
 
 export function readGrpcTls(settings: GrpcTlsSettings | undefined): GrpcTls | undefined {
   if (!settings) return undefined;
+  const files = [settings.certFile, settings.keyFile, ...(settings.clientCaFile === undefined ? [] : [settings.clientCaFile])];
   return {
+    reload: { files, read: () => readGrpcTls(settings)! },
     cert: pemFile('GRPC_SERVER_TLS_CERT', settings.certFile),
     key: pemFile('GRPC_SERVER_TLS_KEY', settings.keyFile),
     clientCa: settings.clientCaFile === undefined ? undefined : pemFile('GRPC_CLIENT_TLS_CACERT', settings.clientCaFile),

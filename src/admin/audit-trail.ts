@@ -1,0 +1,97 @@
+// Every write through the admin API leaves an entry in the audit log: who (the
+// token's name), from where, what (kind, endpoint, target), the state before
+// and after, and whether it succeeded. A refused or failed write is logged as
+// failed, with its error. The entry is written after the change, in a
+// transaction of its own: if the store cannot take it, the failure is logged
+// to stderr and the write's own answer still goes back.
+import type { IncomingMessage } from 'node:http';
+import { isSluiceError } from '../core/errors.js';
+import { errorMessage, type RulesLogger } from '../rules/logger.js';
+import { overrideTarget } from '../rules/override-rows.js';
+import type { RuleStore } from '../rules/store.js';
+import type { AuditKind } from '../rules/team.js';
+import type { Principal } from './auth.js';
+import type { Reply } from './handlers.js';
+
+interface Subject {
+  kind: AuditKind;
+  /** The endpoint as documented, e.g. `PUT /rules/{tenant}/{route}`. */
+  action: string;
+  /** Known before the write, or taken from its answer (a new key's id). */
+  target: string | undefined;
+  before: () => Promise<unknown>;
+}
+
+const nothing = async (): Promise<unknown> => null;
+/** A read that fails (bad ids, store away) leaves `before` unknown, never fails the write itself. */
+const safely = (read: () => Promise<unknown>) => () => read().then((value) => value ?? null, () => null);
+
+/** What a write changes; undefined for a path that is no write endpoint (it changes nothing: 404 or 405). */
+export function subjectOf(store: RuleStore, method: string, parts: readonly string[]): Subject | undefined {
+  const [head, a, b] = parts;
+  const shape = `${method} ${head}/${parts.length}`;
+  if (shape === 'PUT rules/3' || shape === 'DELETE rules/3') {
+    return { kind: 'rule', action: `${method} /rules/{tenant}/{route}`, target: `${a}/${b}`, before: safely(() => store.getRule(a!, b!)) };
+  }
+  if (head === 'limits' && b === 'overrides' && parts.length > 3 && (method === 'PUT' || method === 'DELETE')) return overrideSubject(store, method, parts);
+  if (shape === 'POST keys/1') return { kind: 'key', action: 'POST /keys', target: undefined, before: nothing };
+  if (shape === 'DELETE keys/2') return { kind: 'key', action: 'DELETE /keys/{id}', target: a, before: safely(async () => withoutSecrets(await store.getKey(a!), 'key')) };
+  if (shape === 'POST tokens/1') return { kind: 'token', action: 'POST /tokens', target: undefined, before: nothing };
+  if (shape === 'DELETE tokens/2') return { kind: 'token', action: 'DELETE /tokens/{name}', target: a, before: safely(async () => (await store.team.listTokens()).find((t) => t.name === a)) };
+  if (shape === 'DELETE buckets/3') return { kind: 'bucket', action: 'DELETE /buckets/{tenant}/{route}', target: `${a}/${b}`, before: nothing };
+  if (shape === 'POST reload/1') return { kind: 'reload', action: 'POST /reload', target: 'config', before: nothing };
+  return undefined;
+}
+
+/** A header selector's clear value never reaches the log: the canonical (hashed) form does, or nothing. */
+function overrideSubject(store: RuleStore, method: string, parts: readonly string[]): Subject {
+  const action = `${method} /limits/{limitId}/overrides/{selector}`;
+  let target: [string, string];
+  try {
+    target = overrideTarget(parts[1]!, parts.slice(3).join('/'));
+  } catch {
+    return { kind: 'override', action, target: `${parts[1]} (invalid selector)`, before: nothing };
+  }
+  return { kind: 'override', action, target: target.join(' '), before: safely(() => store.overrides.get(...target)) };
+}
+
+/** Clear keys and tokens are in a creation's answer only; a key's hash stays out of the log too (a reload's config hash stays in). */
+function withoutSecrets(value: unknown, kind: AuditKind): unknown {
+  if (value === null || typeof value !== 'object') return value ?? null;
+  const { key: _k, token: _t, ...rest } = value as Record<string, unknown>;
+  if (kind === 'key') delete rest.hash;
+  return rest;
+}
+
+export interface AuditContext {
+  store: RuleStore;
+  logger: RulesLogger;
+}
+
+/** Runs the write and records it, ok or failed; the write's answer or error is passed on unchanged. */
+export async function audited(ctx: AuditContext, principal: Principal, req: IncomingMessage, parts: readonly string[], run: () => Promise<Reply>): Promise<Reply> {
+  const subject = subjectOf(ctx.store, req.method ?? 'GET', parts);
+  if (!subject) return run();
+  const before = await subject.before();
+  const base = { actor: principal.name, address: req.socket.remoteAddress ?? 'unknown', kind: subject.kind, action: subject.action, before };
+  try {
+    const reply = await run();
+    const after = withoutSecrets(reply.body, subject.kind);
+    const named = (after as { id?: string; name?: string } | null) ?? {};
+    await record(ctx, { ...base, target: subject.target ?? named.id ?? named.name ?? '', after, outcome: 'ok' });
+    return reply;
+  } catch (error) {
+    // An override's error may quote the selector (a clear header value): its code only.
+    const text = isSluiceError(error) ? (subject.kind === 'override' ? error.code : `${error.code}: ${error.message}`) : errorMessage(error);
+    await record(ctx, { ...base, target: subject.target ?? '(new)', after: before, outcome: 'failed', error: text });
+    throw error;
+  }
+}
+
+async function record(ctx: AuditContext, entry: Parameters<RuleStore['team']['appendAudit']>[0]): Promise<void> {
+  try {
+    await ctx.store.team.appendAudit(entry);
+  } catch (error) {
+    ctx.logger.error({ err: errorMessage(error), kind: entry.kind, action: entry.action, actor: entry.actor, outcome: entry.outcome }, 'audit entry not written');
+  }
+}

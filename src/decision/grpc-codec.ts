@@ -1,0 +1,68 @@
+// The gRPC face's messages encoded and decoded by protobufjs's reflection codec
+// (compiled per type at load), without proto-loader's conversion to plain
+// objects on every call: a request is read straight off the decoded message,
+// a response encoded from the decider's object with its enum names mapped.
+import protobuf from 'protobufjs';
+import { protoPath as healthProto } from 'grpc-health-check';
+import { GrpcError, GrpcStatus } from './grpc-wire.js';
+import { PROTO_DIR } from './proto-files.js';
+import type { RlsResponse } from './rls.js';
+import type { RlsDescriptorIn, RlsRequestIn } from './rls-request.js';
+
+const root = new protobuf.Root();
+root.resolvePath = (_origin, target) => (target.startsWith('/') ? target : `${PROTO_DIR}/${target}`);
+root.loadSync(['envoy/service/ratelimit/v3/rls.proto', healthProto], { keepCase: true });
+const RequestType = root.lookupType('envoy.service.ratelimit.v3.RateLimitRequest');
+const ResponseType = root.lookupType('envoy.service.ratelimit.v3.RateLimitResponse');
+const HealthRequestType = root.lookupType('grpc.health.v1.HealthCheckRequest');
+const HealthResponseType = root.lookupType('grpc.health.v1.HealthCheckResponse');
+const CODES = root.lookupEnum('envoy.service.ratelimit.v3.RateLimitResponse.Code').values;
+const UNITS = root.lookupEnum('envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit').values;
+
+type Long = { toNumber(): number };
+/** uint64 fields decode as long.js values: as numbers (a value past 2^53 stays past it). */
+const numberOf = (value: number | Long | null | undefined): number | undefined => (value === null || value === undefined ? undefined : typeof value === 'number' ? value : value.toNumber());
+
+interface DecodedDescriptor {
+  entries: { key: string; value: string }[];
+  limit: { requests_per_unit: number; unit: number } | null;
+  hits_addend: { value: number | Long } | null;
+}
+
+/** Bytes that are not the message: INTERNAL, as grpc-js answers a request it cannot deserialize. */
+function decoded<T>(type: protobuf.Type, bytes: Uint8Array): T {
+  try {
+    return type.decode(bytes) as unknown as T;
+  } catch (error) {
+    throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode the request: ${(error as Error).message}`);
+  }
+}
+
+export function decodeRequest(bytes: Uint8Array): RlsRequestIn {
+  const message = decoded<{ domain: string; descriptors: DecodedDescriptor[]; hits_addend: number | Long }>(RequestType, bytes);
+  const descriptors = message.descriptors.map((descriptor): RlsDescriptorIn => {
+    const out: RlsDescriptorIn = { entries: descriptor.entries };
+    if (descriptor.limit) out.limit = descriptor.limit;
+    if (descriptor.hits_addend) out.hits_addend = { value: numberOf(descriptor.hits_addend.value) ?? 0 };
+    return out;
+  });
+  return { domain: message.domain, descriptors, hits_addend: numberOf(message.hits_addend) };
+}
+
+export function encodeResponse(response: RlsResponse): Uint8Array {
+  const statuses = response.statuses.map((status) => {
+    const limit = status.current_limit;
+    const current_limit = limit ? { name: limit.name, requests_per_unit: limit.requests_per_unit, unit: UNITS[limit.unit] } : undefined;
+    return { code: CODES[status.code], current_limit, limit_remaining: status.limit_remaining, duration_until_reset: status.duration_until_reset };
+  });
+  return ResponseType.encode({ overall_code: CODES[response.overall_code], statuses, response_headers_to_add: response.response_headers_to_add }).finish();
+}
+
+export function decodeHealthRequest(bytes: Uint8Array): string {
+  return decoded<{ service: string }>(HealthRequestType, bytes).service;
+}
+
+const SERVING_STATUS = root.lookupEnum('grpc.health.v1.HealthCheckResponse.ServingStatus').values;
+export function encodeHealthResponse(status: 'SERVING' | 'NOT_SERVING' | 'SERVICE_UNKNOWN'): Uint8Array {
+  return HealthResponseType.encode({ status: SERVING_STATUS[status] }).finish();
+}

@@ -1,0 +1,29 @@
+// The concurrency limiter for an engine: on the engine's Redis when it has one
+// (the resilient engine: with the fallback and its live instance count; the
+// plain engine over Redis: no fallback), else in process.
+import { MemorySlotStore } from '../../stores/memory-slots.js';
+import { RedisSlotStore } from '../../stores/redis/slots.js';
+import { RedisStore } from '../../stores/redis-store.js';
+import { type Engine, StoreEngine } from '../engine.js';
+import { ResilientEngine } from '../resilient-engine.js';
+import { ConcurrencyLimiter } from './concurrency-limiter.js';
+
+export function concurrencyLimiterFor(engine: Engine, deadlineMs: number, maxKeys?: number): ConcurrencyLimiter {
+  const local = new MemorySlotStore(maxKeys);
+  const store = engine instanceof ResilientEngine || engine instanceof StoreEngine ? engine.store : undefined;
+  if (!(store instanceof RedisStore)) return new ConcurrencyLimiter({ local, instances: () => 1, deadlineMs });
+  const resilient = engine instanceof ResilientEngine ? engine : undefined;
+  return new ConcurrencyLimiter({
+    shared: new RedisSlotStore(store.client),
+    local,
+    instances: () => resilient?.instances ?? 1,
+    deadlineMs,
+    connection: store.connection,
+    canFallBack: resilient !== undefined,
+  });
+}
+
+/** In process only: a gateway built without the app's limiter (one instance). */
+export function localConcurrencyLimiter(): ConcurrencyLimiter {
+  return new ConcurrencyLimiter({ local: new MemorySlotStore(), instances: () => 1, deadlineMs: 0 });
+}

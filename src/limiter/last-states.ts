@@ -1,0 +1,126 @@
+// What Redis last said about each key (a bounded LRU), and what this instance
+// admitted locally since. Three uses:
+//  - seeding a time-based fallback bucket from it (fallback-limiter.ts);
+//  - capping a window policy's fallback at this instance's share of what was
+//    left (a quota half spent does not come back whole while Redis is down);
+//  - after the breaker opened (a failover, a restart, a partition), holding
+//    the first reply of each key to what this instance last saw: a master that
+//    died with acknowledged writes not yet replicated hands its replica a
+//    bucket fuller than it was, and those units (`lostUnits`) are charged back.
+import type { Rule } from '../core/rule.js';
+import { BoundedLru } from './lru.js';
+import { isTimeBased } from './scale-rule.js';
+
+/** The part of a Redis reply kept: a decision's or a lease's. */
+export interface RedisWord {
+  remaining: number;
+  resetAfterMs: number;
+}
+
+export interface LastState extends RedisWord {
+  /** The rule Redis decided with (the global one, not the fallback's 1/N). */
+  rule: Rule;
+  /** The bucket it is about: one of the key's shards, with `shards`. */
+  bucket: string;
+  /** Local time of the reply. */
+  at: number;
+  /** The breaker episode it was said in (see beginEpisode). */
+  episode: number;
+  /** Units admitted locally since (the fallback): Redis was told of them, or will be, by a charge. */
+  localUnits: number;
+}
+
+/** A window policy's local cap: the units this instance may still admit, until the window Redis reported has passed. */
+export interface WindowShare {
+  left: number;
+  untilMs: number;
+}
+
+/** A sliding window is held to its last count for at most this part of the window (what expired meanwhile is unknown). */
+const SLIDING_TRUST = 0.1;
+
+export class LastStates {
+  private readonly states: BoundedLru<string, LastState>;
+  private episode = 0;
+
+  constructor(size: number) {
+    this.states = new BoundedLru(size);
+  }
+
+  peek(key: string): LastState | undefined {
+    return this.states.peek(key);
+  }
+
+  /**
+   * Records Redis's word on `key`; `taken`: the units this reply took. Returns
+   * the units the bucket is missing against what this instance last saw, when
+   * that was before the breaker last opened, about the same bucket; 0
+   * otherwise (the common case). `localInRedis`: false when what this
+   * instance admitted locally since is not charged to the bucket yet.
+   */
+  remember(key: string, bucket: string, rule: Rule, word: RedisWord, taken: number, now: number, localInRedis = true): number {
+    const last = this.states.peek(key);
+    const checked = last !== undefined && this.suspect(last, bucket) ? { ...last, localUnits: localInRedis ? last.localUnits : 0 } : undefined;
+    const lost = checked === undefined ? 0 : lostUnits(checked, rule, word, taken, now);
+    this.states.set(key, { rule, bucket, at: now, remaining: word.remaining, resetAfterMs: word.resetAfterMs, episode: this.episode, localUnits: 0 });
+    return lost;
+  }
+
+  /** Whether the last word on `key` (about `bucket`) predates the breaker's last opening: its next reply is checked. */
+  suspect(last: LastState | undefined, bucket: string): boolean {
+    return last !== undefined && last.episode < this.episode && last.bucket === bucket;
+  }
+
+  /** `units` admitted locally on `key`. */
+  noteLocal(key: string, units: number): void {
+    const last = this.states.peek(key);
+    if (last !== undefined) last.localUnits += units;
+  }
+
+  /** The breaker opened: Redis may come back as another server, or the same one emptied. */
+  beginEpisode(): void {
+    this.episode++;
+  }
+
+  /** The local cap of a window policy under `localRule` (1/N of the limit); undefined when Redis's last word does not bind it. */
+  windowShare(key: string, localRule: Rule, now: number): WindowShare | undefined {
+    const last = this.states.peek(key);
+    if (last === undefined || last.rule.policy !== localRule.policy || !('limit' in localRule) || !('limit' in last.rule)) return undefined;
+    const untilMs = last.at + last.resetAfterMs;
+    if (now >= untilMs) return undefined;
+    const share = Math.floor((last.remaining * localRule.limit) / last.rule.limit + 1e-9);
+    return { left: share - last.localUnits, untilMs };
+  }
+
+  delete(key: string): void {
+    this.states.delete(key);
+  }
+
+  clear(): void {
+    this.states.clear();
+  }
+}
+
+/**
+ * Units Redis's reply shows that the bucket cannot have: it cannot be fuller
+ * than it was at this instance's last word, less what was admitted locally
+ * since and what this reply took, plus the refill meanwhile. Other instances'
+ * admissions only make it emptier, so this errs toward charging too little.
+ */
+export function lostUnits(last: LastState, rule: Rule, word: RedisWord, taken: number, now: number): number {
+  if (last.rule.policy !== rule.policy) return 0;
+  if (isTimeBased(rule) && isTimeBased(last.rule)) {
+    const perUnitMs = 1000 / rule.refillPerSecond;
+    // Full again at: each unit taken moves that time later by perUnitMs, whatever else happened.
+    const expectedFullAt = last.at + last.resetAfterMs + (last.localUnits + taken) * perUnitMs;
+    const reportedFullAt = now + word.resetAfterMs;
+    return clampUnits((expectedFullAt - reportedFullAt) / perUnitMs, rule.capacity);
+  }
+  if (!('limit' in rule) || !('limit' in last.rule) || last.rule.limit !== rule.limit) return 0;
+  const elapsed = now - last.at;
+  if (elapsed >= last.resetAfterMs) return 0; // the window Redis spoke of has passed: it may rightly be fuller
+  if (rule.policy !== 'fixed_window' && elapsed > rule.windowMs * SLIDING_TRUST) return 0;
+  return clampUnits(word.remaining - (last.remaining - last.localUnits - taken), rule.limit);
+}
+
+const clampUnits = (units: number, most: number) => Math.min(most, Math.max(0, Math.floor(units + 1e-9)));

@@ -1,0 +1,60 @@
+// Tokens, roles and the audit log on the embedded store, and its bounds.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { teamSuite } from './team-suite.js';
+
+teamSuite('embedded store', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-team-'));
+  const store = new EmbeddedRuleStore({ dataDir: dir });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('the embedded audit log is bounded', () => {
+  const entry = { actor: 'bootstrap', address: '127.0.0.1', kind: 'rule' as const, action: 'PUT /rules/{tenant}/{route}', before: null, after: null, outcome: 'ok' as const };
+
+  it('keeps at most SLUICE_AUDIT_KEEP_ENTRIES entries, and none older than SLUICE_AUDIT_KEEP_DAYS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-team-'));
+    Object.assign(process.env, { SLUICE_AUDIT_KEEP_DAYS: '1', SLUICE_AUDIT_KEEP_ENTRIES: '3' });
+    let store: EmbeddedRuleStore;
+    try {
+      store = new EmbeddedRuleStore({ dataDir: dir });
+    } finally {
+      delete process.env.SLUICE_AUDIT_KEEP_DAYS;
+      delete process.env.SLUICE_AUDIT_KEEP_ENTRIES;
+    }
+    try {
+      await store.team.appendAudit({ ...entry, target: 'old/one' });
+      const db = new Database(join(dir, 'rules.sqlite'));
+      db.prepare('UPDATE audit_log SET at = ?').run(new Date(Date.now() - 2 * 86_400_000).toISOString());
+      db.close();
+      for (const target of ['a/1', 'b/2', 'c/3', 'd/4']) await store.team.appendAudit({ ...entry, target });
+      assert.deepEqual((await store.team.listAudit({ limit: 100 })).map((e) => e.target), ['d/4', 'c/3', 'b/2']);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a bad SLUICE_AUDIT_KEEP_DAYS is refused by name, and the data dir is left unlocked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-team-'));
+    process.env.SLUICE_AUDIT_KEEP_DAYS = 'forever';
+    try {
+      assert.throws(() => new EmbeddedRuleStore({ dataDir: dir }), (error: Error & { code?: string }) => error.code === 'ERR_CONFIG_INVALID' && /SLUICE_AUDIT_KEEP_DAYS/.test(error.message));
+    } finally {
+      delete process.env.SLUICE_AUDIT_KEEP_DAYS;
+    }
+    await new EmbeddedRuleStore({ dataDir: dir }).close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

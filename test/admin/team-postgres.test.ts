@@ -1,0 +1,67 @@
+// Tokens, roles and the audit log on PostgreSQL (a private server this test
+// starts), and a token revoked on one instance refused by another sharing the
+// database within the token cache's time (polled, never timed).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { silentLogger } from '../../src/rules/logger.js';
+import { createDatabase, sql } from '../helpers/postgres-db.js';
+import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { eventually } from '../rules/store-contract.js';
+import { startTeamAdmin } from './team-fixture.js';
+import { teamSuite } from './team-suite.js';
+
+let server: PostgresServer;
+before(async () => {
+  server = await startPostgres();
+});
+after(async () => {
+  await server?.stop();
+});
+
+const openStore = async (url: string) => {
+  const store = new PostgresRuleStore({ connectionString: url, logger: silentLogger });
+  return { store, close: () => store.close() };
+};
+
+teamSuite('PostgreSQL', async () => openStore(await createDatabase(server)));
+
+describe('tokens across instances sharing PostgreSQL', () => {
+  it('a token made on A works on B; revoked on A, B refuses it within a second', async () => {
+    const url = await createDatabase(server);
+    const [storeA, storeB] = [await openStore(url), await openStore(url)];
+    const [a, b] = [await startTeamAdmin(storeA.store), await startTeamAdmin(storeB.store)];
+    try {
+      const made = await a.call('POST', '/tokens', { body: { name: 'on-call', role: 'write' } });
+      assert.equal((await b.call('PUT', '/rules/t1/r1', { body: { policy: 'gcra', capacity: 2, refillPerSecond: 1 }, token: made.body.token })).status, 200);
+      assert.equal((await a.call('DELETE', '/tokens/on-call')).status, 204);
+      await eventually(async () => assert.equal((await b.call('GET', '/rules', { token: made.body.token })).status, 401), 1000);
+      const entries = (await a.call('GET', '/audit')).body.entries;
+      assert.ok(entries.some((e: { actor: string; action: string }) => e.actor === 'on-call' && e.action === 'PUT /rules/{tenant}/{route}'), 'B wrote its entry to the shared log');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await Promise.all([storeA.close(), storeB.close()]);
+    }
+  });
+});
+
+describe('the audit log is bounded', () => {
+  it('keeps at most SLUICE_AUDIT_KEEP_ENTRIES entries, and none older than SLUICE_AUDIT_KEEP_DAYS', async () => {
+    const url = await createDatabase(server);
+    Object.assign(process.env, { SLUICE_AUDIT_KEEP_DAYS: '1', SLUICE_AUDIT_KEEP_ENTRIES: '3' });
+    const opened = await openStore(url).finally(() => {
+      delete process.env.SLUICE_AUDIT_KEEP_DAYS;
+      delete process.env.SLUICE_AUDIT_KEEP_ENTRIES;
+    });
+    try {
+      const entry = { actor: 'bootstrap', address: '127.0.0.1', kind: 'rule' as const, action: 'PUT /rules/{tenant}/{route}', before: null, after: null, outcome: 'ok' as const };
+      await opened.store.team.appendAudit({ ...entry, target: 'old/one' });
+      await sql(url, "UPDATE audit_log SET at = now() - interval '2 days'");
+      for (const target of ['a/1', 'b/2', 'c/3', 'd/4']) await opened.store.team.appendAudit({ ...entry, target });
+      const kept = await opened.store.team.listAudit({ limit: 100 });
+      assert.deepEqual(kept.map((e) => e.target), ['d/4', 'c/3', 'b/2']);
+    } finally {
+      await opened.close();
+    }
+  });
+});
