@@ -46,6 +46,8 @@ export class DeadlineTimer {
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
   private late = false;
+  /** Fired, its verdict not yet run (the two hops). */
+  private firing = false;
   /** performance.now() when the armed timer is due. */
   private firesAt = 0;
 
@@ -57,9 +59,14 @@ export class DeadlineTimer {
     this.arm(inMs);
   }
 
-  /** `deadlines` has nothing left to judge. */
+  /** `deadlines` has nothing left to judge; with nothing pending the timer stops. */
   remove(deadlines: CallDeadlines): void {
     this.pending.delete(deadlines);
+    if (this.pending.size === 0 && this.timer !== undefined && !this.firing) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.dueAt = Number.POSITIVE_INFINITY;
+    }
   }
 
   /**
@@ -68,11 +75,13 @@ export class DeadlineTimer {
    * manual clock jumps without the event loop being blocked).
    */
   fired(): void {
+    this.firing = true;
     this.late = performance.now() - this.firesAt >= LATE_MS;
   }
 
   /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
   verdict(): void {
+    this.firing = false;
     this.timer = undefined;
     this.dueAt = Number.POSITIVE_INFINITY;
     const at = this.now();

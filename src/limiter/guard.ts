@@ -7,7 +7,7 @@ import type { Clock } from '../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from './decide-all.js';
-import { type Bound, CallDeadlines, DeadlineTimer } from './deadline.js';
+import { type Bound, CallDeadlines } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from './plan.js';
 import type { ChainStats } from './stats.js';
@@ -32,11 +32,8 @@ export interface StoreGuardOptions {
 export class StoreGuard {
   /** Units sent per bucket (base key) and not answered yet. */
   readonly inFlight = new InFlight();
-  private readonly timer: DeadlineTimer;
 
-  constructor(private readonly options: StoreGuardOptions) {
-    this.timer = new DeadlineTimer(options.now);
-  }
+  constructor(private readonly options: StoreGuardOptions) {}
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
     return this.run(plan, cost, () => this.options.store.consume(plan.bucket, plan.rule, cost), sent);
@@ -77,7 +74,8 @@ export class StoreGuard {
   /** The same for a call on the slot of `key` that may take units from each bucket of `charges`. */
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
-    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, this.options.deadlineMs, this.timer);
+    // A timer per call: one shared by the guard's calls (DeadlineTimer) judged a 1,000-call burst too early (test/resilience/burst.test.ts).
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, this.options.deadlineMs);
     if (breaker.closed) return this.runClosed(deadlines, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
