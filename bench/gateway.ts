@@ -4,11 +4,14 @@
 // Express, and nginx / HAProxy when installed). Each at saturation (autocannon,
 // 64 connections) and at an evenly paced 2,500 req/s. Targets are run in turn
 // (A B C … A B C …), repeated; medians with ranges; CPU µs per request of the
-// gateway process from /proc.
+// gateway process from /proc. Then the edge rows (gateway-edge.ts): HTTPS,
+// HTTP/2 and two upstream instances.
 import { availableParallelism } from 'node:os';
+import { type EdgeResult, printEdge, runEdgeBench } from './gateway-edge.js';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type LoadResult, paced, saturate } from './lib/http-load.js';
+import { type Figure, figure, showFigure } from './lib/figure.js';
 import { median, round } from './lib/latency.js';
 import { binaryExists, NGINX_PLAIN, startHaproxy, startNginx } from './lib/native-peers.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
@@ -26,11 +29,7 @@ const NONE = 'Sluice, no limiter';
 const PING = 'Sluice, no limiter, one Redis PING per request';
 const FASTIFY = 'Fastify + http-proxy + rate-limit (Redis)';
 
-export interface Figure {
-  median: number;
-  min: number;
-  max: number;
-}
+export type { Figure } from './lib/figure.js';
 
 type Mode = 'saturation' | 'paced' | 'paced-pinned' | 'paced-pinned-apart';
 const MODES: readonly Mode[] = ['saturation', 'paced', 'paced-pinned', 'paced-pinned-apart'];
@@ -57,9 +56,8 @@ export interface GatewayResult {
   repeats: number;
   skipped: string[];
   notes: string[];
+  edge: EdgeResult;
 }
-
-const figure = (values: number[]): Figure => ({ median: round(median(values), 3), min: round(Math.min(...values), 3), max: round(Math.max(...values), 3) });
 
 export async function runGatewayBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<GatewayResult> {
   const repeats = pick(options, 1, 5);
@@ -130,10 +128,12 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
         });
       }
     }
+    const edge = await runEdgeBench(options, base, progress);
     return {
       rows,
       repeats,
-      skipped,
+      skipped: [...skipped, ...edge.skipped],
+      edge,
       notes: [
         ...ratioNotes(samples),
         'Sluice "no limiter" is the gateway with an engine that allows without asking any store: the gateway has no switch to turn limiting off.',
@@ -221,14 +221,12 @@ function ratioNotes(samples: Samples): string[] {
 
 export const MODE_LABELS: Record<Mode, string> = { saturation: 'saturation', paced: `paced ${PACED_RATE}/s`, 'paced-pinned': `paced ${PACED_RATE}/s, pinned`, 'paced-pinned-apart': `paced ${PACED_RATE}/s, pinned, Redis apart` };
 
-const showFigure = (f: Figure, digits = 0) => `${round(f.median, digits).toLocaleString('en-US')} (${round(f.min, digits).toLocaleString('en-US')}–${round(f.max, digits).toLocaleString('en-US')})`;
-
 export function printGateway(result: GatewayResult): string {
   const table = textTable(
     ['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'],
     result.rows.map((r) => [r.target, MODE_LABELS[r.mode], showFigure(r.requestsPerSec), showFigure(r.p50Ms, 2), showFigure(r.p99Ms, 2), showFigure(r.cpuUsPerRequest), r.non2xx, r.errors]),
   );
-  return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`)].join('\n');
+  return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`), '', printEdge(result.edge), '', ...result.edge.notes].join('\n');
 }
 
 if (isMain(import.meta.url)) {

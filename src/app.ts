@@ -15,7 +15,10 @@ import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules
 import type { ConfigReloader } from './admin/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
-import { redisTargetOf, withDashboard } from './dashboard/wire.js';
+import { redisTargetOf, watchForDashboard, withDashboard } from './dashboard/wire.js';
+import type { UpstreamRow } from './dashboard/snapshot.js';
+import type { Dashboard } from './dashboard/dashboard.js';
+import { upstreamTallies } from './gateway/upstream-metrics.js';
 import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision/service.js';
 
 export interface StartOptions {
@@ -75,6 +78,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   const { address, gateway, admin, runtime, decision } = fronts;
   const url = `${config.tls ? 'https' : 'http'}://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, store: config.store.type, routes: config.routes.length }, 'sluice gateway listening');
+  dashboard.setProbes({ address: url, adminAddress: admin?.url, upstreams: upstreamRows });
 
   let closing: Promise<void> | undefined;
   return {
@@ -85,7 +89,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
     decisionUrl: decision?.httpUrl,
     engine,
     gateway,
-    reconfigure: (next) => reconfigure(next, fronts, { engine, options, logger }),
+    reconfigure: (next) => reconfigure(next, fronts, { engine, options, logger, dashboard }),
     close: () => {
       closing ??= (async () => {
         // /readyz answers 503 for as long as the gateway drains; the admin API closes after it.
@@ -108,12 +112,13 @@ function decidersFor(config: SluiceConfig, options: StartOptions, logger: Logger
 }
 
 /** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
-function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger }: { engine: Engine; options: StartOptions; logger: Logger }): void {
+function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger, dashboard }: { engine: Engine; options: StartOptions; logger: Logger; dashboard: Dashboard }): void {
   const resolvers = resolversFor(next, runtime?.cache);
   const rules = options.rules ?? resolvers.rules;
   const tenants = options.tenants ?? resolvers.tenants;
   gateway.reconfigure({ config: next, rules, tenants });
   decision?.reconfigure(next, { engine, rules, tenants, logger });
+  dashboard.noteChange('config-reload', `${next.routes.length} routes`);
 }
 
 interface Fronts {
@@ -132,8 +137,9 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     if (options.openRules) runtime = await options.openRules(config);
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
-    const gateway = new Gateway({ config, engine, concurrency, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger });
+    const gateway = new Gateway({ config, engine, concurrency, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger, observer: dashboard.history });
     const address = await gateway.listen(config.listen.host, config.listen.port);
+    if (runtime) await watchForDashboard(runtime, dashboard);
     const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger };
     const decision = decisionServiceWanted(config) ? await startDecisionService(config, decisionDeps).catch(async (error: unknown) => {
       await gateway.close(0);
@@ -167,4 +173,16 @@ export function rulesOptions(config: SluiceConfig, logger: Logger): RulesRuntime
 export function engineFromConfig(config: SluiceConfig, logger: Logger): Engine {
   const { store } = config;
   return buildEngine(config.resilience, { redis: redisTargetOf(config), logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}) });
+}
+
+/** Each upstream instance's counts since start, for the dashboard's instance list. */
+function upstreamRows(): UpstreamRow[] {
+  return upstreamTallies().map(({ route, url, requests, errors, ejections, latencyMsSum, latencyCount }) => ({
+    route,
+    url,
+    requests,
+    errors,
+    ejections,
+    ...(latencyCount > 0 ? { meanMs: Math.round((latencyMsSum / latencyCount) * 10) / 10 } : {}),
+  }));
 }

@@ -1,7 +1,7 @@
 // HTTP load on loopback. Saturation: autocannon, closed loop, 64 connections.
 // Paced: one request every 1000/rate ms on an undici pool, fired by a 1 ms
 // timer loop (Node timers have 1 ms resolution, so at 2,500/s it fires 2 or 3
-// due requests per wake-up); latency counts from each request's scheduled
+// due requests per wake-up; `pool` takes e.g. TLS and HTTP/2 options); latency counts from each request's scheduled
 // time, so a slow server cannot hide its queue (no coordinated omission).
 import autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -43,8 +43,8 @@ export async function saturate(url: string, durationMs: number, connections = 64
   };
 }
 
-export async function paced(url: string, ratePerSec: number, durationMs: number): Promise<LoadResult & { offeredPerSec: number }> {
-  const pool = new Pool(url, { connections: 64, pipelining: 1 });
+export async function paced(url: string, ratePerSec: number, durationMs: number, options: Pool.Options = {}): Promise<LoadResult & { offeredPerSec: number }> {
+  const pool = new Pool(url, { connections: 64, pipelining: 1, ...options });
   const recorder = new LatencyRecorder();
   const interval = 1000 / ratePerSec;
   let sent = 0;

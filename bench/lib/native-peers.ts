@@ -30,8 +30,8 @@ export function workDir(): string {
 
 export const NGINX_PLAIN = 'nginx plain proxy';
 
-/** nginx as one worker process, with `limit_req` (per instance only) or as a plain proxy. */
-export async function startNginx(upstream: string, limitReq = true): Promise<Child> {
+/** nginx as one worker process, with `limit_req` (per instance only) or as a plain proxy; with `tls`, HTTPS only (HTTP/2 and HTTP/1.1 by ALPN). */
+export async function startNginx(upstream: string, limitReq = true, tls?: { cert: string; key: string; name: string }): Promise<Child> {
   const dir = workDir();
   const port = await freePort();
   const up = new URL(upstream);
@@ -51,7 +51,7 @@ http {
   limit_req_zone $http_x_api_key zone=api:10m rate=1000000r/s;
   upstream up { server ${up.hostname}:${up.port}; keepalive 64; }
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port}${tls ? ` ssl http2;\n    ssl_certificate ${tls.cert};\n    ssl_certificate_key ${tls.key};\n    ssl_protocols TLSv1.2 TLSv1.3` : ''};
     location / {
 ${limitReq ? '      limit_req zone=api burst=1000000 nodelay;\n      limit_req_status 429;\n' : ''}      proxy_pass http://up;
       proxy_http_version 1.1;
@@ -61,7 +61,8 @@ ${limitReq ? '      limit_req zone=api burst=1000000 nodelay;\n      limit_req_s
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  return spawnServer(limitReq ? 'nginx limit_req' : NGINX_PLAIN, 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
+  const child = await spawnServer(tls?.name ?? (limitReq ? 'nginx limit_req' : NGINX_PLAIN), 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], port);
+  return tls ? { ...child, url: child.url.replace(/^http:/, 'https:') } : child;
 }
 
 export async function startHaproxy(upstream: string): Promise<Child> {

@@ -5,6 +5,7 @@ import type { DecisionResult } from '../decision.js';
 import type { EngineResult } from '../engine.js';
 import type { FaultsResult } from '../faults.js';
 import { type Figure, type GatewayResult, MODE_LABELS } from '../gateway.js';
+import { EDGE_HEADER, edgeCells } from '../gateway-edge.js';
 import type { HotKeyResult } from '../hotkey.js';
 import type { WorkersResult } from '../workers.js';
 import { round } from './latency.js';
@@ -65,6 +66,9 @@ export function renderReport(r: BenchResults): string {
   out.push(`Loopback HTTP, 10 tenants by \`X-Api-Key\`, GET /orders proxied to a tiny Node upstream in its own process. Saturation: autocannon, 64 connections. Paced: 2,500 req/s evenly spaced by a 1 ms timer loop on an undici pool, latency from each request's scheduled time. Targets run in turn, ${r.gateway.repeats} repeat(s); median (min–max). CPU µs/request: user+system time of the server process (/proc) over completed requests. Pinned (taskset): the load generator and the upstream on core 0, the target on core 1, Redis on core 1 with it (the layout the issue asked for) or on core 0 (Redis apart).`, '');
   out.push(markdownTable(['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'], r.gateway.rows.map((g) => [g.target, MODE_LABELS[g.mode], fig(g.requestsPerSec), fig(g.p50Ms, 2), fig(g.p99Ms, 2), fig(g.cpuUsPerRequest), g.non2xx, g.errors])), '');
   out.push(...r.gateway.notes.map((n) => `- ${n}`), '');
+  out.push('At the edge: HTTPS (HTTP/1.1 and HTTP/2 by ALPN, the same process) beside plain HTTP/1.1, and Sluice over two upstream instances. Saturation by h2load (64 connections, one request at a time on each) for every protocol; paced 2,500 req/s by an undici pool (HTTP/2 by ALPN) for p99. One tenant key; Sluice with one Redis script call per request.', '');
+  out.push(markdownTable(EDGE_HEADER, r.gateway.edge.rows.map((row) => edgeCells(row, fig))), '');
+  out.push(...r.gateway.edge.notes.map((n) => `- ${n}`), '');
 
   out.push('## Workers', '');
   out.push(`\`sluice start\` on Redis with 1 and 2 workers (node:cluster), the same route and load as above; CPU µs/request is the whole instance's (primary and workers, /proc). ${r.workers.repeats} repeat(s), alternating; median (min–max).`, '');

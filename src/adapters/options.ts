@@ -8,7 +8,7 @@ import { assertValidCost, parseRule, type Rule, zodToSluiceError } from '../core
 import type { HeaderOptions } from '../gateway/headers.js';
 import type { Engine } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
-import { clientIpSchema } from '../limits/config-schema.js';
+import { clientIpSchema } from '../limits/client-ip-schema.js';
 
 /**
  * Where a limit's bucket key comes from: `header` (the API key header, hashed),

@@ -3,6 +3,7 @@
 // only when asked for; add one by adding a line to COMMANDS.
 import { isSluiceError } from '../core/errors.js';
 import { describeFailure } from './cli-io.js';
+import { missingPackageMessage } from './gateway-packages.js';
 import type { Command } from './command.js';
 
 export type { Command } from './command.js';
@@ -38,7 +39,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`sluice: ${describeFailure(error)}\n`);
+    process.stderr.write(`sluice: ${missingPackageMessage(error) ?? describeFailure(error)}\n`);
     // A config-class error found past the file's validation (e.g. a data dir another process holds) exits as a bad file does.
     process.exitCode = isSluiceError(error) && error.code === 'ERR_CONFIG_INVALID' ? 2 : 1;
   },

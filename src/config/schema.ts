@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
-import { CLIENT_IP_DEFAULTS, clientIpSchema, globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
+import { CLIENT_IP_DEFAULTS, clientIpSchema } from '../limits/client-ip-schema.js';
+import { globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 import { databaseConnectionFields, hostPort, storeConnectionFields } from './connection-schema.js';
 import { routeForwardingFields } from './route-forwarding.js';

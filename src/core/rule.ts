@@ -1,7 +1,9 @@
 // What a rule is, and the one schema every rule passes through, whether it comes
 // from the config file, the admin API, PostgreSQL or the library API.
-import { z } from 'zod';
+import type { z as Zod } from 'zod';
 import { SluiceError } from './errors.js';
+import { lazily } from './lazy.js';
+import { loadPackage } from './load-package.js';
 
 export const POLICIES = [
   'token_bucket',
@@ -31,10 +33,6 @@ export const MIN_REGION_SHARE = 0.001;
 /** The sliding log keeps one entry per admitted unit: its limit bounds memory per key. */
 export const MAX_LOG_LIMIT = 100_000;
 
-const count = (max = MAX_COUNT) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
-const rate = z.number().positive('must be positive').max(MAX_RATE, `must be at most ${MAX_RATE}`);
-const windowMs = z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_WINDOW_MS, `must be at most ${MAX_WINDOW_MS} (366 days)`);
-
 /** `value` rounded up to 4 significant digits: a minimum quoted in a message must itself pass. */
 function ceil4(value: number): number {
   const step = 10 ** (Math.floor(Math.log10(value)) - 3);
@@ -42,7 +40,7 @@ function ceil4(value: number): number {
 }
 
 /** Issue when `units` at `perSecond` take longer than MAX_FILL_SECONDS to fill (or drain). */
-function checkFillTime(ctx: z.RefinementCtx, units: number, perSecond: number, field: string, what: string): void {
+function checkFillTime(ctx: Zod.RefinementCtx, units: number, perSecond: number, field: string, what: string): void {
   // a hair of slack, so the slowest rate computed as units / MAX_FILL_SECONDS passes despite rounding
   if (units / perSecond <= MAX_FILL_SECONDS * (1 + 1e-12)) return;
   const message = `must be at least ${ceil4(units / MAX_FILL_SECONDS)} (${what} / ${MAX_FILL_SECONDS})`;
@@ -50,92 +48,120 @@ function checkFillTime(ctx: z.RefinementCtx, units: number, perSecond: number, f
   ctx.addIssue({ code: 'custom', path: [field], message: `${message}: ${why}` });
 }
 
-/** Options every policy accepts: how the rule behaves around the store, not how it counts. */
-const common = {
-  /** Count but never refuse: roll a new limit out safely and watch what it would do. */
-  shadow: z.boolean().optional(),
-  /** What to do when the shared store is unreachable. */
-  onStoreDown: z.enum(['fallback', 'open', 'closed']).optional(),
-  /** Hot keys: take up to `batch` tokens per store call and spend them locally. */
-  lease: z.object({ batch: count(10_000) }).strict().optional(),
-  /** Hot keys: split the limit over this many sub-buckets spread across cluster nodes. */
-  shards: z.number().int('must be an integer').min(2, 'must be at least 2').max(256, 'must be at most 256').optional(),
-  /** Multi-region: the share of the limit each region enforces on its own store, e.g. {eu: 0.7, us: 0.3}. */
-  regionShares: z.record(z.string().min(1).max(64), z.number().min(MIN_REGION_SHARE, `must be at least ${MIN_REGION_SHARE}`).max(1, 'must be at most 1')).optional(),
-};
+type Z = typeof Zod;
 
-export const tokenBucketSchema = z
-  .object({ policy: z.literal('token_bucket'), capacity: count(), refillPerSecond: rate, ...common })
-  .strict()
-  .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
-export const gcraSchema = z
-  .object({ policy: z.literal('gcra'), capacity: count(), refillPerSecond: rate, ...common })
-  .strict()
-  .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
-export const fixedWindowSchema = z
-  .object({
-    policy: z.literal('fixed_window'),
-    limit: count(),
-    windowMs,
-    /** `aligned` (default): windows on the UTC clock's grid, shifted by offsetMs; `first_request`: a window opens at the first request after the last one ended. */
-    windowStart: z.enum(['aligned', 'first_request']).optional(),
-    /** Aligned windows start this long after each multiple of windowMs since 00:00 UTC (e.g. 3600000: daily windows from 01:00 UTC). */
-    offsetMs: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
-    ...common,
-  })
-  .strict()
-  .superRefine((rule, ctx) => {
-    if (rule.offsetMs === undefined) return;
-    if (rule.windowStart === 'first_request') ctx.addIssue({ code: 'custom', path: ['offsetMs'], message: 'applies to aligned windows only, not windowStart: first_request' });
-    else if (rule.offsetMs >= rule.windowMs) ctx.addIssue({ code: 'custom', path: ['offsetMs'], message: `must be less than windowMs (${rule.windowMs})` });
-  });
-export const slidingLogSchema = z
-  .object({ policy: z.literal('sliding_window_log'), limit: count(MAX_LOG_LIMIT), windowMs, ...common })
-  .strict();
-export const slidingCounterSchema = z.object({ policy: z.literal('sliding_window_counter'), limit: count(), windowMs, ...common }).strict();
-export const leakyBucketSchema = z
-  .object({
-    policy: z.literal('leaky_bucket'),
-    ratePerSecond: rate,
-    /** Requests that may wait beyond the one being served (nginx `burst`). */
-    burst: z.number().int('must be an integer').min(0, 'must be at least 0').max(MAX_COUNT - 1, `must be at most ${MAX_COUNT - 1}`),
-    /** Requests within the burst served without delay (nginx `delay=N`); absent = 0. */
-    delay: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
-    /** nginx `nodelay`: the whole burst is served at once. */
-    nodelay: z.boolean().optional(),
-    ...common,
-  })
-  .strict()
-  .superRefine((rule, ctx) => {
-    checkFillTime(ctx, rule.burst + 1, rule.ratePerSecond, 'ratePerSecond', '(burst + 1)');
-    if (rule.delay !== undefined && rule.delay > rule.burst) {
-      ctx.addIssue({ code: 'custom', path: ['delay'], message: 'must not exceed burst' });
-    }
-    if (rule.delay !== undefined && rule.nodelay) {
-      ctx.addIssue({ code: 'custom', path: ['nodelay'], message: 'cannot be combined with delay' });
-    }
-  });
+/** The field types the policies share, built with `z`. */
+function fieldsOf(z: Z) {
+  const count = (max = MAX_COUNT) => z.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+  const rate = z.number().positive('must be positive').max(MAX_RATE, `must be at most ${MAX_RATE}`);
+  const windowMs = z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_WINDOW_MS, `must be at most ${MAX_WINDOW_MS} (366 days)`);
+  /** Options every policy accepts: how the rule behaves around the store, not how it counts. */
+  const common = {
+    /** Count but never refuse: roll a new limit out safely and watch what it would do. */
+    shadow: z.boolean().optional(),
+    /** What to do when the shared store is unreachable. */
+    onStoreDown: z.enum(['fallback', 'open', 'closed']).optional(),
+    /** Hot keys: take up to `batch` tokens per store call and spend them locally. */
+    lease: z.object({ batch: count(10_000) }).strict().optional(),
+    /** Hot keys: split the limit over this many sub-buckets spread across cluster nodes. */
+    shards: z.number().int('must be an integer').min(2, 'must be at least 2').max(256, 'must be at most 256').optional(),
+    /** Multi-region: the share of the limit each region enforces on its own store, e.g. {eu: 0.7, us: 0.3}. */
+    regionShares: z.record(z.string().min(1).max(64), z.number().min(MIN_REGION_SHARE, `must be at least ${MIN_REGION_SHARE}`).max(1, 'must be at most 1')).optional(),
+  };
+  return { count, rate, windowMs, common };
+}
 
-export const ruleSchema = z.discriminatedUnion('policy', [
-  tokenBucketSchema,
-  gcraSchema,
-  fixedWindowSchema,
-  slidingLogSchema,
-  slidingCounterSchema,
-  leakyBucketSchema,
-]);
+/** The token bucket and GCRA: a capacity refilled at a rate. */
+function refillSchemas(z: Z, { count, rate, common }: ReturnType<typeof fieldsOf>) {
+  const refill = <P extends 'token_bucket' | 'gcra'>(policy: P) =>
+    z
+      .object({ policy: z.literal(policy), capacity: count(), refillPerSecond: rate, ...common })
+      .strict()
+      .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
+  return { tokenBucketSchema: refill('token_bucket'), gcraSchema: refill('gcra') };
+}
 
-export type Rule = z.infer<typeof ruleSchema>;
-export type TokenBucketRule = z.infer<typeof tokenBucketSchema>;
-export type GcraRule = z.infer<typeof gcraSchema>;
-export type FixedWindowRule = z.infer<typeof fixedWindowSchema>;
-export type SlidingLogRule = z.infer<typeof slidingLogSchema>;
-export type SlidingCounterRule = z.infer<typeof slidingCounterSchema>;
-export type LeakyBucketRule = z.infer<typeof leakyBucketSchema>;
+function fixedWindowSchemaOf(z: Z, { count, windowMs, common }: ReturnType<typeof fieldsOf>) {
+  return z
+    .object({
+      policy: z.literal('fixed_window'),
+      limit: count(),
+      windowMs,
+      /** `aligned` (default): windows on the UTC clock's grid, shifted by offsetMs; `first_request`: a window opens at the first request after the last one ended. */
+      windowStart: z.enum(['aligned', 'first_request']).optional(),
+      /** Aligned windows start this long after each multiple of windowMs since 00:00 UTC (e.g. 3600000: daily windows from 01:00 UTC). */
+      offsetMs: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
+      ...common,
+    })
+    .strict()
+    .superRefine((rule, ctx) => {
+      if (rule.offsetMs === undefined) return;
+      if (rule.windowStart === 'first_request') ctx.addIssue({ code: 'custom', path: ['offsetMs'], message: 'applies to aligned windows only, not windowStart: first_request' });
+      else if (rule.offsetMs >= rule.windowMs) ctx.addIssue({ code: 'custom', path: ['offsetMs'], message: `must be less than windowMs (${rule.windowMs})` });
+    });
+}
+
+function leakyBucketSchemaOf(z: Z, { rate, common }: ReturnType<typeof fieldsOf>) {
+  return z
+    .object({
+      policy: z.literal('leaky_bucket'),
+      ratePerSecond: rate,
+      /** Requests that may wait beyond the one being served (nginx `burst`). */
+      burst: z.number().int('must be an integer').min(0, 'must be at least 0').max(MAX_COUNT - 1, `must be at most ${MAX_COUNT - 1}`),
+      /** Requests within the burst served without delay (nginx `delay=N`); absent = 0. */
+      delay: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
+      /** nginx `nodelay`: the whole burst is served at once. */
+      nodelay: z.boolean().optional(),
+      ...common,
+    })
+    .strict()
+    .superRefine((rule, ctx) => {
+      checkFillTime(ctx, rule.burst + 1, rule.ratePerSecond, 'ratePerSecond', '(burst + 1)');
+      if (rule.delay !== undefined && rule.delay > rule.burst) {
+        ctx.addIssue({ code: 'custom', path: ['delay'], message: 'must not exceed burst' });
+      }
+      if (rule.delay !== undefined && rule.nodelay) {
+        ctx.addIssue({ code: 'custom', path: ['nodelay'], message: 'cannot be combined with delay' });
+      }
+    });
+}
+
+/** Every policy's schema and their union, built with `z`. */
+function buildRuleSchemas(z: Z) {
+  const fields = fieldsOf(z);
+  const { count, windowMs, common } = fields;
+  const { tokenBucketSchema, gcraSchema } = refillSchemas(z, fields);
+  const fixedWindowSchema = fixedWindowSchemaOf(z, fields);
+  const slidingLogSchema = z.object({ policy: z.literal('sliding_window_log'), limit: count(MAX_LOG_LIMIT), windowMs, ...common }).strict();
+  const slidingCounterSchema = z.object({ policy: z.literal('sliding_window_counter'), limit: count(), windowMs, ...common }).strict();
+  const leakyBucketSchema = leakyBucketSchemaOf(z, fields);
+  const ruleSchema = z.discriminatedUnion('policy', [tokenBucketSchema, gcraSchema, fixedWindowSchema, slidingLogSchema, slidingCounterSchema, leakyBucketSchema]);
+  return { tokenBucketSchema, gcraSchema, fixedWindowSchema, slidingLogSchema, slidingCounterSchema, leakyBucketSchema, ruleSchema };
+}
+
+// zod is loaded by the first rule parsed (or schema read), not by `import 'sluice'` (docs/library.md#weight).
+let built: ReturnType<typeof buildRuleSchemas> | undefined;
+const schemas = () => (built ??= buildRuleSchemas(loadPackage<{ z: Z }>('zod').z));
+
+export const tokenBucketSchema = lazily(() => schemas().tokenBucketSchema);
+export const gcraSchema = lazily(() => schemas().gcraSchema);
+export const fixedWindowSchema = lazily(() => schemas().fixedWindowSchema);
+export const slidingLogSchema = lazily(() => schemas().slidingLogSchema);
+export const slidingCounterSchema = lazily(() => schemas().slidingCounterSchema);
+export const leakyBucketSchema = lazily(() => schemas().leakyBucketSchema);
+export const ruleSchema = lazily(() => schemas().ruleSchema);
+
+export type Rule = Zod.infer<typeof ruleSchema>;
+export type TokenBucketRule = Zod.infer<typeof tokenBucketSchema>;
+export type GcraRule = Zod.infer<typeof gcraSchema>;
+export type FixedWindowRule = Zod.infer<typeof fixedWindowSchema>;
+export type SlidingLogRule = Zod.infer<typeof slidingLogSchema>;
+export type SlidingCounterRule = Zod.infer<typeof slidingCounterSchema>;
+export type LeakyBucketRule = Zod.infer<typeof leakyBucketSchema>;
 export type RuleOf<P extends PolicyName> = Extract<Rule, { policy: P }>;
 
 /** Turns the first zod issue into a SluiceError whose field is the dotted path under `prefix`. */
-export function zodToSluiceError(error: z.ZodError, prefix: string, code: 'ERR_RULE_INVALID' | 'ERR_CONFIG_INVALID' | 'ERR_BAD_REQUEST' = 'ERR_RULE_INVALID'): SluiceError {
+export function zodToSluiceError(error: Zod.ZodError, prefix: string, code: 'ERR_RULE_INVALID' | 'ERR_CONFIG_INVALID' | 'ERR_BAD_REQUEST' = 'ERR_RULE_INVALID'): SluiceError {
   const issue = error.issues[0];
   const path = issue ? issue.path.map(String) : [];
   const field = [prefix, ...path].filter((part) => part !== '').join('.');
@@ -152,7 +178,7 @@ export function parseRule(input: unknown, field = 'rule'): Rule {
   if (!POLICIES.includes(policy as PolicyName)) {
     throw new SluiceError('ERR_RULE_INVALID', `unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`, `${field}.policy`);
   }
-  const result = ruleSchema.safeParse(input);
+  const result = schemas().ruleSchema.safeParse(input);
   if (!result.success) throw zodToSluiceError(result.error, field);
   checkedRules.add(result.data);
   return result.data;

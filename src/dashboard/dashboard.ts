@@ -1,13 +1,20 @@
 // The operator's dashboard behind /ui: this instance's snapshot, published to
-// Redis for the others, and the cluster-wide overview the page polls.
+// Redis for the others, the cluster-wide overview the page polls, and the
+// history (history-recorder.ts): counts written once a second, events noted
+// as they happen (start and stop, breaker, rule-store changes, reloads).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { ClusterFeed } from './cluster-feed.js';
+import { LocalHistory } from './history-local.js';
+import { HistoryRecorder } from './history-recorder.js';
+import { RedisHistory } from './history-redis.js';
+import type { EventKind } from './history-store.js';
+import { historyView, type HistoryView, type RangeName } from './history-view.js';
 import type { ObservedEngine } from './observed-engine.js';
-import { type ClusterView, type InstanceSnapshot, mergeSnapshots } from './snapshot.js';
+import { type ClusterView, type InstanceSnapshot, mergeSnapshots, type UpstreamRow } from './snapshot.js';
 
 export interface Overview extends ClusterView {
   self: string;
@@ -25,35 +32,84 @@ export interface DashboardOptions {
   now?: () => number;
 }
 
+/** What the composition root tells the dashboard once the listeners are up. */
+export interface DashboardProbes {
+  address?: string;
+  adminAddress?: string | undefined;
+  upstreams?: () => UpstreamRow[];
+}
+
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const TICK_MS = 1_000;
 
 export class Dashboard {
   readonly id: string;
+  readonly history: HistoryRecorder;
   private readonly feed: ClusterFeed | undefined;
   private readonly now: () => number;
+  private readonly startedAt: number;
+  private readonly timer: NodeJS.Timeout;
+  private probes: DashboardProbes = {};
+  private rules: { changes: number; lastChangeAt?: number } = { changes: 0 };
+  private breakerOpen = false;
 
   constructor(private readonly options: DashboardOptions) {
     this.id = options.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+    let store: RedisHistory | LocalHistory = new LocalHistory(this.now);
     if (options.redis) {
       const client = connectRedis(options.redis);
       client.on('error', (error: Error) => options.logger.debug({ err: error }, 'dashboard Redis connection error'));
       this.feed = new ClusterFeed({ client, ownsClient: true, snapshot: () => this.snapshot(), logger: options.logger });
       this.feed.start();
+      store = new RedisHistory(client);
     }
+    this.history = new HistoryRecorder(store, this.id, options.logger, this.now);
+    this.history.event('instance-start', `version ${version}`);
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  setProbes(probes: DashboardProbes): void {
+    this.probes = { ...this.probes, ...Object.fromEntries(Object.entries(probes).filter(([, value]) => value !== undefined)) };
+  }
+
+  /** A change the rule store announced (rule, override, key, reload), or a config reload. */
+  noteChange(kind: EventKind, detail?: string): void {
+    if (kind !== 'config-reload') this.rules = { changes: this.rules.changes + 1, lastChangeAt: this.now() };
+    this.history.event(kind, detail);
+  }
+
+  /** Once a second: breaker transitions become events, and the history goes out. */
+  private tick(): void {
+    const health = this.options.engine.health();
+    const open = health.mode !== 'memory' && !health.storeReachable;
+    if (open !== this.breakerOpen) {
+      this.breakerOpen = open;
+      this.history.event(open ? 'breaker-open' : 'breaker-close', open ? `Redis unreachable${health.detail ? ` (${health.detail})` : ''}` : 'Redis answers again');
+    }
+    void this.history.flush();
   }
 
   snapshot(): InstanceSnapshot {
     const engine = this.options.engine;
     const health = engine.health();
+    const { address, adminAddress, upstreams } = this.probes;
     return {
       id: this.id,
       version,
       at: this.now(),
+      startedAt: this.startedAt,
       mode: health.mode,
       breaker: health.mode === 'memory' ? 'none' : health.storeReachable ? 'closed' : 'open',
       instances: engine.instances(),
       ...(health.detail ? { detail: health.detail } : {}),
+      ...(address ? { address } : {}),
+      ...(adminAddress ? { adminAddress } : {}),
+      ...(this.feed?.rttMs !== undefined ? { redisRttMs: Math.round(this.feed.rttMs * 100) / 100 } : {}),
+      rules: this.rules,
+      ...(upstreams ? { upstreams: upstreams() } : {}),
       stats: engine.stats.view(this.now()),
     };
   }
@@ -62,8 +118,9 @@ export class Dashboard {
     const self = this.snapshot();
     if (!this.feed) return { ...mergeSnapshots([self], this.id), self: this.id, scope: 'local', scopeNote: 'memory store: this instance only (instances share nothing without Redis)' };
     try {
-      const others = (await this.feed.read(this.now())).filter((snapshot) => snapshot.id !== this.id);
-      return { ...mergeSnapshots([self, ...others], this.id), self: this.id, scope: 'cluster' };
+      const { live, gone } = await this.feed.read(this.now());
+      const others = live.filter((snapshot) => snapshot.id !== this.id);
+      return { ...mergeSnapshots([self, ...others], this.id, gone.filter((snapshot) => snapshot.id !== this.id)), self: this.id, scope: 'cluster' };
     } catch (error) {
       this.options.logger.debug({ err: error }, 'dashboard snapshots not read from Redis');
       const note = 'cluster view unavailable: Redis does not answer; showing this instance only';
@@ -71,7 +128,16 @@ export class Dashboard {
     }
   }
 
-  close(): Promise<void> {
-    return this.feed?.stop(this.id) ?? Promise.resolve();
+  /** The history of a range; with the memory store, this instance's only (the view says so). */
+  async historyOf(range: RangeName): Promise<HistoryView> {
+    await this.history.flush();
+    return historyView(this.history.store, range, this.now());
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.history.event('instance-stop');
+    await this.history.flush();
+    await this.feed?.stop({ ...this.snapshot(), stoppedAt: this.now() });
   }
 }

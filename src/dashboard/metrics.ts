@@ -5,6 +5,7 @@
 import { Gauge, type Metric, Registry } from 'prom-client';
 import type { DecisionSource } from '../core/decision.js';
 import type { EngineMode } from '../limiter/engine.js';
+import { REQUEST_EDGES_MS, statusIndex } from './history-cells.js';
 
 export const dashboardRegistry = new Registry();
 
@@ -74,6 +75,55 @@ scraped('sluice_decision_latency_seconds', 'Time the engine took to decide, by d
     rows.push({ metricName: 'sluice_decision_latency_seconds_bucket', labels: { source, le: '+Inf' }, value: cells.count });
     rows.push({ metricName: 'sluice_decision_latency_seconds_sum', labels: { source }, value: cells.sum });
     rows.push({ metricName: 'sluice_decision_latency_seconds_count', labels: { source }, value: cells.count });
+    return rows;
+  }),
+);
+
+/** Status classes of sluice_requests_total, in history-cells.ts's order (statusIndex - 3). */
+const STATUS_CLASSES = ['2xx', '4xx', '429', '5xx', '502_504'] as const;
+/** Whole-request buckets (s): the history's edges, so Grafana and the page agree. */
+export const REQUEST_BUCKETS = REQUEST_EDGES_MS.map((ms) => ms / 1000);
+interface RequestCells {
+  classes: Float64Array;
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+const requestCells = new Map<string, RequestCells>();
+
+/** One finished request of a route (the gateway's observer calls it with the history). */
+export function observeRequest(route: string, status: number, seconds: number): void {
+  let cells = requestCells.get(route);
+  if (!cells) {
+    if (requestCells.size >= MAX_ROUTES && route !== OTHER_ROUTE) {
+      observeRequest(OTHER_ROUTE, status, seconds);
+      return;
+    }
+    cells = { classes: new Float64Array(STATUS_CLASSES.length), buckets: new Float64Array(REQUEST_BUCKETS.length), sum: 0, count: 0 };
+    requestCells.set(route, cells);
+  }
+  cells.classes[statusIndex(status) - 3]!++;
+  let i = 0;
+  while (i < REQUEST_BUCKETS.length && seconds > REQUEST_BUCKETS[i]!) i++;
+  if (i < REQUEST_BUCKETS.length) cells.buckets[i]!++;
+  cells.sum += seconds;
+  cells.count++;
+}
+
+scraped('sluice_requests_total', 'Requests past their decision, by route id and status class (2xx with 1xx/3xx, 4xx other than 429, 429, 5xx other than 502/504, 502_504)', 'counter', () =>
+  [...requestCells].flatMap(([route, cells]) => STATUS_CLASSES.map((klass, i) => ({ labels: { route, class: klass }, value: cells.classes[i]! }))),
+);
+
+scraped('sluice_request_duration_seconds', 'Time from the decision to the end of the response, by route id (the same buckets as the page\'s history)', 'histogram', () =>
+  [...requestCells].flatMap(([route, cells]) => {
+    let cumulative = 0;
+    const rows: Value[] = REQUEST_BUCKETS.map((le, i) => {
+      cumulative += cells.buckets[i]!;
+      return { metricName: 'sluice_request_duration_seconds_bucket', labels: { route, le: String(le) }, value: cumulative };
+    });
+    rows.push({ metricName: 'sluice_request_duration_seconds_bucket', labels: { route, le: '+Inf' }, value: cells.count });
+    rows.push({ metricName: 'sluice_request_duration_seconds_sum', labels: { route }, value: cells.sum });
+    rows.push({ metricName: 'sluice_request_duration_seconds_count', labels: { route }, value: cells.count });
     return rows;
   }),
 );

@@ -17,9 +17,37 @@ export interface InstanceSnapshot {
   instances: number;
   detail?: string;
   stats: StatsView;
+  /** When the instance started (Unix ms): uptime is `at - startedAt`. */
+  startedAt?: number;
+  /** The gateway's URL and the admin listener's, when it has one. */
+  address?: string;
+  adminAddress?: string;
+  /** The last snapshot write's round trip to Redis (ms). */
+  redisRttMs?: number;
+  /** Rule-store changes this instance has applied, and when the last one came (Unix ms). */
+  rules?: { changes: number; lastChangeAt?: number };
+  upstreams?: UpstreamRow[];
+  /** Set by a clean stop: the page shows the instance as gone for a while instead of dropping it. */
+  stoppedAt?: number;
 }
 
-export type InstanceSummary = Omit<InstanceSnapshot, 'stats'> & { degraded: StatsView['degraded']; self: boolean };
+/** One upstream instance of one route, as this gateway instance saw it since it started. */
+export interface UpstreamRow {
+  route: string;
+  url: string;
+  requests: number;
+  errors: number;
+  ejections: number;
+  /** Mean time to the response headers (ms); absent before the first answer. */
+  meanMs?: number;
+}
+
+export type InstanceSummary = Omit<InstanceSnapshot, 'stats'> & {
+  degraded: StatsView['degraded'];
+  self: boolean;
+  /** `stopped`: a clean stop; `lost`: no snapshot for a while (crashed, or cut from Redis). */
+  gone?: 'stopped' | 'lost';
+};
 
 export interface ClusterView {
   /** Unix seconds of the series' points, oldest first. */
@@ -31,7 +59,8 @@ export interface ClusterView {
   instances: InstanceSummary[];
 }
 
-export function mergeSnapshots(snapshots: InstanceSnapshot[], selfId: string): ClusterView {
+/** `gone`: instances that stopped or went quiet lately, listed but not counted in the series. */
+export function mergeSnapshots(snapshots: InstanceSnapshot[], selfId: string, gone: InstanceSnapshot[] = []): ClusterView {
   const endSecond = Math.max(...snapshots.map((s) => s.stats.endSecond));
   const seconds = Array.from({ length: RING_SECONDS }, (_, i) => endSecond - RING_SECONDS + 1 + i);
   const routes: Record<string, Series> = {};
@@ -58,9 +87,10 @@ export function mergeSnapshots(snapshots: InstanceSnapshot[], selfId: string): C
     top: mergeTop(snapshots.map((s) => s.stats.top)),
     shadowTop: mergeTop(snapshots.map((s) => s.stats.shadowTop)),
     degraded,
-    instances: snapshots
-      .map(({ stats, ...rest }) => ({ ...rest, degraded: stats.degraded, self: rest.id === selfId }))
-      .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    instances: [
+      ...snapshots.map(({ stats, ...rest }) => ({ ...rest, degraded: stats.degraded, self: rest.id === selfId })),
+      ...gone.map(({ stats, ...rest }): InstanceSummary => ({ ...rest, degraded: stats.degraded, self: false, gone: rest.stoppedAt ? 'stopped' : 'lost' })),
+    ].sort((a, b) => (a.id < b.id ? -1 : 1)),
   };
 }
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../core/errors.js';
 import { sendJson } from './http-util.js';
 import type { Dashboard } from './dashboard.js';
+import { isRange, RANGES } from './history-view.js';
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -35,6 +36,8 @@ const FILES: Record<string, string> = {
   'live.js': join(UI_DIR, 'live.js'),
   'rules.js': join(UI_DIR, 'rules.js'),
   'keys.js': join(UI_DIR, 'keys.js'),
+  'history.js': join(UI_DIR, 'history.js'),
+  'instances.js': join(UI_DIR, 'instances.js'),
   'role.js': join(UI_DIR, 'role.js'),
   'overrides.js': join(UI_DIR, 'overrides.js'),
   'tenants.js': join(UI_DIR, 'tenants.js'),
@@ -47,7 +50,7 @@ const cache = new Map<string, Buffer>();
 
 export interface UiContext {
   /** This instance's overview: its own Dashboard, or with workers the primary's view of their snapshots. */
-  dashboard: Pick<Dashboard, 'overview'> | undefined;
+  dashboard: (Pick<Dashboard, 'overview'> & Partial<Pick<Dashboard, 'historyOf'>>) | undefined;
   /** Throws (401/403) unless the request carries a token; any role may read the overview. */
   authorize: (req: IncomingMessage) => Promise<unknown>;
 }
@@ -62,6 +65,14 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, parts: 
     await ctx.authorize(req);
     if (!ctx.dashboard) throw new SluiceError('ERR_NOT_FOUND', 'the dashboard is not running on this instance', 'dashboard');
     sendJson(res, 200, await ctx.dashboard.overview());
+    return;
+  }
+  if (rest === 'api/history') {
+    await ctx.authorize(req);
+    const range = new URL(req.url ?? '/', 'http://x').searchParams.get('range') ?? '1h';
+    if (!isRange(range)) throw new SluiceError('ERR_BAD_REQUEST', `range: must be one of ${Object.keys(RANGES).join(', ')}`, 'range');
+    if (!ctx.dashboard?.historyOf) throw new SluiceError('ERR_NOT_FOUND', 'the history is not kept on this instance', 'dashboard');
+    sendJson(res, 200, await ctx.dashboard.historyOf(range));
     return;
   }
   const file = FILES[rest];

@@ -5,7 +5,10 @@ import type { SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine.js';
 import type { RedisTarget } from '../stores/redis/connect.js';
 import { redisTargetOf as storeTargetOf } from '../config/redis-target.js';
+import type { RulesRuntime } from '../rules/runtime.js';
+import type { StoreChange } from '../rules/store.js';
 import { Dashboard } from './dashboard.js';
+import type { EventKind } from './history-store.js';
 import { ObservedEngine } from './observed-engine.js';
 
 export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logger): { engine: ObservedEngine; dashboard: Dashboard } {
@@ -17,4 +20,21 @@ export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logg
 /** The Redis the config's store names; undefined with the memory store. */
 export function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
   return storeTargetOf(config.store);
+}
+
+const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change' };
+
+/** Rule-store changes (this instance's and, on PostgreSQL, every instance's) become events on the charts. */
+export async function watchForDashboard(runtime: Pick<RulesRuntime, 'store'>, dashboard: Dashboard): Promise<void> {
+  await runtime.store.watch((change) => {
+    if (change.kind === 'disconnected') return;
+    dashboard.noteChange(CHANGE_EVENTS[change.kind], describe(change));
+  });
+}
+
+function describe(change: Exclude<StoreChange, { kind: 'disconnected' }>): string {
+  if (change.kind === 'rule') return `rule ${change.tenant}/${change.route}`;
+  if (change.kind === 'override') return `override on ${change.limitId}`;
+  if (change.kind === 'key') return `key ${change.id}`;
+  return 'rules reloaded';
 }

@@ -6,10 +6,14 @@ import type { Logger } from 'pino';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { ClusterFeed } from './cluster-feed.js';
 import type { Overview } from './dashboard.js';
+import { RedisHistory } from './history-redis.js';
+import { historyView, type HistoryView, type RangeName } from './history-view.js';
 import { type InstanceSnapshot, mergeSnapshots } from './snapshot.js';
 
 export class WorkersOverview {
   private readonly feed: ClusterFeed;
+  /** The history every worker writes to Redis; the primary only reads it. */
+  private readonly history: RedisHistory;
 
   constructor(
     redis: RedisTarget,
@@ -20,23 +24,29 @@ export class WorkersOverview {
     client.on('error', (error: Error) => logger.debug({ err: error }, 'dashboard Redis connection error'));
     // Reads only: there is no snapshot of the primary's own.
     this.feed = new ClusterFeed({ client, ownsClient: true, snapshot: () => undefined as unknown as InstanceSnapshot, logger });
+    this.history = new RedisHistory(client);
+  }
+
+  historyOf(range: RangeName): Promise<HistoryView> {
+    return historyView(this.history, range, Date.now());
   }
 
   async overview(): Promise<Overview> {
     let snapshots: InstanceSnapshot[];
+    let gone: InstanceSnapshot[];
     try {
-      snapshots = await this.feed.read();
+      ({ live: snapshots, gone } = await this.feed.read());
     } catch (error) {
       this.logger.debug({ err: error }, 'dashboard snapshots not read from Redis');
       return empty('cluster view unavailable: Redis does not answer');
     }
     if (snapshots.length === 0) return empty('no worker has published its snapshot yet');
     const self = snapshots.find((snapshot) => this.isLocal(snapshot.id))?.id ?? '';
-    return { ...mergeSnapshots(snapshots, self), self, scope: 'cluster' };
+    return { ...mergeSnapshots(snapshots, self, gone), self, scope: 'cluster' };
   }
 
   close(): Promise<void> {
-    return this.feed.stop('');
+    return this.feed.stop();
   }
 }
 

@@ -79,6 +79,7 @@ export class Balancer {
     state.failures++;
     state.ejectedUntil = Date.now() + Math.min(MAX_EJECTION_MS, FIRST_EJECTION_MS * 2 ** (state.failures - 1));
     upstreamEjections.labels(this.route, instance.url).inc();
+    instance.metrics.tally.ejections++;
   }
 
   succeeded(instance: Instance): void {
@@ -96,7 +97,10 @@ export class Balancer {
   /** The active health check's verdict: an unhealthy instance gets no traffic until a check passes. */
   setHealthy(instance: Instance, healthy: boolean): void {
     const state = instance as InstanceState;
-    if (state.healthy && !healthy) upstreamEjections.labels(this.route, instance.url).inc();
+    if (state.healthy && !healthy) {
+      upstreamEjections.labels(this.route, instance.url).inc();
+      instance.metrics.tally.ejections++;
+    }
     state.healthy = healthy;
     if (healthy) this.succeeded(instance);
   }

@@ -115,7 +115,8 @@ function hostWithoutPort(host: string | undefined): string {
  * HTTP/1.1 side keeps the listener's header and request timeouts.
  */
 function createHttp2Server(options: ServerOptions, secure: SecureContextOptions & { SNICallback: unknown }, handler: RequestListener, sessions: Set<Http2Session>) {
-  const server = createSecureServer({ ...secure, allowHTTP1: true, maxSessionMemory: 64 } as Parameters<typeof createSecureServer>[0], handler as never);
+  // enableConnectProtocol: clients may open WebSocket streams (RFC 8441, tunnel-http2.ts).
+  const server = createSecureServer({ ...secure, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true } } as Parameters<typeof createSecureServer>[0], handler as never);
   Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout });
   server.on('session', (session) => {
     sessions.add(session);

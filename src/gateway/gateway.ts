@@ -2,14 +2,13 @@
 // anonymous), the request's limits (the route's and the global ones), decided
 // together by the engine, then forward, hold (shaping) or refuse. The front is
 // node's http server; nothing a client sends can throw out of here.
-import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
-import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { sendError } from './errors.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
@@ -23,25 +22,16 @@ import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
 import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
-import { answerConnect, wantsWebSocket } from './unsupported.js';
+import { routeUpgrades } from './unsupported.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
 import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
+import { type Exchange, type RequestObserver, watchRequest } from './request-observer.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
-
-/** One admitted request on its way past the decision: what refusing, holding and forwarding need. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  tenant: string | undefined;
-  route: string;
-  target: LimitedTarget;
-  limits: RequestLimit[];
-}
 
 export interface GatewayOptions {
   config: SluiceConfig;
@@ -51,6 +41,7 @@ export interface GatewayOptions {
   logger: Logger;
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
+  observer?: RequestObserver; // told each decided request's verdict, status and times (the dashboard's history)
 }
 
 export class Gateway {
@@ -64,6 +55,7 @@ export class Gateway {
   private tunnelIdleMs!: number;
   private readonly engine: Engine;
   private readonly log: Logger;
+  private readonly observer: RequestObserver | undefined;
   private readonly gate: ConcurrencyGate;
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
   private routes!: RouteTable<LimitedTarget>;
@@ -78,6 +70,7 @@ export class Gateway {
     const { config } = options;
     this.engine = options.engine;
     this.log = options.logger;
+    this.observer = options.observer;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
@@ -85,18 +78,7 @@ export class Gateway {
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
-    this.server.on('connect', answerConnect);
-    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
-  }
-
-  /** An upgrade request gets a response of its own on the raw socket and takes the normal path; a WebSocket one ends in a tunnel. */
-  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
-    const res = new ServerResponse(req);
-    res.assignSocket(socket);
-    res.shouldKeepAlive = false; // node's parser has let go of this socket: one answer, then it closes
-    res.once('finish', () => socket.end());
-    if (wantsWebSocket(req)) this.upgrades.set(req, { socket, head });
-    this.handle(req, res);
+    routeUpgrades(this.server, this.upgrades, (req, res) => this.handle(req, res));
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
@@ -170,7 +152,7 @@ export class Gateway {
       answerUnlimitable(res, limits, this.log, { tenant, route });
       return;
     }
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits };
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched: watchRequest(this.observer, res, route) };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, tenant, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
@@ -187,6 +169,7 @@ export class Gateway {
 
   private decided(exchange: Exchange, outcome: LimitsDecision): void {
     const { res, tenant, route, limits } = exchange;
+    exchange.watched?.(outcome);
     try {
       if (res.destroyed) return; // the client left while we decided
       countDecision(this.counters, limits, outcome);

@@ -207,7 +207,11 @@ function failedAttempt(call: UpstreamCall, instance: Instance, canRetry: boolean
   const notSent = NOT_SENT.has((error as { code?: string } | null)?.code ?? '');
   if (notSent || outcome === 'upstream_timeout') call.target.balancer.failed(instance);
   if (notSent && canRetry && !call.gone.aborted) return { retry: 'not_sent', error };
-  if (outcome !== 'aborted') upstreamRequests.labels(call.route, instance.url, outcome).inc();
+  if (outcome !== 'aborted') {
+    upstreamRequests.labels(call.route, instance.url, outcome).inc();
+    instance.metrics.tally.requests++;
+    instance.metrics.tally.errors++;
+  }
   return { outcome: fail(call.res, outcome, call.extraHeaders) };
 }
 

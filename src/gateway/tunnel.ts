@@ -4,7 +4,8 @@
 // instances, and when that instance answers 101 the two sockets are joined and
 // carry the frames both ways untouched, until either side closes, the tunnel
 // stays idle past its timeout, or the gateway drains. An instance that answers
-// anything else has its answer relayed as is.
+// anything else has its answer relayed as is. Over HTTP/2 (RFC 8441) the
+// client's stream takes the socket's place (tunnel-http2.ts).
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -13,6 +14,7 @@ import { Gauge, Counter } from 'prom-client';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { sendError } from './errors.js';
 import type { ForwardTarget } from './proxy.js';
+import { acceptMatches, type Http2Upgrade, joinHttp2, withoutHeader } from './tunnel-http2.js';
 import type { RequestContext } from './upstream-plan.js';
 
 const openTunnels = new Gauge({ name: 'sluice_websocket_tunnels_open', help: 'WebSocket tunnels open now, per route', labelNames: ['route'] as const, registers: [resilienceRegistry] });
@@ -23,14 +25,11 @@ const tunnels = new Counter({
   registers: [resilienceRegistry],
 });
 
-/** The raw client socket and the bytes that came after the upgrade request's headers. */
-export interface Upgrade {
-  socket: Socket;
-  head: Buffer;
-}
+/** The raw client socket and the bytes that came after the upgrade request's headers; or an HTTP/2 stream. */
+export type Upgrade = { socket: Socket; head: Buffer } | Http2Upgrade;
 
 export class Tunnels {
-  private readonly open = new Set<Socket>();
+  private readonly open = new Set<{ end(): void }>();
 
   constructor(private readonly idleMs: () => number) {}
 
@@ -42,11 +41,15 @@ export class Tunnels {
   open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: RequestContext): void {
     const instance = target.balancer.pick();
     const url = new URL(target.plan.path(req.url ?? '/'), instance.url);
-    const headers = target.plan.requestHeaders(req, context);
+    // Over HTTP/2 the handshake upstream is the gateway's own: its key, never one the client sent.
+    const headers = 'key' in upgrade ? [...withoutHeader(target.plan.requestHeaders(req, context), 'sec-websocket-key'), 'sec-websocket-key', upgrade.key] : target.plan.requestHeaders(req, context);
     headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs });
-    upstream.once('upgrade', (answer, upSocket, upHead) => this.join(upgrade, answer, upSocket, upHead, limitHeaders, context.route));
+    upstream.once('upgrade', (answer, upSocket, upHead) => {
+      if ('key' in upgrade) this.joinHttp2(res, upgrade, answer, upSocket, upHead, [...target.plan.responseHeaders(answer.headers), ...limitHeaders], context.route);
+      else this.join(upgrade, answer, upSocket, upHead, limitHeaders, context.route);
+    });
     upstream.once('response', (answer) => {
       tunnels.labels(context.route, 'refused_by_upstream').inc();
       res.writeHead(answer.statusCode ?? 502, [...target.plan.responseHeaders(answer.headers), ...limitHeaders]);
@@ -66,7 +69,23 @@ export class Tunnels {
     for (const socket of this.open) socket.end();
   }
 
-  private join(upgrade: Upgrade, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, limitHeaders: string[], route: string): void {
+  /** RFC 8441: the 200 carries the 101's headers (its Accept answered our key, not the client's) and the limits'. */
+  private joinHttp2(res: ServerResponse, upgrade: Http2Upgrade, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, headers: string[], route: string): void {
+    if (res.destroyed || !acceptMatches(upgrade.key, answer)) {
+      upSocket.destroy(); // the client left while the upstream answered, or the upstream did not read our key
+      sendError(res, 'upstream_unreachable', undefined, true);
+      return;
+    }
+    tunnels.labels(route, 'opened').inc();
+    openTunnels.labels(route).inc();
+    const tunnel = joinHttp2(res, upgrade.stream, upSocket, upHead, withoutHeader(headers, 'sec-websocket-accept'), this.idleMs(), () => {
+      this.open.delete(tunnel);
+      openTunnels.labels(route).dec();
+    });
+    this.open.add(tunnel);
+  }
+
+  private join(upgrade: { socket: Socket; head: Buffer }, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, limitHeaders: string[], route: string): void {
     const { socket, head } = upgrade;
     const lines = [`HTTP/1.1 101 ${answer.statusMessage || 'Switching Protocols'}`];
     for (let i = 0; i < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);

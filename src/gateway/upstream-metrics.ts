@@ -26,13 +26,55 @@ export const upstreamLatency = new Histogram({
   registers: [resilienceRegistry],
 });
 
+/** The same counts as plain numbers, for the dashboard's instance list (read every second, no scrape). */
+export interface UpstreamTally {
+  route: string;
+  url: string;
+  requests: number;
+  /** Failed (retried elsewhere, or answered with a gateway error). */
+  errors: number;
+  ejections: number;
+  latencyMsSum: number;
+  latencyCount: number;
+}
+
+/** Routes × instance URLs of the config; capped so reload after reload cannot grow it without bound. */
+const MAX_TALLIES = 512;
+const tallies = new Map<string, UpstreamTally>();
+const spare: UpstreamTally = { route: '', url: '', requests: 0, errors: 0, ejections: 0, latencyMsSum: 0, latencyCount: 0 };
+
+export function upstreamTally(route: string, url: string): UpstreamTally {
+  const key = `${route} ${url}`;
+  let tally = tallies.get(key);
+  if (!tally) {
+    if (tallies.size >= MAX_TALLIES) return spare;
+    tally = { route, url, requests: 0, errors: 0, ejections: 0, latencyMsSum: 0, latencyCount: 0 };
+    tallies.set(key, tally);
+  }
+  return tally;
+}
+
+export function upstreamTallies(): UpstreamTally[] {
+  return [...tallies.values()];
+}
+
 /** One instance's series on the request path, bound once (a label lookup per request costs CPU on every request). */
 export interface InstanceMetrics {
   ok: { inc(): void };
   retried: { inc(): void };
   latency: { observe(seconds: number): void };
+  tally: UpstreamTally;
 }
 
 export function instanceMetrics(route: string, url: string): InstanceMetrics {
-  return { ok: upstreamRequests.labels(route, url, 'ok'), retried: upstreamRequests.labels(route, url, 'retried'), latency: upstreamLatency.labels(route, url) };
+  const tally = upstreamTally(route, url);
+  const ok = upstreamRequests.labels(route, url, 'ok');
+  const retried = upstreamRequests.labels(route, url, 'retried');
+  const latency = upstreamLatency.labels(route, url);
+  return {
+    tally,
+    ok: { inc: () => { ok.inc(); tally.requests++; } },
+    retried: { inc: () => { retried.inc(); tally.requests++; tally.errors++; } },
+    latency: { observe: (seconds) => { latency.observe(seconds); tally.latencyMsSum += seconds * 1000; tally.latencyCount++; } },
+  };
 }

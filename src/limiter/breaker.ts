@@ -12,7 +12,8 @@
 // percentage is RollingCounts', and opossum is told only to open. Open and
 // half-open, every call goes through opossum's fire as before: opossum keeps
 // the state, the reset timer and the half-open probe.
-import CircuitBreaker from 'opossum';
+import type CircuitBreaker from 'opossum';
+import { loadPackage } from '../core/load-package.js';
 import type { Logger } from 'pino';
 import { breakerTransitions } from './metrics.js';
 import { RollingCounts } from './rolling-counts.js';
@@ -57,7 +58,8 @@ export class RedisBreaker {
     /** A cheap store call; half-open with no request coming, the breaker sends it itself (probeInBackground). */
     private readonly probe?: () => Promise<unknown>,
   ) {
-    this.breaker = new CircuitBreaker<[Thunk], unknown>((run: Thunk) => run(), {
+    const Breaker = loadPackage<typeof CircuitBreaker>('opossum');
+    this.breaker = new Breaker<[Thunk], unknown>((run: Thunk) => run(), {
       timeout: false,
       resetTimeout: options.resetTimeoutMs,
       errorThresholdPercentage: options.errorThresholdPercentage,

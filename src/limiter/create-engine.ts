@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
-import { Cluster, Redis } from 'ioredis';
 import type { Logger, pino as Pino } from 'pino';
 import { zodToSluiceError } from '../core/rule.js';
 import { Membership } from '../cluster/membership.js';
@@ -123,6 +122,7 @@ function defaultLogger(): Logger {
   return pino({ name: 'sluice' });
 }
 
+/** An ioredis client (standalone or Cluster) rather than a target: told apart without loading ioredis. */
 function isClient(value: RedisTarget | RedisClient): value is RedisClient {
-  return value instanceof Redis || value instanceof Cluster;
+  return typeof (value as Partial<RedisClient>).sendCommand === 'function';
 }

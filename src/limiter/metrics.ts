@@ -1,50 +1,46 @@
 // Prometheus counters of the resilience layer, in a registry of their own that
 // the admin listener serves at GET /metrics (src/admin/server.ts); the gateway
 // port serves no metrics. Module-level: every engine of the process adds to the
-// same series.
-import { Counter, Registry } from 'prom-client';
+// same series. prom-client is loaded when the registry or a counter is first
+// read (a scrape, the gateway's own metrics): until then, as in a library that
+// never scrapes, an increment is a number in a map (lazy-metrics.ts).
+import { lazyCounter, lazyRegistry } from './lazy-metrics.js';
 
-export const resilienceRegistry = new Registry();
+export const resilienceRegistry = lazyRegistry();
 
 /** Decisions not made by the shared store's script, by source (fallback, open, closed, cache). */
-export const degradedDecisions = new Counter({
+export const degradedDecisions = lazyCounter(resilienceRegistry, {
   name: 'sluice_degraded_decisions_total',
   help: 'Decisions made without a Redis round trip or without Redis, by source',
   labelNames: ['source'] as const,
-  registers: [resilienceRegistry],
 });
 
-export const storeFailures = new Counter({
+export const storeFailures = lazyCounter(resilienceRegistry, {
   name: 'sluice_store_failures_total',
   help: 'Redis calls that failed, by reason (deadline, error, breaker_open)',
   labelNames: ['reason'] as const,
-  registers: [resilienceRegistry],
 });
 
-export const breakerTransitions = new Counter({
+export const breakerTransitions = lazyCounter(resilienceRegistry, {
   name: 'sluice_breaker_transitions_total',
   help: 'Circuit breaker state changes, by new state',
   labelNames: ['state'] as const,
-  registers: [resilienceRegistry],
 });
 
-export const leaseCalls = new Counter({
+export const leaseCalls = lazyCounter(resilienceRegistry, {
   name: 'sluice_lease_calls_total',
   help: 'Lease script calls (hot keys), by outcome (granted, refused)',
   labelNames: ['outcome'] as const,
-  registers: [resilienceRegistry],
 });
 
-export const failoverRestoredUnits = new Counter({
+export const failoverRestoredUnits = lazyCounter(resilienceRegistry, {
   name: 'sluice_failover_restored_units_total',
   help: 'Units a bucket came back without after the breaker opened (writes a failed master had not replicated), charged back',
-  registers: [resilienceRegistry],
 });
 
-export const fallbackChargedUnits = new Counter({
+export const fallbackChargedUnits = lazyCounter(resilienceRegistry, {
   name: 'sluice_fallback_charged_units_total',
   help: 'Units the local fallback admitted while the breaker was open, charged to Redis once it closed',
-  registers: [resilienceRegistry],
 });
 
 /**
@@ -55,9 +51,8 @@ export const fallbackChargedUnits = new Counter({
  * what the fallback admitted, charged to the bucket as a debt), `uncorrected`
  * (the policy has no adjust, or the correction failed), `lost` (no reply).
  */
-export const lateReplies = new Counter({
+export const lateReplies = lazyCounter(resilienceRegistry, {
   name: 'sluice_late_replies_total',
   help: 'Redis replies that arrived after the deadline, by reconciliation outcome',
   labelNames: ['outcome'] as const,
-  registers: [resilienceRegistry],
 });

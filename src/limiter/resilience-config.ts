@@ -2,16 +2,25 @@
 // `resilience:` section and createEngine's options: the fields, their
 // defaults and the checks across fields. The config file validates them once
 // (under their real paths there), and the engine is built from that result.
-import { z } from 'zod';
+// The schemas are built, with zod, when first read (not by `import 'sluice'`).
+import type { z as Zod } from 'zod';
 import { MAX_ID_LENGTH } from '../core/ids.js';
+import { lazily } from '../core/lazy.js';
+import { loadPackage } from '../core/load-package.js';
 import { MIN_REGION_SHARE } from '../core/rule.js';
 
-const int = (min: number, max: number) => z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
-const id = z.string().regex(/^[A-Za-z0-9._~@+-]+$/, 'must be an id (letters, digits, . _ ~ @ + -)').max(MAX_ID_LENGTH);
-const share = z.number().min(MIN_REGION_SHARE, `must be at least ${MIN_REGION_SHARE}`).max(1, 'must be at most 1');
+type Z = typeof Zod;
 
-const breakerSchema = z
-  .object({
+function helpersOf(z: Z) {
+  const int = (min: number, max: number) => z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+  const id = z.string().regex(/^[A-Za-z0-9._~@+-]+$/, 'must be an id (letters, digits, . _ ~ @ + -)').max(MAX_ID_LENGTH);
+  const share = z.number().min(MIN_REGION_SHARE, `must be at least ${MIN_REGION_SHARE}`).max(1, 'must be at most 1');
+  return { int, id, share };
+}
+type Helpers = ReturnType<typeof helpersOf>;
+
+function breakerSchemaOf(z: Z, { int }: Helpers) {
+  return z.object({
     /** Consecutive failed or timed-out Redis calls that open the breaker. */
     failureThreshold: int(1, 1_000_000).default(5),
     /** Failure percentage within the rolling window that opens it. */
@@ -28,26 +37,25 @@ const breakerSchema = z
      * at the deadline, but Redis's late reply is reconciled and the breaker stays closed.
      */
     silenceMs: int(1, 600_000).default(250),
-  })
-  .strict();
+  }).strict();
+}
 
-const hotKeySchema = z
-  .object({
+function hotKeySchemaOf(z: Z, { int }: Helpers) {
+  return z.object({
     /** Requests per second on one key, seen by one instance, above which it leases by itself; 0 = never. */
     autoLeaseRatePerSec: z.number().min(0).max(1e9).default(1000),
     /** Units per lease for automatically leased keys (capped at capacity / instances). */
     batch: int(1, 10_000).default(50),
     /** Unspent leased units are dropped after this long, ms. */
     leaseTtlMs: int(10, 600_000).default(1000),
-  })
-  .strict();
+  }).strict();
+}
 
-const redisTargetSchema = z
-  .object({ url: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// URL').optional(), cluster: z.array(z.string()).min(1).optional() })
-  .strict();
-
-const rebalanceSchema = z
-  .object({
+function rebalanceSchemaOf(z: Z, { int, id, share }: Helpers) {
+  const redisTargetSchema = z
+    .object({ url: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// URL').optional(), cluster: z.array(z.string()).min(1).optional() })
+    .strict();
+  return z.object({
     /** The other regions' Redis, by region name (this region's own Redis is the engine's). */
     peers: z.record(id, redisTargetSchema),
     /** How often shares move, ms (default five minutes). */
@@ -56,20 +64,23 @@ const rebalanceSchema = z
     maxShare: z.number().min(0).max(1).default(0.95),
     /** Largest change of one region's share per round. */
     maxStep: z.number().positive().max(1).default(0.1),
-  })
-  .strict();
+  }).strict();
+}
+type RebalanceConfig = Zod.infer<ReturnType<typeof rebalanceSchemaOf>>;
 
 /** Budget of one Redis call when none is given, ms. */
 export const DEFAULT_DEADLINE_MS = 5;
 
-/** The fields alone; the config file takes them without `instances`, `region` and `deadlineMs`, which live elsewhere there. */
-export const resilienceFieldsSchema = z
-  .object({
+/** The fields, with their defaults. */
+function fieldsSchemaOf(z: Z) {
+  const helpers = helpersOf(z);
+  const { int, id, share } = helpers;
+  return z.object({
     /** Budget of one Redis call: how long its connection may stay silent, ms. */
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').default(DEFAULT_DEADLINE_MS),
     /** A fresh client is still connecting, not slow: calls wait this long for its first bytes before the deadline applies, ms. */
     connectGraceMs: int(0, 60_000).default(1000),
-    breaker: breakerSchema.prefault({}),
+    breaker: breakerSchemaOf(z, helpers).prefault({}),
     /** Fixed number of gateway instances (SLUICE_INSTANCES); absent = count live instances in Redis. */
     instances: int(1, 10_000).optional(),
     /** Membership heartbeat period, ms. */
@@ -80,7 +91,7 @@ export const resilienceFieldsSchema = z
     region: id.optional(),
     /** Share of a limit this region enforces when the rule has no regionShares entry and none is published. */
     defaultRegionShare: share.default(1),
-    hotKey: hotKeySchema.prefault({}),
+    hotKey: hotKeySchemaOf(z, helpers).prefault({}),
     /** Most refused keys remembered ("over limit until T"). */
     negativeCacheSize: int(1, 10_000_000).default(10_000),
     /** Most keys whose last Redis state is kept to seed the fallback, and hot-key counters. */
@@ -90,9 +101,9 @@ export const resilienceFieldsSchema = z
     /** Budget of reset and inspect (admin calls), ms. */
     adminTimeoutMs: int(10, 60_000).default(1000),
     /** Background rebalancing of region shares; only with `region`. */
-    rebalance: rebalanceSchema.optional(),
-  })
-  .strict();
+    rebalance: rebalanceSchemaOf(z, helpers).optional(),
+  }).strict();
+}
 
 type Path = readonly (string | number)[];
 
@@ -104,8 +115,8 @@ export interface ResiliencePaths {
 
 /** The checks across fields, reported under `paths` (so a config file names its own fields). */
 export function checkResilience(
-  config: { heartbeatMs: number; memberTtlMs: number; rebalance?: z.infer<typeof rebalanceSchema> | undefined; region?: string | undefined },
-  ctx: z.RefinementCtx,
+  config: { heartbeatMs: number; memberTtlMs: number; rebalance?: RebalanceConfig | undefined; region?: string | undefined },
+  ctx: Zod.RefinementCtx,
   paths: ResiliencePaths,
 ): void {
   if (config.heartbeatMs * 2 > config.memberTtlMs) {
@@ -116,7 +127,7 @@ export function checkResilience(
 }
 
 /** The rebalancer's bounds must leave room for shares that sum to 1 over every region (the peers and this one). */
-function checkShares(rebalance: z.infer<typeof rebalanceSchema>, ctx: z.RefinementCtx, at: Path): void {
+function checkShares(rebalance: RebalanceConfig, ctx: Zod.RefinementCtx, at: Path): void {
   const { minShare, maxShare, peers } = rebalance;
   const regions = Object.keys(peers).length + 1;
   if (minShare > maxShare) ctx.addIssue({ code: 'custom', path: [...at, 'minShare'], message: `must not exceed maxShare (${maxShare})` });
@@ -125,9 +136,19 @@ function checkShares(rebalance: z.infer<typeof rebalanceSchema>, ctx: z.Refineme
   }
 }
 
-export const resilienceConfigSchema = resilienceFieldsSchema.superRefine((config, ctx) =>
-  checkResilience(config, ctx, { memberTtlMs: ['memberTtlMs'], rebalance: ['rebalance'] }),
-);
+function buildSchemas(z: Z) {
+  const fields = fieldsSchemaOf(z);
+  const config = fields.superRefine((options, ctx) => checkResilience(options, ctx, { memberTtlMs: ['memberTtlMs'], rebalance: ['rebalance'] }));
+  return { fields, config };
+}
 
-export type ResilienceConfig = z.infer<typeof resilienceConfigSchema>;
-export type ResilienceConfigInput = z.input<typeof resilienceConfigSchema>;
+let built: ReturnType<typeof buildSchemas> | undefined;
+const schemas = () => (built ??= buildSchemas(loadPackage<{ z: Z }>('zod').z));
+
+/** The fields alone; the config file takes them without `instances`, `region` and `deadlineMs`, which live elsewhere there. */
+export const resilienceFieldsSchema = lazily(() => schemas().fields);
+/** createEngine's options: the fields and the checks across them. */
+export const resilienceConfigSchema = lazily(() => schemas().config);
+
+export type ResilienceConfig = Zod.infer<typeof resilienceConfigSchema>;
+export type ResilienceConfigInput = Zod.input<typeof resilienceConfigSchema>;

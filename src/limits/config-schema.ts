@@ -1,11 +1,11 @@
 // The config file's shape for limits: a route's `limits:`, `anonymous:` and
-// `cost:`, and the top-level `clientIp:`. Checks across routes are in
-// check-limits.ts; rules are checked by parseRule like every other rule.
+// `cost:` (the top-level `clientIp:` is in client-ip-schema.ts). Checks across
+// routes are in check-limits.ts; rules are checked by parseRule like every
+// other rule.
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { MAX_COUNT } from '../core/rule.js';
 import { concurrencyFields } from './concurrency-schema.js';
-import { parseCidr } from './client-ip.js';
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
@@ -39,15 +39,5 @@ export const routeLimitFields = {
 
 /** The top-level `globalLimits:`: limits every route enforces besides its own. */
 export const globalLimitsSchema = z.array(limitSchema).default([]);
-
-export const clientIpSchema = z
-  .object({
-    trustedProxies: z.array(z.string().refine((cidr) => parseCidr(cidr) !== undefined, 'must be an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or ::1/128')).default([]),
-    header: z.enum(['x-forwarded-for', 'forwarded'], 'must be x-forwarded-for or forwarded').default('x-forwarded-for'),
-    ipv6Prefix: z.number().int('must be an integer').min(1, 'must be at least 1').max(128, 'must be at most 128').default(64),
-  })
-  .strict();
-
-export const CLIENT_IP_DEFAULTS = { trustedProxies: [], header: 'x-forwarded-for' as const, ipv6Prefix: 64 };
 
 export type LimitEntry = z.infer<typeof limitSchema>;

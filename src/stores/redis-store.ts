@@ -8,7 +8,8 @@
 // Concurrency: ioredis writes each command to the socket as soon as it is
 // issued, so many concurrent decisions share one connection's pipeline.
 // Auto-pipelining is left off: measured here, it cut EVALSHA throughput.
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { isCluster } from './redis/client.js';
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
@@ -114,7 +115,7 @@ export class RedisStore implements SharedStore {
   }
 
   private async locationOf(key: string): Promise<string> {
-    if (this.client instanceof Cluster) {
+    if (isCluster(this.client)) {
       const slot = await this.client.cluster('KEYSLOT', key);
       return `redis cluster slot ${slot}`;
     }

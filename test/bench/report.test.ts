@@ -44,6 +44,9 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
     for (const peer of results.engine.peers) assert.ok(isCount(peer.burstAllowed) && isCount(peer.bytesPerKey), peer.subject);
     for (const memory of results.engine.memory) assert.ok(isCount(memory.result.bytesPerBucket), memory.subject);
     for (const row of results.gateway.rows) assert.ok(isCount(row.requestsPerSec.median) && isCount(row.cpuUsPerRequest.median), row.target);
+    const edgeSkipped = results.gateway.skipped.some((s: string) => s.startsWith('edge rows'));
+    assert.ok(edgeSkipped || results.gateway.edge.rows.some((row: { protocol: string }) => row.protocol === 'HTTPS, HTTP/2'), 'gateway edge rows over HTTP/2');
+    for (const row of results.gateway.edge.rows) assert.ok(isCount(row.requestsPerSec.median) && isCount(row.cpuUsPerRequest.median), `${row.target}, ${row.protocol}`);
     const pinnedSkipped = results.gateway.skipped.some((s: string) => s.startsWith('pinned runs'));
     for (const mode of ['paced-pinned', 'paced-pinned-apart']) {
       assert.ok(pinnedSkipped || results.gateway.rows.some((row: { mode: string }) => row.mode === mode), `gateway rows ${mode}`);

@@ -20,14 +20,15 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<TestBrowser> {
+/** `args`: more Chromium flags (e.g. `--ignore-certificate-errors` for a test's own CA). */
+export async function launchBrowser(args: string[] = []): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
   mkdirSync(OUTPUT_DIR, { recursive: true });
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', ...args],
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const messages: string[] = [];

@@ -1,5 +1,5 @@
 // The cluster feed on a real redis-server: each instance's snapshot is seen by
-// the others, a stopped instance drops out, and a dead Redis makes the overview
+// the others, a stopped instance stays listed as gone (not counted), and a dead Redis makes the overview
 // say it shows this instance only (never an error page).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -23,7 +23,7 @@ describe('cluster feed', () => {
     await redis?.stop();
   });
 
-  it('merges every live instance, drops a stopped one, and falls back to this instance when Redis is gone', async () => {
+  it('merges every live instance, lists a stopped one as gone, and falls back to this instance when Redis is gone', async () => {
     const engines = [new ObservedEngine(new StoreEngine(new MemoryStore())), new ObservedEngine(new StoreEngine(new MemoryStore()))];
     const [a, b] = engines.map((engine, i) => new Dashboard({ engine, redis: { url: redis.url }, logger: silent, instanceId: `inst-${i}` }));
     await engines[0]!.decide('t1', 'r', rule);
@@ -44,9 +44,13 @@ describe('cluster feed', () => {
     assert.equal(view.routes.r!.allowed.reduce((x, y) => x + y, 0), 2);
 
     await b!.close();
-    assert.deepEqual((await a!.overview()).instances.map((i) => i.id), ['inst-0'], 'a stopped instance removes its snapshot');
+    const afterStop = await a!.overview();
+    assert.deepEqual(afterStop.instances.map((i) => [i.id, i.gone]), [['inst-0', undefined], ['inst-1', 'stopped']], 'a stopped instance is listed as gone, not removed');
+    assert.ok(afterStop.instances[1]!.stoppedAt! >= afterStop.instances[1]!.startedAt!);
+    assert.equal(afterStop.routes.r!.allowed.reduce((x, y) => x + y, 0), 1, "a gone instance's counts leave the live series");
     const client = redis.client();
-    assert.deepEqual(await client.hkeys(DASHBOARD_KEY), ['inst-0']);
+    assert.deepEqual((await client.hkeys(DASHBOARD_KEY)).sort(), ['inst-0', 'inst-1']);
+    assert.ok((await client.pttl(DASHBOARD_KEY)) > 60_000, 'kept for the ten minutes a gone instance stays listed');
     client.disconnect();
 
     await redis.kill();

@@ -227,7 +227,8 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await page.locator('#instances tbody tr[data-mode="fallback"]').waitFor({ timeout: 5000 });
     assert.match((await page.locator('#scope').textContent()) ?? '', /cluster view unavailable/);
     const cells = await page.locator('#instances tbody tr[data-mode="fallback"] td').allTextContents();
-    assert.deepEqual(cells.slice(2, 4), ['fallback', 'open'], 'mode and breaker in words, not only colour');
+    assert.deepEqual(cells.slice(5, 7), ['fallback', 'open'], 'mode and breaker in words, not only colour');
+    assert.match((await page.locator('#degraded-banner').textContent()) ?? '', /Degraded: .* is in fallback, breaker open/, 'a banner names the degraded instance');
     await browser.shot('09-redis-down-fallback');
   });
 

@@ -13,6 +13,7 @@ import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/grafana.json', import.meta.url), 'utf8')) as {
   panels: { title: string; targets: { expr: string }[] }[];
   templating: { list: { query?: unknown; definition?: string }[] };
+  annotations?: { list: { name: string; expr: string }[] };
 };
 const yaml = `
 routes:
@@ -21,10 +22,11 @@ tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 2, refillPerSecond: 0.01 }
 `;
 
-/** Every query of the dashboard, panels and template variables. */
+/** Every query of the dashboard: panels, template variables and annotations. */
 function queries(): string[] {
   const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr));
   for (const variable of dashboard.templating.list) if (variable.definition) exprs.push(variable.definition);
+  for (const annotation of dashboard.annotations?.list ?? []) exprs.push(annotation.expr);
   return exprs;
 }
 
@@ -69,11 +71,16 @@ describe('the Grafana dashboard', () => {
         named.add(family);
       }
     }
-    for (const needed of ['sluice_decisions_total', 'sluice_degraded_decisions_total', 'sluice_breaker_transitions_total', 'sluice_decision_latency_seconds', 'sluice_instances']) {
+    const charted = ['sluice_decisions_total', 'sluice_degraded_decisions_total', 'sluice_breaker_transitions_total', 'sluice_decision_latency_seconds', 'sluice_instances'];
+    charted.push('sluice_requests_total', 'sluice_request_duration_seconds', 'sluice_upstream_requests_total', 'sluice_upstream_ejections_total', 'sluice_upstream_response_seconds');
+    for (const needed of charted) {
       assert.ok(named.has(needed), `the dashboard charts ${needed}`);
     }
     assert.deepEqual([...families.get('sluice_decisions_total')!.labels].sort(), ['outcome', 'route']);
     assert.deepEqual([...families.get('sluice_decision_latency_seconds')!.labels].sort(), ['le', 'source']);
+    assert.deepEqual([...families.get('sluice_requests_total')!.labels].sort(), ['class', 'route']);
+    assert.deepEqual([...families.get('sluice_request_duration_seconds')!.labels].sort(), ['le', 'route']);
+    assert.deepEqual(dashboard.annotations?.list.map((a) => a.name), ['Breaker opened', 'Breaker closed'], 'breaker events as annotations');
     for (const expr of queries()) {
       for (const [, labels, metricPart] of expr.matchAll(/by \(([^)]*)\) \((?:rate|increase)\(([a-z_]+)/g)) {
         const family = families.get(metricPart!) ?? families.get(metricPart!.replace(/_(bucket|sum|count)$/, ''));
@@ -90,6 +97,13 @@ describe('the Grafana dashboard', () => {
     assert.doesNotMatch(text, /tenant-secret/);
     assert.doesNotMatch(text, /tenant=|key=|ip=/);
     assert.match(text, /^sluice_instances 1$/m);
+    // The 40 requests sent, each in its status class: admitted (2xx) or refused (429), none lost.
+    const sample = (pattern: RegExp) => Number(pattern.exec(text)?.[1]);
+    const ok = sample(/^sluice_requests_total\{route="create-order",class="2xx"\} (\d+)$/m);
+    const refused = sample(/^sluice_requests_total\{route="create-order",class="429"\} (\d+)$/m);
+    assert.ok(ok > 0 && refused > 0, `2xx ${ok}, 429 ${refused}`);
+    assert.equal(ok + refused, 40);
+    assert.equal(sample(/^sluice_request_duration_seconds_count\{route="create-order"\} (\d+)$/m), 40);
     assert.match(text, /^sluice_engine_mode\{mode="redis"\} 1$/m);
   });
 });

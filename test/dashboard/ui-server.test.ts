@@ -87,6 +87,23 @@ describe('the /ui routes', () => {
     assert.equal(body.instances[0].mode, 'memory');
   });
 
+  it('the history endpoint: the token, a range by name (400 naming `range` otherwise), this instance only with the memory store', async () => {
+    assert.equal((await get('/ui/api/history?range=1h')).status, 401);
+    const bad = await get('/ui/api/history?range=1y', TOKEN);
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /range: must be one of 5m, 1h, 1d/);
+    dashboard.history.request('orders', 0, 200, 3, 0.2);
+    dashboard.history.request('orders', 1, 429, 1, 0.2);
+    const reply = await get('/ui/api/history?range=5m', TOKEN);
+    assert.equal(reply.status, 200);
+    const view = (await reply.json()) as { scope: string; stepSeconds: number; starts: number[]; routes: Record<string, { totals: Record<string, number> }> };
+    assert.equal(view.scope, 'local');
+    assert.deepEqual([view.stepSeconds, view.starts.length], [10, 30]);
+    assert.deepEqual([view.routes.orders!.totals.allowed, view.routes.orders!.totals.refused, view.routes.orders!.totals.s429], [1, 1, 1]);
+    const day = (await (await get('/ui/api/history?range=1d', TOKEN)).json()) as { stepSeconds: number; starts: number[] };
+    assert.deepEqual([day.stepSeconds, day.starts.length], [60, 1440]);
+  });
+
   it('serves nothing else: unknown files and escapes are 404, writes are 405', async () => {
     for (const path of ['/ui/%2e%2e/package.json', '/ui/..%2fpackage.json', '/ui/vendor/..%2f..%2fpackage.json']) {
       const res = await get(path);

@@ -4,46 +4,13 @@
 // counts in /metrics, closes when idle past its timeout and when the gateway
 // drains, and an upstream that refuses the upgrade has its answer relayed.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
 import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics.js';
 import { startGateway } from './support.js';
-
-interface EchoUpstream {
-  url: string;
-  upgrades: { path: string; headers: IncomingHttpHeaders }[];
-  close(): Promise<void>;
-}
-
-/** Echoes every message back; answers a plain 403 to upgrades under /refuse. */
-async function startEcho(): Promise<EchoUpstream> {
-  const upgrades: EchoUpstream['upgrades'] = [];
-  const server: Server = createServer((_req, res) => res.end('plain'));
-  const wss = new WebSocketServer({ noServer: true });
-  server.on('upgrade', (req, socket, head) => {
-    upgrades.push({ path: req.url ?? '', headers: req.headers });
-    if (req.url?.startsWith('/refuse')) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (data, binary) => ws.send(data, { binary })));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    upgrades,
-    close: async () => {
-      for (const client of wss.clients) client.terminate();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
-  };
-}
+import { type EchoUpstream, startEcho } from './ws-echo.js';
 
 /** Opens a client; resolves with it once open, or with the HTTP status the gateway answered instead. */
 function connectWs(url: string, headers: Record<string, string> = {}): Promise<{ ws?: WebSocket; status?: number; headers?: IncomingHttpHeaders }> {

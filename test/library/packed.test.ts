@@ -1,46 +1,25 @@
-// The package as a new user gets it: `npm pack`, the tarball unpacked into a
-// fresh project's node_modules (its dependencies linked from this checkout's:
-// tests download nothing), then ESM and CommonJS services on Fastify and
-// Express against a real redis-server that is paused and then killed, plain
-// scripts that must exit by themselves after close(), and TypeScript's node10
-// and nodenext resolution. Nothing waits on a clock: a request that waited for
-// the paused Redis would hang the test until its timeout.
+// The package as a new user gets it: `npm pack`, the tarball installed into a
+// fresh project (packed-project.ts: the tree npm would install, copied from
+// this checkout, so tests download nothing), then: the tree holds none of the
+// gateway's packages and nothing that builds on install; `import 'sluice'`
+// loads no package and a memory limiter only zod; ESM and CommonJS services on
+// Fastify and Express against a real redis-server that is paused and then
+// killed; plain scripts that must exit by themselves after close();
+// TypeScript's node10 and nodenext resolution; the `sluice` command naming
+// the gateway's packages to install. Nothing waits on a clock: a request that
+// waited for the paused Redis would hang the test until its timeout.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, type Reply } from './helpers.js';
+import { buildsOnInstall, hasPackage, type Manifest, namesOf, packedProject, ROOT, run } from './packed-project.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const FIXTURES = join(import.meta.dirname, 'packed');
-
-function run(command: string, args: string[], cwd: string): string {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8' });
-  assert.equal(result.status, 0, `${command} ${args.join(' ')}:\n${result.stdout}\n${result.stderr}`);
-  return result.stdout;
-}
-
-/** A fresh project with the packed tarball in node_modules/sluice, its dependencies and peers linked. */
-function project(dir: string): string {
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir], ROOT)) as { filename: string }[];
-  const modules = join(dir, 'project', 'node_modules');
-  mkdirSync(modules, { recursive: true });
-  run('tar', ['-xzf', join(dir, packed[0]!.filename), '-C', modules], dir);
-  renameSync(join(modules, 'package'), join(modules, 'sluice'));
-  const manifest = JSON.parse(readFileSync(join(modules, 'sluice', 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
-  const linked = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {}), '@types/node'];
-  for (const name of linked) {
-    mkdirSync(dirname(join(modules, name)), { recursive: true });
-    symlinkSync(join(ROOT, 'node_modules', name), join(modules, name), 'dir');
-  }
-  const cwd = join(dir, 'project');
-  writeFileSync(join(cwd, 'package.json'), '{ "name": "probe", "version": "1.0.0", "private": true }\n');
-  for (const file of ['app.mjs', 'app.cjs', 'script.mjs', 'script.cjs', 'types.ts']) copyFileSync(join(FIXTURES, file), join(cwd, file));
-  return cwd;
-}
+/** What the test project itself depends on, beside sluice: the adapters' frameworks and Node's types. */
+const APP_PACKAGES = ['express', 'fastify', '@types/node'];
 
 interface Child {
   url: string;
@@ -97,11 +76,49 @@ async function assertDownAnswers(url: string): Promise<void> {
 describe('the packed tarball in a fresh project', { timeout: 240_000 }, () => {
   let dir: string;
   let cwd: string;
+  let manifest: Manifest;
+  let libraryTree: Set<string>;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-packed-'));
-    cwd = project(dir);
+    ({ cwd, manifest, libraryTree } = packedProject(dir, APP_PACKAGES));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('installs the library alone: none of the gateway packages, nothing built on install', () => {
+    const gatewayOnly = Object.keys(manifest.peerDependencies ?? {}).filter((name) => name !== 'express' && name !== 'fastify');
+    assert.ok(gatewayOnly.includes('better-sqlite3') && gatewayOnly.includes('@grpc/grpc-js') && gatewayOnly.includes('pg'), 'the gateway packages are optional peers');
+    assert.ok(gatewayOnly.every((name) => manifest.peerDependenciesMeta?.[name]?.optional), 'every gateway peer is optional');
+    assert.equal(manifest.optionalDependencies, undefined, 'npm installs optional dependencies by default');
+    const installed = namesOf(libraryTree);
+    for (const name of gatewayOnly) {
+      assert.ok(!installed.has(name), `${name} installed with the library`);
+      assert.ok(!hasPackage(cwd, name), `${name} in the project's node_modules`);
+    }
+    assert.deepEqual([...libraryTree].filter(buildsOnInstall), [], 'no package of the library runs an install script (native build)');
+  });
+
+  it("loads no package on `import 'sluice'` or the adapters, zod for the first rule, ioredis only for Redis", async () => {
+    const redis = await startRedis();
+    try {
+      const { code, stdout, stderr } = runScript(cwd, 'loads.mjs', redis.url);
+      assert.equal(code, 0, stderr);
+      const steps = JSON.parse(stdout) as Record<string, string[]>;
+      assert.deepEqual(steps.import, []);
+      assert.deepEqual(steps.adapters, []);
+      assert.deepEqual(steps.memory, ['zod']);
+      assert.ok(steps.redis!.includes('ioredis') && steps.redis!.includes('opossum'), steps.redis!.join(' '));
+      assert.ok(!steps.redis!.includes('prom-client'), 'prom-client only when metrics are read');
+    } finally {
+      await redis.stop();
+    }
+  });
+
+  it('the sluice command in a library-only install names the gateway packages to install', () => {
+    const result = spawnSync(process.execPath, [join('node_modules', 'sluice', 'dist', 'cli', 'main.js'), 'start', '--demo-upstream'], { cwd, encoding: 'utf8' });
+    assert.equal(result.status, 1, result.stderr);
+    assert.match(result.stderr, /the gateway needs packages that `npm install sluice` leaves out/);
+    for (const name of ['yaml', 'undici', 'pg', 'better-sqlite3', '@grpc/grpc-js']) assert.match(result.stderr, new RegExp(`'${name}@\\^`));
+  });
 
   for (const file of ['app.mjs', 'app.cjs']) {
     for (const framework of ['fastify', 'express']) {

@@ -1,16 +1,19 @@
 // Peer: Fastify + @fastify/http-proxy + @fastify/rate-limit on the same Redis,
-// keyed by X-Api-Key, with a limit so large nothing is refused.
+// keyed by X-Api-Key, with a limit so large nothing is refused. `tls` serves
+// HTTPS with HTTP/2 and HTTP/1.1 by ALPN (Fastify's http2 + https options).
 import rateLimit from '@fastify/rate-limit';
 import httpProxy from '@fastify/http-proxy';
-import Fastify from 'fastify';
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { args, serve } from './serve.js';
 
-const { upstream, redisUrl } = args<{ upstream: string; redisUrl: string }>();
+const { upstream, redisUrl, tls } = args<{ upstream: string; redisUrl: string; tls?: { cert: string; key: string } }>();
 
 await serve(async () => {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const app = Fastify({ logger: false });
+  // One type for both servers: the plugins below take either.
+  const app = (tls ? Fastify({ logger: false, http2: true, https: { allowHTTP1: true, cert: readFileSync(tls.cert), key: readFileSync(tls.key) } }) : Fastify({ logger: false })) as unknown as FastifyInstance;
   await app.register(rateLimit, {
     max: 1_000_000_000,
     timeWindow: 1000,

@@ -4,7 +4,8 @@
 // cost with no limiting at all (the gateway has no switch to turn limiting off).
 // `limiter: ping` is that engine plus one bare Redis PING per request (ioredis):
 // the floor any Redis-backed limiter pays for its round trip, to tell it apart
-// from what Sluice's own decision adds.
+// from what Sluice's own decision adds. `tls` serves HTTPS (HTTP/2 and HTTP/1.1
+// by ALPN); `upstream` may list instances, balanced by the gateway.
 import { startSluice } from '../../../src/app.js';
 import { parseConfig } from '../../../src/config/index.js';
 import type { Decision } from '../../../src/core/decision.js';
@@ -14,7 +15,8 @@ import { Redis } from 'ioredis';
 import { args, serve } from './serve.js';
 
 interface Args {
-  upstream: string;
+  upstream: string | string[];
+  tls?: { cert: string; key: string };
   limiter: 'none' | 'ping' | 'memory' | 'redis';
   redisUrl?: string;
   /** Automatic hot-key leasing off: every request is one Redis script call, like the peers. */
@@ -53,7 +55,7 @@ function pingThenAllow(url: string): Engine {
   };
 }
 
-const { upstream, limiter, redisUrl, exact } = args<Args>();
+const { upstream, limiter, redisUrl, exact, tls } = args<Args>();
 const config = parseConfig(
   JSON.stringify({
     listen: '127.0.0.1:0',
@@ -63,6 +65,7 @@ const config = parseConfig(
     store: limiter === 'redis' ? { type: 'redis', url: redisUrl } : { type: 'memory' },
     ...(exact ? { resilience: { hotKey: { autoLeaseRatePerSec: 0 } } } : {}),
     log: { level: 'silent' },
+    ...(tls ? { tls } : {}),
   }),
   { source: 'bench' },
 );

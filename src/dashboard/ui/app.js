@@ -1,6 +1,7 @@
 // The page: sign in with the admin token, then refresh the live view every
 // second, and say plainly when the token is refused or the admin API is gone.
 import { createApi, UNREACHABLE } from './api.js';
+import { clearHistory, pickedRange, renderHistory } from './history.js';
 import { clearOverview, renderOverview } from './live.js';
 import { setupKeys } from './keys.js';
 import { onDelete, setupRules } from './rules.js';
@@ -8,10 +9,13 @@ import { isForbidden } from './role.js';
 import { setupTeam } from './team.js';
 
 const REFRESH_MS = 1000;
+/** The history moves in 10-s buckets: every 5 s is enough. */
+const HISTORY_MS = 5000;
 const RETRY_MS = 2000;
 const api = createApi();
 const alertBox = document.getElementById('alert');
 let timer;
+let historyTimer;
 let wasDown = false;
 
 function showAlert(message) {
@@ -60,6 +64,18 @@ async function refresh() {
   }
 }
 
+async function refreshHistory() {
+  clearTimeout(historyTimer);
+  try {
+    renderHistory(await api.call('GET', `/ui/api/history?range=${pickedRange()}`));
+  } catch (error) {
+    report(error);
+  }
+  if (api.hasToken()) historyTimer = setTimeout(refreshHistory, HISTORY_MS);
+}
+
+document.getElementById('range').addEventListener('change', () => void refreshHistory());
+
 function schedule(ms) {
   clearTimeout(timer);
   timer = setTimeout(refresh, ms);
@@ -67,7 +83,9 @@ function schedule(ms) {
 
 function signOut(message) {
   clearTimeout(timer);
+  clearTimeout(historyTimer);
   api.setToken('');
+  clearHistory();
   // Nothing the token showed stays in the page: a clear key just created least of all.
   clearOverview();
   rules.clear();
@@ -99,7 +117,7 @@ document.getElementById('sign-in').addEventListener('submit', async (event) => {
     hideAlert();
     renderOverview(overview);
     rules.setOverview(overview);
-    await Promise.all([rules.load(), keys.load(), team.load()]);
+    await Promise.all([rules.load(), keys.load(), team.load(), refreshHistory()]);
     schedule(REFRESH_MS);
   } catch (failure) {
     api.setToken('');

@@ -2,6 +2,7 @@
 // numbers beside it, the most limited tenants, the instances and degraded
 // decisions. Series differ by line style, not only colour.
 import { element, row } from './api.js';
+import { clearInstances, renderInstances } from './instances.js';
 
 const charts = new Map();
 const DEGRADED_MEANING = {
@@ -14,11 +15,11 @@ const DEGRADED_MEANING = {
 
 export function renderOverview(overview) {
   const scope = document.getElementById('scope');
-  const live = overview.instances.length;
+  const live = overview.instances.filter((instance) => !instance.gone).length;
   scope.textContent = overview.scope === 'cluster' ? `Cluster-wide view: ${live} instance${live === 1 ? '' : 's'} publishing` : `This instance only: ${overview.scopeNote}`;
   renderCharts(overview);
   renderTop(overview.top);
-  renderInstances(overview.instances);
+  renderInstances(overview.instances, overview.scope);
   renderDegraded(overview.degraded);
 }
 
@@ -88,7 +89,8 @@ function removeChart(route, chart) {
 /** Signing out: every chart and table of the live view emptied. */
 export function clearOverview() {
   for (const [route, chart] of charts) removeChart(route, chart);
-  for (const id of ['top', 'instances', 'degraded']) document.querySelector(`#${id} tbody`).replaceChildren();
+  for (const id of ['top', 'degraded']) document.querySelector(`#${id} tbody`).replaceChildren();
+  clearInstances();
   document.getElementById('scope').textContent = '';
 }
 
@@ -99,26 +101,6 @@ function renderTop(top) {
     return;
   }
   tbody.replaceChildren(...top.map((entry, i) => row([i + 1, entry.tenant, entry.route, entry.count])));
-}
-
-function renderInstances(instances) {
-  const tbody = document.querySelector('#instances tbody');
-  tbody.replaceChildren(
-    ...instances.map((instance) => {
-      const degraded = Object.values(instance.degraded).reduce((a, b) => a + b, 0);
-      const tr = row([
-        instance.self ? `${instance.id} (serving this page)` : instance.id,
-        instance.version,
-        element('span', instance.mode, { class: `state-${instance.mode}` }),
-        element('span', instance.breaker, { class: `state-${instance.breaker}` }),
-        instance.instances,
-        degraded,
-      ]);
-      tr.dataset.instance = instance.id;
-      tr.dataset.mode = instance.mode;
-      return tr;
-    }),
-  );
 }
 
 function renderDegraded(degraded) {

@@ -17,8 +17,8 @@
 //
 // ioredis's own enableAutoPipelining batches through a Pipeline object per
 // turn, uncapped; measured here it cut EVALSHA throughput, so it stays off.
-import { Cluster, type Redis } from 'ioredis';
-import type { RedisClient } from './client.js';
+import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './client.js';
 
 /** Commands per write: enough to share a syscall, few enough to keep Redis busy meanwhile. */
 export const BATCH = 16;
@@ -76,7 +76,7 @@ class Coalescer {
 
   /** The connections a command may travel on: every master of a cluster (they are few). */
   private nodes(): Redis[] {
-    return this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    return isCluster(this.client) ? this.client.nodes('master') : [this.client];
   }
 }
 

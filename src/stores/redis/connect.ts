@@ -2,7 +2,9 @@
 // one URL (standalone), cluster seed nodes, or Sentinel; each with an optional
 // ACL user and password and TLS (the same for every node of a cluster).
 import type { ConnectionOptions } from 'node:tls';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type * as IORedis from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { loadPackage } from '../../core/load-package.js';
 import type { RedisClient } from './client.js';
 import { scrubErrorsOf } from './scrub-secrets.js';
 
@@ -56,6 +58,7 @@ export function connectRedis(target: RedisTarget): RedisClient {
 }
 
 function openClient(target: RedisTarget): RedisClient {
+  const { Cluster, Redis } = loadPackage<typeof IORedis>('ioredis');
   if (target.cluster && target.cluster.length > 0) {
     return new Cluster(target.cluster.map(hostPort), {
       redisOptions: nodeOptions(target),

@@ -2,8 +2,7 @@
 // password or ACL user, a failed TLS handshake, a TLS/plain port mix-up, an
 // unreachable server. Kept from the client's error events until it is ready
 // again, for /readyz and for the one error line logged per new reason.
-import { Cluster } from 'ioredis';
-import type { RedisClient } from './scripts.js';
+import { isCluster, type RedisClient } from './client.js';
 
 /** The reason an error names, with what to check. */
 export function describeRedisError(error: Error): string {
@@ -38,7 +37,7 @@ export class ConnectionProblem {
       this.everReady = true;
       this.set(undefined);
     });
-    if (client instanceof Cluster) client.on('node error', (error: Error) => this.set(describeRedisError(error)));
+    if (isCluster(client)) client.on('node error', (error: Error) => this.set(describeRedisError(error)));
   }
 
   /** The reason the last connection attempt failed; undefined once Redis is ready. */

@@ -3,10 +3,10 @@
 // connection has been silent for the whole deadline. Under a burst the loop may
 // run timers late, but replies keep arriving, so no call is declared dead while
 // Redis is answering (a plain timer let 42-53 through a limit of 20).
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './client.js';
 import { type Clock, systemClock } from '../clock.js';
 import type { StoreConnection } from '../store.js';
-import type { RedisClient } from './scripts.js';
 import { keySlot } from './key-slot.js';
 
 const ANY = '*';
@@ -34,7 +34,7 @@ export class ConnectionWatch implements StoreConnection {
       this.graceUntil = Number.NEGATIVE_INFINITY;
       this.lastData.set(ANY, now());
     });
-    if (client instanceof Cluster) {
+    if (isCluster(client)) {
       for (const node of client.nodes('all')) this.watchNode(node, nodeKey(node));
       client.on('+node', (node: Redis) => this.watchNode(node, nodeKey(node)));
     } else {
@@ -44,7 +44,7 @@ export class ConnectionWatch implements StoreConnection {
 
   /** The connection a call on `key` travels on. */
   channelOf(key: string): string {
-    if (!(this.client instanceof Cluster)) return ANY;
+    if (!isCluster(this.client)) return ANY;
     return this.client.slots[keySlot(key)]?.[0] ?? ANY;
   }
 

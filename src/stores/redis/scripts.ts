@@ -6,12 +6,12 @@
 // calling EVALSHA directly is about 7 % more decisions/s.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
-import type { RedisClient } from './client.js';
+import { isCluster, type RedisClient } from './client.js';
 import { coalescerOf } from './coalesce.js';
 
 export type { RedisClient } from './client.js';
@@ -88,7 +88,7 @@ export function preloadScripts(client: RedisClient): void {
     node.on('ready', load);
     if (node.status === 'ready') load();
   };
-  if (client instanceof Cluster) {
+  if (isCluster(client)) {
     client.on('+node', watch);
     for (const node of client.nodes('all')) watch(node);
     // A cluster connects to a node on its first command: connect them all at once, so the

@@ -3,8 +3,7 @@
 // error would print. Sluice's clients scrub it on the first error listener,
 // before anything else sees the error (command promises settle later, in
 // microtasks), so no log line, /readyz body or error message can carry it.
-import { Cluster } from 'ioredis';
-import type { RedisClient } from './scripts.js';
+import { isCluster, type RedisClient } from './client.js';
 
 const WITH_SECRETS = new Set(['auth', 'hello']);
 export const REDACTED = '[redacted]';
@@ -28,5 +27,5 @@ export function scrubSecrets(error: unknown, seen = new Set<unknown>()): void {
 /** Call right after creating the client, so this listener runs first. */
 export function scrubErrorsOf(client: RedisClient): void {
   client.on('error', (error: unknown) => scrubSecrets(error));
-  if (client instanceof Cluster) client.on('node error', (error: unknown) => scrubSecrets(error));
+  if (isCluster(client)) client.on('node error', (error: unknown) => scrubSecrets(error));
 }
