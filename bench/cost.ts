@@ -1,15 +1,17 @@
 // npm run bench:cost [-- --quick] [-- --profile]
-// The paced cost of limiting, with less noise than one long run: Sluice
-// without limiting, with one bare Redis PING per request (the floor of any
-// Redis-backed limiter), and on Redis with one script call per request, each
-// at an even 2,500 req/s for a few seconds, in turn (A B C A B C …), many
-// times. CPU µs per request of each gateway process from /proc; the ratios
-// are medians of per-round ratios. `--profile` then runs each once more under
-// --cpu-prof and says where its time goes.
+// The cost of a decision against what a user compares, with less noise than
+// one long run: Sluice without limiting, with one bare Redis PING per request
+// (the floor of any Redis-backed limiter), on Redis by default and with one
+// script call per request, and the Fastify + @fastify/rate-limit peer on the
+// same Redis. Each round runs every target in turn (A B C … A B C …), first at
+// saturation, then at an even 2,500 req/s; CPU µs per request of each server
+// process from /proc. Every ratio is the median of per-round ratios (the runs
+// of a round are adjacent). `--profile` then runs each Sluice target once more
+// under --cpu-prof and says where its time goes.
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type ProfileShare, profiledRun } from './lib/cpu-profile.js';
-import { paced } from './lib/http-load.js';
+import { type LoadResult, paced, saturate } from './lib/http-load.js';
 import { median, round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { benchRedis } from './lib/servers.js';
@@ -17,83 +19,132 @@ import { textTable } from './lib/table.js';
 import { PACED_RATE } from './gateway.js';
 
 const TARGETS = [
-  { name: 'no limiter', args: { limiter: 'none' } },
-  { name: 'no limiter, one Redis PING per request', args: { limiter: 'ping' } },
-  { name: 'Redis, one script call per request', args: { limiter: 'redis', exact: true } },
+  { name: 'Sluice, no limiter', file: 'sluice.ts', args: { limiter: 'none' } },
+  { name: 'Sluice, no limiter, one Redis PING per request', file: 'sluice.ts', args: { limiter: 'ping' } },
+  { name: 'Sluice, Redis (default)', file: 'sluice.ts', args: { limiter: 'redis' } },
+  { name: 'Sluice, Redis, one script call per request', file: 'sluice.ts', args: { limiter: 'redis', exact: true } },
+  { name: 'Fastify + @fastify/rate-limit (Redis)', file: 'fastify-peer.ts', args: {} },
 ] as const;
+const [NONE, PING, SLUICE, EXACT, FASTIFY] = [0, 1, 2, 3, 4] as const;
+
+type Load = 'saturation' | 'paced';
+const LOADS: readonly Load[] = ['saturation', 'paced'];
+
+/** One run of one target: requests/s, p99 and the server's CPU µs per completed request. */
+interface Run {
+  rps: number;
+  p99Ms: number;
+  cpuUs: number;
+}
+
+/** rounds[r][load][target] */
+type Rounds = Record<Load, Run[]>[];
+
+export interface CostRow {
+  target: string;
+  load: Load;
+  rps: number;
+  p99Ms: number;
+  cpuUs: number;
+}
 
 export interface CostResult {
   rounds: number;
-  /** Median CPU µs per request of each target, in TARGETS order. */
-  cpuUs: number[];
-  /** Median per-round ratio − 1 of: the floor over no limiter, Redis over the floor, Redis over no limiter. */
-  floor: number;
-  aboveFloor: number;
-  total: number;
+  rows: CostRow[];
+  /** The issue's targets, each a median of per-round ratios, with its bound. */
+  ratios: { what: string; value: number; target: string; met: boolean }[];
   profiles: { target: string; cpuUs: number; shares: ProfileShare[] }[];
 }
 
 export async function runCostBench(options: BenchOptions, profile: boolean, progress: (line: string) => void = console.log): Promise<CostResult> {
-  const rounds = pick(options, 2, 15);
+  const rounds = pick(options, 2, 9);
   const durationMs = pick(options, 400, 3000);
   const redis = await benchRedis();
   const upstream = await forkServer('upstream', 'upstream.ts', {});
   const children: Child[] = [];
   try {
     const base = { upstream: upstream.url, redisUrl: redis.url };
-    children.push(...(await Promise.all(TARGETS.map((t) => forkServer(t.name, 'sluice.ts', { ...base, ...t.args })))));
-    for (const child of children) await paced(child.url, PACED_RATE, pick(options, 200, 2000)); // warm-up
-    const perRound: number[][] = [];
-    for (let round = 1; round <= rounds; round++) {
-      progress(`cost: round ${round}/${rounds}`);
-      const cpu: number[] = [];
-      for (const child of children) cpu.push(await cpuPerRequest(child, durationMs));
-      perRound.push(cpu);
+    children.push(...(await Promise.all(TARGETS.map((t) => forkServer(t.name, t.file, { ...base, ...t.args })))));
+    for (const child of children) await saturate(child.url, pick(options, 200, 1500)); // warm-up: JIT, pools
+    const perRound: Rounds = [];
+    for (let r = 1; r <= rounds; r++) {
+      progress(`cost: round ${r}/${rounds}`);
+      const runs: Record<Load, Run[]> = { saturation: [], paced: [] };
+      for (const child of children) runs.saturation.push(await measure(child, 'saturation', durationMs));
+      for (const child of children) runs.paced.push(await measure(child, 'paced', durationMs));
+      perRound.push(runs);
     }
-    const ratio = (a: number, b: number) => round(median(perRound.map((r) => r[a]! / r[b]!)) - 1, 3);
     const profiles = profile ? await profileEach(base, durationMs, progress) : [];
-    return {
-      rounds,
-      cpuUs: TARGETS.map((_, i) => round(median(perRound.map((r) => r[i]!)), 1)),
-      floor: ratio(1, 0),
-      aboveFloor: ratio(2, 1),
-      total: ratio(2, 0),
-      profiles,
-    };
+    return { rounds, rows: rowsOf(perRound), ratios: ratiosOf(perRound), profiles };
   } finally {
     for (const child of [...children, upstream]) await child.stop();
     await redis.release();
   }
 }
 
-async function cpuPerRequest(child: Child, durationMs: number): Promise<number> {
+async function measure(child: Child, load: Load, durationMs: number): Promise<Run> {
   const before = child.cpuMicros();
-  const result = await paced(child.url, PACED_RATE, durationMs);
-  return (child.cpuMicros() - before) / Math.max(1, result.completed);
+  const result: LoadResult = load === 'saturation' ? await saturate(child.url, durationMs) : await paced(child.url, PACED_RATE, durationMs);
+  return { rps: result.requestsPerSec, p99Ms: result.p99Ms, cpuUs: (child.cpuMicros() - before) / Math.max(1, result.completed) };
 }
 
-/** Each target once more, fresh, under --cpu-prof: where its time goes during the load. */
+function rowsOf(perRound: Rounds): CostRow[] {
+  return LOADS.flatMap((load) =>
+    TARGETS.map((t, i) => ({
+      target: t.name,
+      load,
+      rps: round(median(perRound.map((r) => r[load][i]!.rps)), 0),
+      p99Ms: round(median(perRound.map((r) => r[load][i]!.p99Ms)), 2),
+      cpuUs: round(median(perRound.map((r) => r[load][i]!.cpuUs)), 1),
+    })),
+  );
+}
+
+function ratiosOf(perRound: Rounds): CostResult['ratios'] {
+  const per = (load: Load, of: (runs: Run[]) => number) => round(median(perRound.map((r) => of(r[load]))), 3);
+  const cpu = (a: number, b: number, load: Load) => per(load, (runs) => runs[a]!.cpuUs / runs[b]!.cpuUs);
+  const rps = (a: number, b: number) => per('saturation', (runs) => runs[a]!.rps / runs[b]!.rps);
+  const p99 = (a: number, b: number) => per('paced', (runs) => runs[a]!.p99Ms - runs[b]!.p99Ms);
+  const out: CostResult['ratios'] = [];
+  const add = (what: string, value: number, target: string, met: boolean) => out.push({ what, value, target, met });
+  for (const [label, row] of [['by default', SLUICE], ['one script call per request', EXACT]] as const) {
+    for (const load of LOADS) add(`CPU per request ÷ Fastify peer, ${label}, ${load}`, cpu(row, FASTIFY, load), '≤ 0.9', cpu(row, FASTIFY, load) <= 0.9);
+    add(`requests/s ÷ Fastify peer, ${label}, saturation`, rps(row, FASTIFY), '≥ 1.1', rps(row, FASTIFY) >= 1.1);
+    add(`added p99 over no limiter (ms), ${label}, paced`, p99(row, NONE), '≤ 2', p99(row, NONE) <= 2);
+  }
+  for (const load of LOADS) {
+    const above = round(cpu(EXACT, PING, load) - 1, 3);
+    add(`decision above the PING floor (one script call ÷ PING − 1), ${load}`, above, '≤ 0.10', above <= 0.1);
+  }
+  for (const load of LOADS) add(`the PING floor over no limiter (PING ÷ none − 1), ${load}`, round(cpu(PING, NONE, load) - 1, 3), '(context)', true);
+  add('Sluice without limiting ÷ Fastify peer, requests/s at saturation (the ceiling)', rps(NONE, FASTIFY), '(context)', true);
+  return out;
+}
+
+/** Each Sluice target once more, fresh, under --cpu-prof: where its time goes during the paced load. */
 async function profileEach(base: object, durationMs: number, progress: (line: string) => void): Promise<CostResult['profiles']> {
   const out: CostResult['profiles'] = [];
-  for (const target of TARGETS) {
+  for (const target of TARGETS.filter((t) => t.file === 'sluice.ts')) {
     progress(`cost: profiling ${target.name}`);
-    const { result: cpuUs, shares } = await profiledRun(target.name, 'sluice.ts', { ...base, ...target.args }, (child) => cpuPerRequest(child, durationMs));
-    out.push({ target: target.name, cpuUs: round(cpuUs, 1), shares });
+    const { result: run, shares } = await profiledRun(target.name, target.file, { ...base, ...target.args }, (child) => measure(child, 'paced', durationMs));
+    out.push({ target: target.name, cpuUs: round(run.cpuUs, 1), shares });
   }
   return out;
 }
 
 export function printCost(result: CostResult): string {
-  const table = textTable(['Sluice', `CPU µs/request, paced ${PACED_RATE}/s`], TARGETS.map((t, i) => [t.name, result.cpuUs[i]]));
-  const pct = (x: number) => `${round(x * 100, 1)} %`;
-  const notes = [
-    `medians of ${result.rounds} rounds; ratios are medians of per-round ratios`,
-    `the floor (one bare PING per request) over no limiter: +${pct(result.floor)}`,
-    `Sluice's decision on Redis over the floor: +${pct(result.aboveFloor)}`,
-    `the cost of limiting (one script call per request over no limiter): +${pct(result.total)} (target ≤ 10 %)`,
-  ];
+  const table = textTable(
+    ['target', 'load', 'req/s', 'p99 ms', 'CPU µs/request'],
+    result.rows.map((r) => [r.target, r.load === 'paced' ? `paced ${PACED_RATE}/s` : r.load, r.rps, r.p99Ms, r.cpuUs]),
+  );
+  const ratios = result.ratios.map((r) => `${r.what}: ${r.value}${r.target.startsWith('(') ? '' : ` (target ${r.target}: ${r.met ? 'met' : 'missed'})`}`);
   const profiles = result.profiles.map((p) => `${p.target} (${p.cpuUs} µs/request under the profiler): ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`);
-  return [table, ...notes, ...(profiles.length ? ['', 'where the time goes (share of non-idle CPU, --cpu-prof):', ...profiles] : [])].join('\n');
+  return [
+    table,
+    `medians of ${result.rounds} rounds; every ratio is the median of per-round ratios`,
+    ...ratios,
+    ...(profiles.length ? ['', 'where the time goes (share of non-idle CPU, --cpu-prof):', ...profiles] : []),
+  ].join('\n');
 }
 
 if (isMain(import.meta.url)) {

@@ -6,8 +6,9 @@
 // arrived, and time spent processing replies is never counted as silence.
 //
 // A store call has two deadlines: the request's, and the breaker's (the
-// silence that counts as a failure, never shorter). Both run on one timer
-// (CallDeadlines): a timer per deadline was measurable CPU on every request.
+// silence that counts as a failure, never shorter). The calls of one guard
+// share one timer (DeadlineTimer): a timer per call was measurable CPU on
+// every request.
 import type { Clock } from '../stores/clock.js';
 import type { StoreConnection } from '../stores/store.js';
 
@@ -19,44 +20,121 @@ export class DeadlineError extends Error {
   }
 }
 
+/** A timer this much past its due says the event loop was blocked (timers are otherwise within a millisecond). */
+const LATE_MS = 2;
+
 export function isDeadlineError(error: unknown): error is DeadlineError {
   return error instanceof DeadlineError;
 }
 
-/** A promise bound to a deadline: rejected once the channel is silent for `ms`. */
-interface Bound {
+/** A deadline of one call: a promise's reject, or a callback (watch). */
+export interface Bound {
   ms: number;
-  reject: (error: DeadlineError) => void;
+  onSilent: (error: DeadlineError) => void;
   settled: boolean;
 }
 
 /**
- * The deadlines of one call started now, on one timer. `bound` resolves as the
- * call does, or rejects with DeadlineError once the channel has been silent for
- * its `ms`. A late reply is dropped, never unhandled.
+ * The one timer of many calls (a guard's): armed for the earliest due, never
+ * stopped when a call settles. A timer per call (set, then cleared when its
+ * reply came) was measurable CPU on every request; this one fires about once
+ * per deadline while calls keep coming, and finds nothing to do when they
+ * were answered.
+ */
+export class DeadlineTimer {
+  private readonly pending = new Set<CallDeadlines>();
+  private timer: NodeJS.Timeout | undefined;
+  private dueAt = Number.POSITIVE_INFINITY;
+  private late = false;
+  /** Fired, its verdict not yet run (the two hops). */
+  private firing = false;
+  /** performance.now() when the armed timer is due. */
+  private firesAt = 0;
+
+  constructor(private readonly now: Clock) {}
+
+  /** `deadlines` has a bound due in `inMs` (or later). */
+  add(deadlines: CallDeadlines, inMs: number): void {
+    this.pending.add(deadlines);
+    this.arm(inMs);
+  }
+
+  /** `deadlines` has nothing left to judge; with nothing pending the timer stops. */
+  remove(deadlines: CallDeadlines): void {
+    this.pending.delete(deadlines);
+    if (this.pending.size === 0 && this.timer !== undefined && !this.firing) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.dueAt = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /**
+   * When the timer fired (before the hops): later than due means this process,
+   * not Redis, was busy. Measured on the monotonic clock, not `now` (a test's
+   * manual clock jumps without the event loop being blocked).
+   */
+  fired(): void {
+    this.firing = true;
+    this.late = performance.now() - this.firesAt >= LATE_MS;
+  }
+
+  /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
+  verdict(): void {
+    this.firing = false;
+    this.timer = undefined;
+    this.dueAt = Number.POSITIVE_INFINITY;
+    const at = this.now();
+    // Fired late: the calls' silence counts from now, once (see CallDeadlines.verdict).
+    const busySince = this.late ? at : undefined;
+    let next = Number.POSITIVE_INFINITY;
+    for (const deadlines of this.pending) {
+      const inMs = deadlines.verdict(at, busySince);
+      if (inMs === Number.POSITIVE_INFINITY) this.pending.delete(deadlines);
+      else next = Math.min(next, inMs);
+    }
+    if (this.pending.size > 0) this.arm(next);
+  }
+
+  /** Armed for `inMs` from now unless already due as early (a fired timer awaiting its verdict counts as due). */
+  private arm(inMs: number): void {
+    const at = this.now() + inMs;
+    if (at >= this.dueAt) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.dueAt = at;
+    const delay = Math.max(1, Math.ceil(inMs));
+    this.firesAt = performance.now() + delay;
+    this.timer = setTimeout(deferVerdict, delay, this);
+    this.timer.unref();
+  }
+}
+
+/**
+ * The deadlines of one call started now, judged by a shared timer (one of its
+ * own when none is given). `bound` resolves as the call does, or rejects with
+ * DeadlineError once the channel has been silent for its `ms`; `watch` calls
+ * back instead of rejecting. A late reply is dropped, never unhandled.
  */
 export class CallDeadlines {
   private readonly started: number;
   private readonly pending: Bound[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  /** Set once, by the first late timer: the silence counts from then. */
+  private busyFrom: number | undefined;
 
   /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
   constructor(
-    private readonly watch: StoreConnection,
+    private readonly watcher: StoreConnection,
     private readonly channel: string,
     private readonly now: Clock,
-    firstMs: number,
+    private readonly firstMs: number,
+    private readonly timer: DeadlineTimer = new DeadlineTimer(now),
   ) {
     this.started = now();
-    this.arm(firstMs);
   }
 
   bound<T>(call: Promise<T>, ms: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const bound: Bound = { ms, reject, settled: false };
-      this.pending.push(bound);
-      // Bound after every earlier one settled (the timer stopped): it needs a timer of its own.
-      if (this.timer === undefined) this.arm(Math.max(0, this.started + ms - this.now()));
+      const bound = this.watch(ms, reject);
       call.then(
         (value) => {
           if (this.settle(bound)) resolve(value);
@@ -68,43 +146,53 @@ export class CallDeadlines {
     });
   }
 
-  /** Marks `bound` settled; false if its deadline came first. The timer stops with the last one. */
-  private settle(bound: Bound): boolean {
+  /** A deadline without a promise: `onSilent` runs once the channel is silent for `ms`, unless settle(bound) came first. */
+  watch(ms: number, onSilent: (error: DeadlineError) => void): Bound {
+    const bound: Bound = { ms, onSilent, settled: false };
+    if (this.pending.length === 0) this.timer.add(this, Math.max(0, Math.min(ms, this.firstMs) + this.started - this.now()));
+    this.pending.push(bound);
+    return bound;
+  }
+
+  /** Marks `bound` settled; false if its deadline came first. */
+  settle(bound: Bound): boolean {
     if (bound.settled) return false;
     bound.settled = true;
     this.pending.splice(this.pending.indexOf(bound), 1);
-    if (this.pending.length === 0 && this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    if (this.pending.length === 0) this.timer.remove(this);
     return true;
   }
 
-  private arm(ms: number): void {
-    this.timer = setTimeout(deferVerdict, Math.max(1, Math.ceil(ms)), this);
-  }
-
-  /** The timer's check (after the two hops): rejects each call silent for its `ms`, re-arms for the others. */
-  verdict(): void {
-    this.timer = undefined;
-    const silentSince = Math.max(this.started, this.watch.lastDataAt(this.channel));
-    const at = this.now();
+  /**
+   * Rejects each bound silent for its `ms` at `at`; the ms until the next due,
+   * or Infinity when none is left. `busySince`: the timer fired late, so this
+   * process was busy (a burst of calls issued in one turn leaves the socket
+   * only when the turn ends, and Redis answers it after that): once per call,
+   * the silence counts from `busySince` (the verdict), not from before Redis
+   * could even read the call.
+   */
+  verdict(at: number, busySince?: number): number {
+    if (busySince !== undefined && this.busyFrom === undefined) this.busyFrom = busySince;
+    const silentSince = Math.max(this.started, this.busyFrom ?? this.started, this.watcher.lastDataAt(this.channel));
     let next = Number.POSITIVE_INFINITY;
     for (const bound of [...this.pending]) {
       const due = silentSince + bound.ms;
       if (at >= due) {
         this.settle(bound);
-        bound.reject(new DeadlineError(bound.ms));
+        bound.onSilent(new DeadlineError(bound.ms));
       } else {
         // Bytes arrived meanwhile, or a longer deadline: Redis is alive, the reply is queued behind others.
         next = Math.min(next, due - at);
       }
     }
-    if (this.pending.length > 0 && this.timer === undefined) this.arm(next);
+    return this.pending.length > 0 ? next : Number.POSITIVE_INFINITY;
   }
 }
 
-// Module functions with the instance as argument: no closures per call.
-const verdictOf = (deadlines: CallDeadlines) => deadlines.verdict();
-const secondHop = (deadlines: CallDeadlines) => setImmediate(verdictOf, deadlines);
-const deferVerdict = (deadlines: CallDeadlines) => setImmediate(secondHop, deadlines);
+// Module functions with the timer as argument: no closures per call.
+const verdictOf = (timer: DeadlineTimer) => timer.verdict();
+const secondHop = (timer: DeadlineTimer) => setImmediate(verdictOf, timer);
+const deferVerdict = (timer: DeadlineTimer) => {
+  timer.fired();
+  setImmediate(secondHop, timer);
+};

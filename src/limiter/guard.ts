@@ -7,7 +7,7 @@ import type { Clock } from '../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from './decide-all.js';
-import { CallDeadlines } from './deadline.js';
+import { type Bound, CallDeadlines } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from './plan.js';
 import type { ChainStats } from './stats.js';
@@ -74,20 +74,55 @@ export class StoreGuard {
   /** The same for a call on the slot of `key` that may take units from each bucket of `charges`. */
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
-    const channel = store.connection.channelOf(key);
-    const silenceMs = this.failureSilenceMs();
+    // A timer per call: one shared by the guard's calls (DeadlineTimer) judged a 1,000-call burst too early (test/resilience/burst.test.ts).
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, this.options.deadlineMs);
+    if (breaker.closed) return this.runClosed(deadlines, charges, call, sent);
+    // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
-    const probe = !breaker.closed;
-    const deadlines = new CallDeadlines(store.connection, channel, now, this.options.deadlineMs);
+    const silenceMs = this.failureSilenceMs();
     const fired = breaker.fire(() => {
       stats.storeCalls++;
       const running = call();
       if (sent) sent.call = running;
-      if (!(probe && sent)) for (const [baseKey, units] of charges) if (units > 0) this.inFlight.add(baseKey, units, running);
+      if (!sent) for (const [baseKey, units] of charges) if (units > 0) this.inFlight.add(baseKey, units, running);
       return deadlines.bound(running, silenceMs);
     });
     // What the request waits for: the shorter deadline.
     return deadlines.bound(fired, this.options.deadlineMs);
+  }
+
+  /**
+   * The closed breaker's path, the hot one: the call and its outcome are
+   * counted by the breaker without a promise of opossum's, and the breaker's
+   * deadline is a callback, not a second promise: one promise per call.
+   */
+  private runClosed<T>(deadlines: CallDeadlines, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
+    const { breaker, stats } = this.options;
+    const silence = deadlines.watch(this.failureSilenceMs(), (error) => breaker.failed(error));
+    breaker.noteCall();
+    stats.storeCalls++;
+    let running: Promise<T>;
+    try {
+      running = call();
+    } catch (error) {
+      if (deadlines.settle(silence)) breaker.failed(error);
+      return Promise.reject(error);
+    }
+    if (sent) sent.call = running;
+    for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
+    running.then(
+      () => this.settled(deadlines, silence, charges, undefined),
+      (error: unknown) => this.settled(deadlines, silence, charges, error ?? new Error('the store call failed')),
+    );
+    return deadlines.bound(running, this.options.deadlineMs);
+  }
+
+  /** A closed-path call answered: its units are no longer in flight, and the breaker hears of it unless its silence did first. */
+  private settled(deadlines: CallDeadlines, silence: Bound, charges: readonly Charge[], error: unknown): void {
+    for (const [baseKey, units] of charges) if (units > 0) this.inFlight.release(baseKey, units);
+    if (!deadlines.settle(silence)) return;
+    if (error === undefined) this.options.breaker.succeeded();
+    else this.options.breaker.failed(error);
   }
 
   /**

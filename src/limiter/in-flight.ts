@@ -7,13 +7,20 @@ export class InFlight {
 
   /** Counts `units` of `key` as pending until `call` settles. */
   add(key: string, units: number, call: Promise<unknown>): void {
-    this.units.set(key, (this.units.get(key) ?? 0) + units);
-    const settle = () => {
-      const left = (this.units.get(key) ?? units) - units;
-      if (left > 0) this.units.set(key, left);
-      else this.units.delete(key);
-    };
+    this.take(key, units);
+    const settle = () => this.release(key, units);
     call.then(settle, settle);
+  }
+
+  /** Counts `units` of `key` as pending until release() (the caller watches the call). */
+  take(key: string, units: number): void {
+    this.units.set(key, (this.units.get(key) ?? 0) + units);
+  }
+
+  release(key: string, units: number): void {
+    const left = (this.units.get(key) ?? units) - units;
+    if (left > 0) this.units.set(key, left);
+    else this.units.delete(key);
   }
 
   pending(key: string): number {

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { buildChain } from '../../src/limiter/chain.js';
-import { CallDeadlines, DeadlineError } from '../../src/limiter/deadline.js';
+import { CallDeadlines, DeadlineError, DeadlineTimer } from '../../src/limiter/deadline.js';
 import { InstanceCount } from '../../src/limiter/instances.js';
 import { NegativeCache } from '../../src/limiter/negative-cache.js';
 import { NegativeStep } from '../../src/limiter/negative-step.js';
@@ -63,6 +63,42 @@ test("deadline: a call's two deadlines share one timer; the request's rejects fi
   now += 15;
   await sleep(40); // the timer was re-armed for the breaker's 15 ms left
   await assert.rejects(forBreaker, DeadlineError);
+});
+
+test('deadline: the calls of one guard share a timer; a shorter deadline after a longer one is judged at its own time', async () => {
+  let now = 1_000;
+  const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
+  const timer = new DeadlineTimer(() => now);
+  const never = new Promise<never>(() => undefined);
+  const long = new CallDeadlines(connection, '*', () => now, 200, timer).bound(never, 200);
+  const answered = new CallDeadlines(connection, '*', () => now, 5, timer).bound(Promise.resolve('ok'), 5);
+  const short = new CallDeadlines(connection, '*', () => now, 5, timer).bound(never, 5);
+  long.catch(() => undefined);
+  short.catch(() => undefined);
+  assert.equal(await answered, 'ok');
+  now += 5;
+  await sleep(40); // the timer armed for 200 ms was re-armed for the 5 ms call
+  await assert.rejects(short, DeadlineError);
+  assert.equal(await state(long), 'pending');
+  now += 195;
+  await sleep(260);
+  await assert.rejects(long, DeadlineError);
+});
+
+test('deadline: a timer that fires late (this process was busy, its calls not yet sent) judges the silence from then, once', async () => {
+  let now = 1_000;
+  const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
+  const call = new CallDeadlines(connection, '*', () => now, 5).bound(new Promise<never>(() => undefined), 5);
+  call.catch(() => undefined);
+  // The event loop blocked for 30 ms (a burst of calls issued in one turn): the timer due at 1,005 runs at 1,030.
+  const until = performance.now() + 30;
+  while (performance.now() < until);
+  now += 30;
+  await sleep(40);
+  assert.equal(await state(call), 'pending', 'Redis was not silent for 5 ms of a free event loop');
+  now += 5;
+  await sleep(40);
+  await assert.rejects(call, DeadlineError, 'then silent for a whole deadline: rejected');
 });
 
 test('negative cache part: a store refusal is answered locally until its retry time; other refusals are not cached', async () => {
