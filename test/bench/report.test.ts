@@ -70,12 +70,14 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
 });
 
 describe('bench/cost.ts --quick --profile', { timeout: 300_000 }, () => {
-  it('measures the three gateways and profiles each', () => {
+  it('measures the five targets side by side, prints each ratio against its target, and profiles each', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--quick', '--profile'], { encoding: 'utf8', timeout: 240_000 });
     const output = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, output.slice(-3000));
-    assert.match(output, /^no limiter, one Redis PING per request +\d/m);
-    assert.match(output, /the cost of limiting \(one script call per request over no limiter\): \+-?\d/);
-    assert.match(output, /^Redis, one script call per request \([\d.]+ µs\/request under the profiler\): .*ioredis [\d.]+ %/m);
+    assert.match(output, /^Sluice, no limiter, one Redis PING per request +saturation +[\d,]+/m);
+    assert.match(output, /^Fastify \+ @fastify\/rate-limit \(Redis\) +paced 2500\/s +[\d,]+/m);
+    assert.match(output, /^decision above the PING floor \(one script call ÷ PING − 1\), saturation: -?[\d.]+ \(target ≤ 0\.10: (met|missed)\)/m);
+    assert.match(output, /^CPU per request ÷ Fastify peer, by default, paced: [\d.]+ \(target ≤ 0\.9: (met|missed)\)/m);
+    assert.match(output, /^Sluice, Redis, one script call per request \([\d.]+ µs\/request under the profiler\): .*ioredis [\d.]+ %/m);
   });
 });
