@@ -7,11 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, within, type TestBrowser } from './browser.js';
 
 const TOKEN = 'dashboard-admin-token-0123456789';
 const KEYS = { calm: 'calm-key-000001', noisy: 'noisy-key-000001', meek: 'meek-key-000001', shadowy: 'shadowy-key-00001', editable: 'editable-key-0001' };
@@ -34,14 +33,6 @@ rules:
 
 const order = (app: RunningSluice, key: string) => call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': key } });
 
-async function within(limitMs: number, what: string, probe: () => Promise<boolean>): Promise<void> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return;
-    await sleep(50);
-  }
-  assert.fail(`${what}: not within ${limitMs} ms`);
-}
 
 describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no /usr/bin/chromium (apt-get install chromium)' }, () => {
   let redis: RedisServer;

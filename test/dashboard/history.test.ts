@@ -6,17 +6,16 @@
 // removed; every history key in Redis expires. Screenshots go to test-output/.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, OUTPUT_DIR, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, within, OUTPUT_DIR, type TestBrowser } from './browser.js';
 
 const TOKEN = 'history-admin-token-0123456789ab';
 const yaml = `
@@ -34,23 +33,7 @@ rules:
   - { tenant: noisy, route: orders, policy: token_bucket, capacity: 4, refillPerSecond: 0.01 }
 `;
 
-/** A loopback port nothing listens on: the gateway's requests to it get a 502. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
-async function within(limitMs: number, what: string, probe: () => Promise<boolean>): Promise<void> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return;
-    await sleep(100);
-  }
-  assert.fail(`${what}: not within ${limitMs} ms`);
-}
 
 describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bin/chromium (apt-get install chromium)' }, () => {
   let redis: RedisServer;
@@ -80,7 +63,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
         setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), delay);
       }),
     ]);
-    const dead = `http://127.0.0.1:${await deadPort()}`;
+    const dead = `http://127.0.0.1:${await freePort()}`; // nothing listens there: the gateway's requests get a 502
     env = { UPSTREAM: upstream.url, DEAD: dead, SLUICE_REDIS_URL: redis.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN };
     const start = () => {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-history-'));
