@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
+import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import type { ConfigPath } from './config-error.js';
 import type { tlsFilesSchema } from './connection-schema.js';
 import type { ConfigFile } from './schema.js';
@@ -24,6 +25,7 @@ export function storeOf(file: ConfigFile, fail: Fail, baseDir: string, listenAdd
   if (store.url && (store.username || store.password || store.passwordFile) && /^rediss?:\/\/[^/]*@/.test(store.url)) {
     fail(['store', 'url'], 'carries a user or password, and store.username/password/passwordFile is given too: give the credentials in one place');
   }
+  checkWait(store, type, fail);
   const files = fileReader(baseDir, fail);
   const sentinel = store.sentinel;
   return {
@@ -42,7 +44,17 @@ export function storeOf(file: ConfigFile, fail: Fail, baseDir: string, listenAdd
       password: passwordOf(sentinel, ['store', 'sentinel'], files),
       tls: tlsOf(sentinel.tls, ['store', 'sentinel', 'tls'], files),
     },
+    wait: store.wait,
   };
+}
+
+/** WAIT needs one master's connection (not a Cluster's many) and must answer within the deadline. */
+function checkWait(store: ConfigFile['store'], type: string, fail: Fail): void {
+  if (!store.wait) return;
+  if (type !== 'redis') fail(['store', 'wait'], 'is for a Redis store: set store.url or store.sentinel too (or remove it)');
+  if (store.cluster) fail(['store', 'wait'], 'is not supported on Redis Cluster (WAIT has no key: it would reach any node, not the one that wrote)');
+  const deadlineMs = store.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  if (store.wait.timeoutMs >= deadlineMs) fail(['store', 'wait', 'timeoutMs'], `must be below store.deadlineMs (${deadlineMs}): a WAIT still waiting at the deadline sends the decision to the fallback`);
 }
 
 export function databaseOf(file: ConfigFile, fail: Fail, baseDir: string): SluiceConfig['database'] {

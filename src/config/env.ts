@@ -102,6 +102,8 @@ export function envOverrides(env: Env): Override[] {
   add('SLUICE_REDIS_TLS_CERT', ['store', 'tls', 'cert']);
   add('SLUICE_REDIS_TLS_KEY', ['store', 'tls', 'key']);
   add('SLUICE_REDIS_TLS_SERVERNAME', ['store', 'tls', 'servername']);
+  add('SLUICE_REDIS_WAIT_REPLICAS', ['store', 'wait', 'replicas'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
+  add('SLUICE_REDIS_WAIT_TIMEOUT_MS', ['store', 'wait', 'timeoutMs'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
   add('SLUICE_DATABASE_URL', ['database', 'url']);
   add('SLUICE_DATABASE_PASSWORD_FILE', ['database', 'passwordFile']);
   add('SLUICE_DATABASE_TLS_MODE', ['database', 'tls', 'mode']);

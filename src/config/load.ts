@@ -117,6 +117,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
     resilience: {
       ...file.resilience,
       deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
+      ...(store.wait ? { replicaWait: store.wait } : {}),
       ...(file.instances !== undefined ? { instances: file.instances } : {}),
       ...(file.region !== undefined ? { region: file.region } : {}),
     },

@@ -72,6 +72,8 @@ const storeSchema = z
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /** Memory store: most buckets kept, least recently used evicted first. */
     maxKeys: positiveInt(100_000_000).optional(),
+    /** Opt-in WAIT after each admission: `replicas` must acknowledge its write within `timeoutMs` (below deadlineMs). */
+    wait: z.object({ replicas: positiveInt(100), timeoutMs: positiveInt(10_000) }).strict().optional(),
     ...storeConnectionFields,
   })
   .strict();
@@ -106,7 +108,7 @@ const LISTENER_LIMITS = {
  * deadline is `store.deadlineMs`. Their checks across fields run on the whole
  * file (below), so they name the fields where the file has them.
  */
-const resilienceSchema = resilienceFieldsSchema.omit({ instances: true, region: true, deadlineMs: true });
+const resilienceSchema = resilienceFieldsSchema.omit({ instances: true, region: true, deadlineMs: true, replicaWait: true });
 
 export const configFileSchema = z
   .object({

@@ -71,6 +71,8 @@ export interface StoreConfig {
   /** TLS to the data nodes; undefined = plain unless the URL is `rediss://`. */
   readonly tls: TlsFiles | undefined;
   readonly sentinel: SentinelConfig | undefined;
+  /** Opt-in WAIT after each admission (standalone and Sentinel; not a Cluster). */
+  readonly wait: { readonly replicas: number; readonly timeoutMs: number } | undefined;
 }
 
 /** A TLS section with its files read: PEM text, never paths. */

@@ -18,6 +18,7 @@ import { RedisStore } from '../stores/redis-store.js';
 import { buildChain } from './chain.js';
 import { type Engine, StoreEngine } from './engine.js';
 import { InstanceCount } from './instances.js';
+import { unreplicatedAdmissions } from './metrics.js';
 import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from './resilience-config.js';
 import { ResilientEngine } from './resilient-engine.js';
 
@@ -72,7 +73,8 @@ export function buildResilientEngine(config: ResilienceConfig, wiring: EngineWir
   // Always listened to, a caller's client too: the engine answers for the store
   // while it is away, so ioredis must not print "Unhandled error event".
   client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
-  const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now });
+  const wait = config.replicaWait && { ...config.replicaWait, onUnreplicated: () => unreplicatedAdmissions.inc() };
+  const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now, ...(wait ? { wait } : {}) });
   // Said once per new reason, at error level: a refused password must not hide among reconnect noise.
   store.problem.onChange((reason) => {
     if (reason !== undefined) logger.error({ reason }, 'Redis connection failed; deciding with the local fallback until it works');

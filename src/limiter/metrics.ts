@@ -38,6 +38,11 @@ export const failoverRestoredUnits = lazyCounter(resilienceRegistry, {
   help: 'Units a bucket came back without after the breaker opened (writes a failed master had not replicated), charged back',
 });
 
+export const unreplicatedAdmissions = lazyCounter(resilienceRegistry, {
+  name: 'sluice_redis_wait_unreplicated_total',
+  help: 'Admissions decided in Redis with store.wait on whose write fewer replicas than asked acknowledged within its timeout (the admission stood)',
+});
+
 export const fallbackChargedUnits = lazyCounter(resilienceRegistry, {
   name: 'sluice_fallback_charged_units_total',
   help: 'Units the local fallback admitted while the breaker was open, charged to Redis once it closed',

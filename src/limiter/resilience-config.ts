@@ -78,6 +78,12 @@ function fieldsSchemaOf(z: Z) {
   return z.object({
     /** Budget of one Redis call: how long its connection may stay silent, ms. */
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').default(DEFAULT_DEADLINE_MS),
+    /**
+     * Opt-in WAIT: an admission waits until `replicas` replicas acknowledged its
+     * write, at most `timeoutMs` (below deadlineMs); fewer, it stands and
+     * sluice_redis_wait_unreplicated_total rises. Not on a Cluster.
+     */
+    replicaWait: z.object({ replicas: int(1, 100), timeoutMs: int(1, 10_000) }).strict().optional(),
     /** A fresh client is still connecting, not slow: calls wait this long for its first bytes before the deadline applies, ms. */
     connectGraceMs: int(0, 60_000).default(1000),
     breaker: breakerSchemaOf(z, helpers).prefault({}),
@@ -115,12 +121,15 @@ export interface ResiliencePaths {
 
 /** The checks across fields, reported under `paths` (so a config file names its own fields). */
 export function checkResilience(
-  config: { heartbeatMs: number; memberTtlMs: number; rebalance?: RebalanceConfig | undefined; region?: string | undefined },
+  config: { heartbeatMs: number; memberTtlMs: number; rebalance?: RebalanceConfig | undefined; region?: string | undefined; deadlineMs?: number; replicaWait?: { timeoutMs: number } | undefined },
   ctx: Zod.RefinementCtx,
   paths: ResiliencePaths,
 ): void {
   if (config.heartbeatMs * 2 > config.memberTtlMs) {
     ctx.addIssue({ code: 'custom', path: [...paths.memberTtlMs], message: `must be at least twice heartbeatMs (${config.heartbeatMs})` });
+  }
+  if (config.replicaWait && config.deadlineMs !== undefined && config.replicaWait.timeoutMs >= config.deadlineMs) {
+    ctx.addIssue({ code: 'custom', path: ['replicaWait', 'timeoutMs'], message: `must be below deadlineMs (${config.deadlineMs}): a WAIT still waiting at the deadline sends the decision to the fallback` });
   }
   if (config.rebalance && config.region === undefined) ctx.addIssue({ code: 'custom', path: [...paths.rebalance], message: 'needs region' });
   if (config.rebalance) checkShares(config.rebalance, ctx, paths.rebalance);
@@ -145,7 +154,7 @@ function buildSchemas(z: Z) {
 let built: ReturnType<typeof buildSchemas> | undefined;
 const schemas = () => (built ??= buildSchemas(loadPackage<{ z: Z }>('zod').z));
 
-/** The fields alone; the config file takes them without `instances`, `region` and `deadlineMs`, which live elsewhere there. */
+/** The fields alone; the config file takes them without `instances`, `region`, `deadlineMs` and `replicaWait`, which live elsewhere there. */
 export const resilienceFieldsSchema = lazily(() => schemas().fields);
 /** createEngine's options: the fields and the checks across them. */
 export const resilienceConfigSchema = lazily(() => schemas().config);

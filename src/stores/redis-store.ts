@@ -21,6 +21,7 @@ import { ConnectionWatch } from './redis/connection-watch.js';
 import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
+import { type ReplicaWait, type ReplicaWaiter, replicaWaiterFor } from './redis/replica-wait.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
 import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall } from './store.js';
 
@@ -32,6 +33,8 @@ export interface RedisStoreOptions {
    */
   connectGraceMs?: number;
   now?: Clock;
+  /** Opt-in WAIT after each admission's script (store.wait, replica-wait.ts); not on a Cluster. */
+  wait?: ReplicaWait;
 }
 
 /** How long close() waits for QUIT's reply before cutting the connection. */
@@ -43,6 +46,8 @@ export class RedisStore implements SharedStore {
   private readonly now: Clock;
   /** Why connecting fails, from the client's errors: for /readyz and the error log. */
   readonly problem: ConnectionProblem;
+  /** Present when the operator opted into WAIT. */
+  readonly waiter: ReplicaWaiter | undefined;
 
   constructor(
     readonly client: RedisClient,
@@ -53,6 +58,7 @@ export class RedisStore implements SharedStore {
     scrubErrorsOf(client);
     this.problem = new ConnectionProblem(client);
     this.now = options.now ?? systemClock;
+    this.waiter = replicaWaiterFor(client, options.wait);
     if (options.connectGraceMs !== undefined) this.watch = new ConnectionWatch(client, options.connectGraceMs, this.now);
   }
 
@@ -63,11 +69,15 @@ export class RedisStore implements SharedStore {
   }
 
   consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
-    return runDecision(this.client, bucket, rule, cost);
+    if (!this.waiter) return runDecision(this.client, bucket, rule, cost);
+    const acknowledged = this.waiter.acknowledgement();
+    return this.waiter.settle(runDecision(this.client, bucket, rule, cost), acknowledged, (decision) => decision.allowed);
   }
 
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {
-    return runAll(this.client, calls);
+    if (!this.waiter) return runAll(this.client, calls);
+    const acknowledged = this.waiter.acknowledgement();
+    return this.waiter.settle(runAll(this.client, calls), acknowledged, (reply) => reply.admitted);
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
@@ -83,7 +93,9 @@ export class RedisStore implements SharedStore {
   }
 
   lease(bucket: BucketKey, rule: Rule, need: number, want: number): Promise<LeaseReply> {
-    return runLease(this.client, bucket, rule, need, want);
+    if (!this.waiter) return runLease(this.client, bucket, rule, need, want);
+    const acknowledged = this.waiter.acknowledgement();
+    return this.waiter.settle(runLease(this.client, bucket, rule, need, want), acknowledged, (reply) => reply.granted > 0);
   }
 
   canAdjust(rule: Rule): boolean {
