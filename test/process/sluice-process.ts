@@ -99,8 +99,8 @@ export interface WorkersSetup {
   adminUrl: string;
 }
 
-/** A temp dir and a config on free ports with Redis for buckets; `rest` adds routes and the rest. */
-export async function writeWorkersConfig(prefix: string, redisPort: number, rest: string): Promise<WorkersSetup> {
+/** A temp dir and a config on free ports with Redis for buckets (a port, or the `store:` section's flow map); `rest` adds routes and the rest. */
+export async function writeWorkersConfig(prefix: string, redis: number | string, rest: string): Promise<WorkersSetup> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const [port, adminPort] = [await freePort(), await freePort()];
   const file = join(dir, 'sluice.yaml');
@@ -109,7 +109,7 @@ export async function writeWorkersConfig(prefix: string, redisPort: number, rest
     `listen: 127.0.0.1:${port}
 admin: { listen: '127.0.0.1:${adminPort}', token: ${ADMIN_TOKEN} }
 dataDir: ${join(dir, 'data')}
-store: { url: 'redis://127.0.0.1:${redisPort}', deadlineMs: 2000 }
+store: ${typeof redis === 'number' ? `{ url: 'redis://127.0.0.1:${redis}', deadlineMs: 2000 }` : redis}
 ${rest}`,
   );
   return { dir, file, gateway: `http://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${adminPort}` };
