@@ -114,13 +114,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
     defaultRule,
     rules,
     store,
-    resilience: {
-      ...file.resilience,
-      deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
-      ...(store.wait ? { replicaWait: store.wait } : {}),
-      ...(file.instances !== undefined ? { instances: file.instances } : {}),
-      ...(file.region !== undefined ? { region: file.region } : {}),
-    },
+    resilience: resilienceOf(file, store),
     globalLimits,
     clientIp: file.clientIp,
     headers: file.headers,
@@ -133,6 +127,17 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
   });
+}
+
+/** The engine's options: the `resilience:` section, with the deadline and WAIT from `store`, and the top-level instances and region. */
+function resilienceOf(file: ConfigFile, store: SluiceConfig['store']): SluiceConfig['resilience'] {
+  return {
+    ...file.resilience,
+    deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    ...(store.wait ? { replicaWait: store.wait } : {}),
+    ...(file.instances !== undefined ? { instances: file.instances } : {}),
+    ...(file.region !== undefined ? { region: file.region } : {}),
+  };
 }
 
 /** Rules go through the same parser as the admin API; its error is re-reported at the rule's line. */
