@@ -61,7 +61,7 @@ test('WAIT on, the replica held: the admissions stand and sluice_redis_wait_unre
 
 test('WAIT on, the master killed while admissions wait for their replica: every admission Redis acknowledged is on the promoted master, and the quota holds exactly', async () => {
   const tenant = 'wait-fo';
-  const engines = [engineWithWait(800), engineWithWait(800)];
+  const engines = [engineWithWait(1500, 3000), engineWithWait(1500, 3000)];
   const decisions: { decision: Decision; beforeKill: boolean }[] = [];
   let killed = false;
   const spend = async (n: number) => {
