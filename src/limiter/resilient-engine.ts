@@ -17,6 +17,7 @@ import { applyShadow, type Engine, type EngineHealth, type LimitCall, type Limit
 import type { InstanceCount } from './instances.js';
 import { degradedDecisions } from './metrics.js';
 import { bucketsOf, type Plan, planFor } from './plan.js';
+import { PlanCache } from './plan-cache.js';
 import type { EngineCounters } from './stats.js';
 
 export interface ResilientEngineOptions {
@@ -38,6 +39,7 @@ export class ResilientEngine implements Engine {
   readonly store: SharedStore;
   readonly membership: Membership;
   private readonly chain: DecisionChain;
+  private readonly plans = new PlanCache();
 
   constructor(private readonly options: ResilientEngineOptions) {
     this.store = options.store;
@@ -138,6 +140,7 @@ export class ResilientEngine implements Engine {
   }
 
   private plan(tenant: string, route: string, rule: Rule, shard?: number): Plan {
+    if (shard === undefined) return this.plans.plan(tenant, route, rule, this.regionShare(rule));
     return planFor(tenant, route, rule, this.regionShare(rule), shard);
   }
 
