@@ -2,13 +2,20 @@
 // outcome, ejections (passive health) and the time to the response headers.
 // Labelled by route id and instance URL, both from the config: the series stay few.
 import { Counter, Histogram } from 'prom-client';
+import { CounterBatch } from '../limiter/batched-counts.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
+
+/** The per-request outcomes (ok, retried) are counted in memory until read (batched-counts.ts). */
+const batch = new CounterBatch<'route' | 'upstream' | 'outcome'>();
 
 export const upstreamRequests = new Counter({
   name: 'sluice_upstream_requests_total',
   help: 'Requests sent to each upstream instance, by outcome (ok: it answered; retried: it failed and the request went to another instance; the gateway error otherwise)',
   labelNames: ['route', 'upstream', 'outcome'] as const,
   registers: [resilienceRegistry],
+  collect() {
+    batch.flush(this);
+  },
 });
 
 export const upstreamEjections = new Counter({
@@ -68,8 +75,8 @@ export interface InstanceMetrics {
 
 export function instanceMetrics(route: string, url: string): InstanceMetrics {
   const tally = upstreamTally(route, url);
-  const ok = upstreamRequests.labels(route, url, 'ok');
-  const retried = upstreamRequests.labels(route, url, 'retried');
+  const ok = batch.bind({ route, upstream: url, outcome: 'ok' });
+  const retried = batch.bind({ route, upstream: url, outcome: 'retried' });
   const latency = upstreamLatency.labels(route, url);
   return {
     tally,
