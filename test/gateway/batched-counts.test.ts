@@ -1,11 +1,11 @@
-// Request-path counts kept as numbers until the registry is read
+// Request-path counts and histogram observations kept as numbers until the registry is read
 // (src/limiter/batched-counts.ts): every read sees every count once, a label
 // set bound twice (a reload) is one series, and the gateway's own counters
 // reach a scrape.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Counter, Registry } from 'prom-client';
-import { CounterBatch } from '../../src/limiter/batched-counts.js';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { CounterBatch, HistogramBatch } from '../../src/limiter/batched-counts.js';
 import { LimitCounters } from '../../src/limits/metrics.js';
 import { resilienceRegistry } from '../../src/limiter/metrics.js';
 
@@ -53,4 +53,32 @@ test("a limit's decisions reach the admin registry when it is read", async () =>
   const text = await resilienceRegistry.getSingleMetricAsString('sluice_limit_decisions_total');
   assert.match(text, /sluice_limit_decisions_total\{limit="batched-test-limit",outcome="allowed"\} 2\n/);
   assert.match(text, /sluice_limit_decisions_total\{limit="batched-test-limit",outcome="limited"\} 1(\n|$)/);
+});
+
+test('a batched histogram reads exactly as prom-client observing each value', async () => {
+  const bounds = [0.001, 0.01, 0.1, 1];
+  const registry = new Registry();
+  const batch = new HistogramBatch<'route'>(bounds);
+  new Histogram({ name: 'test_batched_seconds', help: 'test', labelNames: ['route'] as const, buckets: bounds, registers: [registry], collect() { batch.flush(this); } });
+  const plain = new Histogram({ name: 'test_plain_seconds', help: 'test', labelNames: ['route'] as const, buckets: bounds, registers: [registry] });
+  const values = [0.0005, 0.001, 0.003, 0.05, 0.05, 0.7, 1, 2.5, 30];
+  const batched = batch.bind({ route: 'orders' });
+  const read = async () => (await registry.metrics()).split('\n').filter((line) => !line.startsWith('#'));
+  const compare = async () => {
+    const lines = await read();
+    const of = (name: string) => lines.filter((line) => line.startsWith(name)).map((line) => line.slice(name.length)).sort();
+    assert.deepEqual(of('test_batched_seconds'), of('test_plain_seconds'));
+  };
+  for (const value of values.slice(0, 4)) {
+    batched.observe(value);
+    plain.labels('orders').observe(value);
+  }
+  await compare();
+  for (const value of values.slice(4)) {
+    batched.observe(value);
+    plain.labels('orders').observe(value);
+  }
+  await compare(); // the second flush adds to the first
+  await compare(); // and a read with nothing pending adds nothing
+  assert.match((await read()).join('\n'), /test_batched_seconds_count\{route="orders"\} 9/);
 });
