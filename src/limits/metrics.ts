@@ -14,7 +14,8 @@ export type LimitOutcome = 'allowed' | 'limited' | 'not_charged' | 'unavailable'
 
 const batch = new CounterBatch<'limit' | 'outcome'>();
 
-const decisions = new Counter({
+// Registered on the admin registry, counted through `batch`: nothing here holds it.
+new Counter({
   name: 'sluice_limit_decisions_total',
   help: 'Gateway decisions per limit id, by outcome (allowed; limited: this limit refused; not_charged: another limit refused, nothing taken from this one; unavailable: store down and the rule says closed)',
   labelNames: ['limit', 'outcome'] as const,
