@@ -35,13 +35,14 @@ export function readMessage(stream: ServerHttp2Stream): Promise<Buffer> {
       if (size > MAX_MESSAGE_BYTES + 5) reject(new GrpcError(status.RESOURCE_EXHAUSTED, `message larger than ${MAX_MESSAGE_BYTES} bytes`));
       else chunks.push(chunk);
     });
-    stream.once('end', () => {
+    // `on`, not `once`: each is emitted once, and once() wraps its listener per call.
+    stream.on('end', () => {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       if (body.length < 5 || body.readUInt32BE(1) !== body.length - 5) reject(new GrpcError(status.INTERNAL, 'the request is not one length-prefixed message'));
       else if (body[0] !== 0) reject(new GrpcError(status.UNIMPLEMENTED, 'compressed messages are not accepted (grpc-accept-encoding: identity)'));
       else resolve(body.subarray(5));
     });
-    stream.once('error', reject);
+    stream.on('error', reject);
   });
 }
 
