@@ -24,7 +24,7 @@ export interface AdaptiveDeadlineOptions {
   factor: number;
   /** How long a silence is remembered, ms. */
   windowMs: number;
-  /** The window's slots: a silence is forgotten windowMs to windowMs + windowMs / slots after it. */
+  /** The window's slots: a silence is remembered for windowMs less one slot at least, windowMs at most. */
   slots: number;
 }
 

@@ -122,6 +122,11 @@ export class CallDeadlines {
   /** Set once, by the first late timer: the silence counts from then. */
   private busyFrom: number | undefined;
 
+  /** Since when the silence counts, apart from the connection's data: the start, or the first late timer (this process was busy until then). */
+  get judgedFrom(): number {
+    return Math.max(this.started, this.busyFrom ?? this.started);
+  }
+
   /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
   constructor(
     private readonly watcher: StoreConnection,

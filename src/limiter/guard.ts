@@ -135,9 +135,12 @@ export class StoreGuard {
     }
     this.options.breaker.succeeded();
     const at = this.options.now();
-    const last = this.answeredAt.get(deadlines.channel);
+    const last = this.answeredAt.get(deadlines.channel) ?? Number.NEGATIVE_INFINITY;
     this.answeredAt.set(deadlines.channel, at);
-    this.options.deadline.answered(at - Math.max(deadlines.started, last ?? deadlines.started), at);
+    // Sent before the client was ready (a fresh client, a reconnect): it waited for the handshake, not for Redis.
+    if (deadlines.started < (this.options.store.connection.readyAt?.() ?? Number.NEGATIVE_INFINITY)) return;
+    // The silence as the deadline judges it: from the start, the previous answer, or a late timer (this process was busy).
+    this.options.deadline.answered(at - Math.max(deadlines.judgedFrom, last), at);
   }
 
   /**
