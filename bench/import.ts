@@ -1,24 +1,30 @@
 // npm run bench:import [-- --quick]
-// What a library user pays before the first decision, from the build in dist/
-// (the files the packed tarball holds; `npm run build` first): `import 'sluice'`,
-// the Express adapter alone, and import + createLimiter + one consume on
-// memory, beside express-rate-limit (import, and import + rateLimit()) and
-// node:http as the floor. Each case in a fresh node, the cases in turns, so a
-// busy machine slows them alike; medians of wall and CPU (user + system) ms.
+// What a library user pays before the first decision, from the files the
+// package's `exports` name (the bundles in dist/; `npm run build` first):
+// `import 'sluice'`, the Express adapter alone, zod alone (the first rule
+// loads it), and import + createLimiter + one consume on memory, beside
+// express-rate-limit (import, and import + rateLimit()) and node:http as the
+// floor. Each case in a fresh node, the cases in turns, so a busy machine
+// slows them alike; medians of wall and CPU (user + system) ms.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isMain, runMain } from './lib/cleanup.js';
 import { parseOptions, pick } from './lib/options.js';
 import { textTable } from './lib/table.js';
 
-const dist = (path: string) => JSON.stringify(fileURLToPath(new URL(`../dist/${path}`, import.meta.url)));
+const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, { import: string }> };
+/** The file the package's `exports` give `import` for `entry` ('.', './express'), as a string literal. */
+const entry = (name: string) => JSON.stringify(fileURLToPath(new URL(manifest.exports[name]!.import, new URL('../', import.meta.url))));
 
 /** Each case: the code whose cost is timed, in an ES module of its own. */
 const CASES: Record<string, string> = {
   'node:http (floor)': `await import('node:http');`,
-  "import 'sluice'": `await import(${dist('index.js')});`,
-  "import 'sluice/express'": `await import(${dist('adapters/express.js')});`,
-  'sluice: import + createLimiter + consume': `const { createLimiter } = await import(${dist('index.js')}); await createLimiter({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }).consume('user-42');`,
+  "import 'sluice'": `await import(${entry('.')});`,
+  "import 'sluice/express'": `await import(${entry('./express')});`,
+  // What the first rule loads (src/core/rule.ts), on its own.
+  "import 'zod'": `await import('zod');`,
+  'sluice: import + createLimiter + consume': `const { createLimiter } = await import(${entry('.')}); await createLimiter({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }).consume('user-42');`,
   "import 'express-rate-limit'": `await import('express-rate-limit');`,
   'express-rate-limit: import + rateLimit()': `const { rateLimit } = await import('express-rate-limit'); rateLimit({ limit: 10, windowMs: 1000 });`,
 };

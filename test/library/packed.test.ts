@@ -2,9 +2,9 @@
 // fresh project (packed-project.ts: the tree npm would install, copied from
 // this checkout, so tests download nothing), then: the tree holds none of the
 // gateway's packages and nothing that builds on install; `import 'sluice'`
-// loads no package and a memory limiter only zod; ESM and CommonJS services on
-// Fastify and Express against a real redis-server that is paused and then
-// killed; plain scripts that must exit by themselves after close();
+// loads no package and a few files of its own (its bundle), a memory limiter
+// only zod; ESM and CommonJS services on Fastify and Express against a real
+// redis-server that is paused and then killed; plain scripts that must exit by themselves after close();
 // TypeScript's node10 and nodenext resolution; the `sluice` command naming
 // the gateway's packages to install. Nothing waits on a clock: a request that
 // waited for the paused Redis would hang the test until its timeout.
@@ -17,6 +17,9 @@ import { after, before, describe, it } from 'node:test';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, type Reply } from './helpers.js';
 import { buildsOnInstall, hasPackage, type Manifest, namesOf, packedProject, ROOT, run } from './packed-project.js';
+
+/** The most of its own files `import 'sluice'` may load: its bundle and the chunks the adapters share. */
+const MAX_ENTRY_FILES = 3;
 
 /** What the test project itself depends on, beside sluice: the adapters' frameworks and Node's types. */
 const APP_PACKAGES = ['express', 'fastify', '@types/node'];
@@ -97,17 +100,23 @@ describe('the packed tarball in a fresh project', { timeout: 240_000 }, () => {
     assert.deepEqual([...libraryTree].filter(buildsOnInstall), [], 'no package of the library runs an install script (native build)');
   });
 
-  it("loads no package on `import 'sluice'` or the adapters, zod for the first rule, ioredis only for Redis", async () => {
+  it("loads no package and a few files of sluice on `import 'sluice'` or the adapters, zod for the first rule, ioredis only for Redis", async () => {
     const redis = await startRedis();
     try {
       const { code, stdout, stderr } = runScript(cwd, 'loads.mjs', redis.url);
       assert.equal(code, 0, stderr);
-      const steps = JSON.parse(stdout) as Record<string, string[]>;
+      const { packages: steps, files } = JSON.parse(stdout) as { packages: Record<string, string[]>; files: Record<string, number> };
       assert.deepEqual(steps.import, []);
       assert.deepEqual(steps.adapters, []);
       assert.deepEqual(steps.memory, ['zod']);
       assert.ok(steps.redis!.includes('ioredis') && steps.redis!.includes('opossum'), steps.redis!.join(' '));
       assert.ok(!steps.redis!.includes('prom-client'), 'prom-client only when metrics are read');
+      // The entries are bundled (scripts/bundle-library.mjs): Node reads a few
+      // files of sluice, not the engine's ~70 modules one by one, and no step
+      // after the imports reads another.
+      assert.ok(files.import! <= MAX_ENTRY_FILES, `import 'sluice' loaded ${files.import} files of sluice`);
+      assert.ok(files.adapters! <= MAX_ENTRY_FILES + 3, `the adapters loaded ${files.adapters! - files.import!} more`);
+      assert.equal(files.redis, files.adapters, 'a memory and a Redis limiter load no more of sluice');
     } finally {
       await redis.stop();
     }
