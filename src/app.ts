@@ -78,7 +78,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
   const { address, gateway, admin, runtime, decision } = fronts;
   const url = `${config.tls ? 'https' : 'http'}://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, store: config.store.type, routes: config.routes.length }, 'sluice gateway listening');
-  dashboard.setProbes({ address: url, adminAddress: admin?.url, upstreams: upstreamRows });
+  dashboard.setProbes({ address: url, adminAddress: admin?.url, upstreams: upstreamRows, ruleSetVersion: runtime && (() => runtime.cache.status()) });
 
   let closing: Promise<void> | undefined;
   return {

@@ -14,7 +14,6 @@ import { type ConfigFile, configFileSchema } from './schema.js';
 import { databaseOf, storeOf } from './connection-config.js';
 import type { SeedRule, SluiceConfig } from './types.js';
 import { listenAddress, listenersOf, routeOf } from './listeners.js';
-import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { type DecisionServiceConfig, noDecisionService } from './decision-service.js';
 import { checkRouteConcurrency } from './check-concurrency.js';
@@ -116,7 +115,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
     store,
     resilience: {
       ...file.resilience,
-      deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
+      ...(store.deadlineMs !== undefined ? { deadlineMs: store.deadlineMs } : {}),
       ...(file.instances !== undefined ? { instances: file.instances } : {}),
       ...(file.region !== undefined ? { region: file.region } : {}),
     },

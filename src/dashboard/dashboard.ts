@@ -37,6 +37,8 @@ export interface DashboardProbes {
   address?: string;
   adminAddress?: string | undefined;
   upstreams?: () => UpstreamRow[];
+  /** The rule-set version this instance's rule cache has applied and its store's id (none without a rule store). */
+  ruleSetVersion?: (() => { version: number | undefined; storeId: string | undefined }) | undefined;
 }
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -95,7 +97,8 @@ export class Dashboard {
   snapshot(): InstanceSnapshot {
     const engine = this.options.engine;
     const health = engine.health();
-    const { address, adminAddress, upstreams } = this.probes;
+    const { address, adminAddress, upstreams, ruleSetVersion } = this.probes;
+    const { version: applied, storeId } = ruleSetVersion?.() ?? {};
     return {
       id: this.id,
       version,
@@ -108,7 +111,7 @@ export class Dashboard {
       ...(address ? { address } : {}),
       ...(adminAddress ? { adminAddress } : {}),
       ...(this.feed?.rttMs !== undefined ? { redisRttMs: Math.round(this.feed.rttMs * 100) / 100 } : {}),
-      rules: this.rules,
+      rules: applied === undefined ? this.rules : { ...this.rules, version: applied, ...(storeId ? { storeId } : {}) },
       ...(upstreams ? { upstreams: upstreams() } : {}),
       stats: engine.stats.view(this.now()),
     };

@@ -9,6 +9,8 @@ export type CountName = (typeof COUNT_NAMES)[number];
 export const ALLOWED_AT = 0;
 export const REFUSED_AT = 1;
 export const SHADOW_AT = 2;
+/** Answered before the limiter decided (401, 404, 413, 400 ...): a status and a time, no verdict. */
+export const NO_VERDICT = -1;
 
 /** Upper edges (ms) of the whole request's latency buckets; one more bucket above the last. */
 export const REQUEST_EDGES_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
@@ -40,12 +42,15 @@ function bucketOf(edges: readonly number[], ms: number): number {
   return i;
 }
 
-/** One request: its verdict (ALLOWED_AT, REFUSED_AT, SHADOW_AT), status, whole time and decision time. */
-export function addRequest(cell: Cell, verdict: number, status: number, requestMs: number, decisionMs: number): void {
-  cell[verdict]!++;
+/**
+ * One request: its verdict (ALLOWED_AT, REFUSED_AT, SHADOW_AT, or NO_VERDICT),
+ * status, whole time and decision time (none when answered before the decision).
+ */
+export function addRequest(cell: Cell, verdict: number, status: number, requestMs: number, decisionMs: number | undefined): void {
+  if (verdict !== NO_VERDICT) cell[verdict]!++;
   cell[statusIndex(status)]!++;
   cell[REQUEST_AT + bucketOf(REQUEST_EDGES_MS, requestMs)]!++;
-  cell[DECISION_AT + bucketOf(DECISION_EDGES_MS, decisionMs)]!++;
+  if (decisionMs !== undefined) cell[DECISION_AT + bucketOf(DECISION_EDGES_MS, decisionMs)]!++;
 }
 
 export function addCell(into: Cell, from: readonly number[]): void {

@@ -13,8 +13,8 @@ const MAX_PENDING_EVENTS = 100;
 
 /** What the gateway calls when a response is finished (gateway/gateway.ts). */
 export interface RequestObserver {
-  /** verdict: 0 allowed, 1 refused, 2 admitted by a shadow rule that would have refused. */
-  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number): void;
+  /** verdict: 0 allowed, 1 refused, 2 admitted by a shadow rule that would have refused, -1 answered before the decision (no decision time). */
+  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number | undefined): void;
 }
 
 export class HistoryRecorder implements RequestObserver {
@@ -32,7 +32,7 @@ export class HistoryRecorder implements RequestObserver {
     private readonly now: () => number = Date.now,
   ) {}
 
-  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number): void {
+  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number | undefined): void {
     observeRequest(route, status, requestMs / 1000);
     const start = Math.floor(this.now() / 10_000) * 10;
     let cells = this.pending.get(start);

@@ -110,11 +110,11 @@ export function observeRequest(route: string, status: number, seconds: number): 
   cells.count++;
 }
 
-scraped('sluice_requests_total', 'Requests past their decision, by route id and status class (2xx with 1xx/3xx, 4xx other than 429, 429, 5xx other than 502/504, 502_504)', 'counter', () =>
+scraped('sluice_requests_total', 'Requests the gateway answered, by route id ((no route) when none matched) and status class (2xx with 1xx/3xx, 4xx other than 429, 429, 5xx other than 502/504, 502_504)', 'counter', () =>
   [...requestCells].flatMap(([route, cells]) => STATUS_CLASSES.map((klass, i) => ({ labels: { route, class: klass }, value: cells.classes[i]! }))),
 );
 
-scraped('sluice_request_duration_seconds', 'Time from the decision to the end of the response, by route id (the same buckets as the page\'s history)', 'histogram', () =>
+scraped('sluice_request_duration_seconds', 'Time from the request reaching the gateway to the end of its response, by route id (the same buckets as the page\'s history)', 'histogram', () =>
   [...requestCells].flatMap(([route, cells]) => {
     let cumulative = 0;
     const rows: Value[] = REQUEST_BUCKETS.map((le, i) => {

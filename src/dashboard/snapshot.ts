@@ -24,8 +24,8 @@ export interface InstanceSnapshot {
   adminAddress?: string;
   /** The last snapshot write's round trip to Redis (ms). */
   redisRttMs?: number;
-  /** Rule-store changes this instance has applied, and when the last one came (Unix ms). */
-  rules?: { changes: number; lastChangeAt?: number };
+  /** Rule-store changes this instance has applied, when the last one came (Unix ms), and the rule-set version its cache has applied (migrations/006). */
+  rules?: { changes: number; lastChangeAt?: number; version?: number; storeId?: string };
   upstreams?: UpstreamRow[];
   /** Set by a clean stop: the page shows the instance as gone for a while instead of dropping it. */
   stoppedAt?: number;

@@ -22,17 +22,17 @@ export function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
   return storeTargetOf(config.store);
 }
 
-const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change' };
+const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected' | 'version'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change' };
 
 /** Rule-store changes (this instance's and, on PostgreSQL, every instance's) become events on the charts. */
 export async function watchForDashboard(runtime: Pick<RulesRuntime, 'store'>, dashboard: Dashboard): Promise<void> {
   await runtime.store.watch((change) => {
-    if (change.kind === 'disconnected') return;
+    if (change.kind === 'disconnected' || change.kind === 'version') return; // a version follows the change it counts
     dashboard.noteChange(CHANGE_EVENTS[change.kind], describe(change));
   });
 }
 
-function describe(change: Exclude<StoreChange, { kind: 'disconnected' }>): string {
+function describe(change: Exclude<StoreChange, { kind: 'disconnected' | 'version' }>): string {
   if (change.kind === 'rule') return `rule ${change.tenant}/${change.route}`;
   if (change.kind === 'override') return `override on ${change.limitId}`;
   if (change.kind === 'key') return `key ${change.id}`;

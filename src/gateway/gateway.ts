@@ -28,7 +28,7 @@ import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limi
 import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
-import { type Exchange, type RequestObserver, watchRequest } from './request-observer.js';
+import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, type RequestWatch, watchRequest } from './request-observer.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -41,7 +41,7 @@ export interface GatewayOptions {
   logger: Logger;
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
-  observer?: RequestObserver; // told each decided request's verdict, status and times (the dashboard's history)
+  observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
 }
 
 export class Gateway {
@@ -77,7 +77,10 @@ export class Gateway {
     this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
-    this.server.on('clientError', (error, socket) => answerClientError(error, socket as Socket));
+    this.server.on('clientError', (error, socket) => {
+      const status = answerClientError(error, socket as Socket);
+      if (status !== undefined) this.observer?.request(NO_ROUTE, NO_VERDICT, status, 0, undefined);
+    });
     routeUpgrades(this.server, this.upgrades, (req, res) => this.handle(req, res));
   }
 
@@ -119,7 +122,9 @@ export class Gateway {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
       this.drain.track(res);
+      const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
+      if (watch && match) watch.route = match.route.id;
       const tenant = this.tenantOf(req, res, match);
       if (tenant === ANSWERED) return;
       if (match === undefined) {
@@ -131,7 +136,7 @@ export class Gateway {
         sendError(res, 'body_too_large', undefined, true);
         return;
       }
-      this.decide(req, res, tenant, match);
+      this.decide(req, res, tenant, match, watch);
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
@@ -145,14 +150,15 @@ export class Gateway {
     return ANSWERED;
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>): void {
+  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
     const route = match.route.id;
     const limits = match.target.limits.resolve(tenant, req);
     if (typeof limits === 'string') {
       answerUnlimitable(res, limits, this.log, { tenant, route });
       return;
     }
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched: watchRequest(this.observer, res, route) };
+    if (watched) watched.reached = true;
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, tenant, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
@@ -169,7 +175,7 @@ export class Gateway {
 
   private decided(exchange: Exchange, outcome: LimitsDecision): void {
     const { res, tenant, route, limits } = exchange;
-    exchange.watched?.(outcome);
+    exchange.watched?.decided(outcome);
     try {
       if (res.destroyed) return; // the client left while we decided
       countDecision(this.counters, limits, outcome);

@@ -3,17 +3,19 @@
 import type { ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { SluiceConfig } from '../config/types.js';
+import { gatewayStatus } from './errors.js';
 import { rawAnswer } from './unsupported.js';
 
-export /** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket. */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+/** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket; returns the status sent, if any. */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): number | undefined {
   const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
   if (error.code === 'ECONNRESET' || !socket.writable || busy) {
     socket.destroy();
-    return;
+    return undefined;
   }
   const name = error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'bad_request';
   rawAnswer(socket, name);
+  return gatewayStatus(name);
 }
 
 /** Node checks header and request deadlines only every `connectionsCheckingInterval` (30 s by default): tick often enough to cut close to the value. */

@@ -16,13 +16,18 @@ export interface Exchange {
   target: LimitedTarget;
   limits: RequestLimit[];
   /** Tells the observer the decision (watchRequest); undefined without one. */
-  watched: ((outcome: LimitsDecision) => void) | undefined;
+  watched: RequestWatch | undefined;
 }
 
 export interface RequestObserver {
-  /** verdict: 0 allowed, 1 refused, 2 admitted by a shadow rule that would have refused. */
-  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number): void;
+  /** verdict: 0 allowed, 1 refused, 2 admitted by a shadow rule that would have refused, -1 answered before the decision (no decision time). */
+  request(route: string, verdict: number, status: number, requestMs: number, decisionMs: number | undefined): void;
 }
+
+/** The history's bucket of requests no route matched (a 404, or a 401 before it, or a 400 node could not parse). */
+export const NO_ROUTE = '(no route)';
+/** The verdict of a request answered before the limiter decided: it counts in its status class only. */
+export const NO_VERDICT = -1;
 
 /** 0 allowed, 1 refused, 2 admitted although a shadow limit would have refused. */
 export function verdictOf(outcome: LimitsDecision): number {
@@ -30,19 +35,37 @@ export function verdictOf(outcome: LimitsDecision): number {
   return outcome.enforced?.some((decision) => !decision.allowed) ? 2 : 0;
 }
 
-/** Starts timing a request about to be decided; call the result with the decision. Undefined without an observer. */
-export function watchRequest(observer: RequestObserver | undefined, res: ServerResponse, route: string): ((outcome: LimitsDecision) => void) | undefined {
+/** One request watched from its arrival: the gateway names its route once matched and marks it reaching the decision. */
+export interface RequestWatch {
+  route: string;
+  /** It reached the decision step (a concurrency gate or the rate limits). */
+  reached: boolean;
+  decided(outcome: LimitsDecision): void;
+}
+
+/** Starts timing a request as it arrives; undefined without an observer. Told the observer when its response is finished. */
+export function watchRequest(observer: RequestObserver | undefined, res: ServerResponse): RequestWatch | undefined {
   if (!observer) return undefined;
   const started = performance.now();
-  let decisionMs = 0;
+  let decisionMs: number | undefined;
   let verdict: number | undefined;
+  const watch: RequestWatch = {
+    route: NO_ROUTE,
+    reached: false,
+    decided(outcome) {
+      decisionMs = performance.now() - started;
+      verdict = verdictOf(outcome);
+    },
+  };
   res.once('finish', () => {
+    const elapsed = performance.now() - started;
+    if (!watch.reached) {
+      observer.request(watch.route, NO_VERDICT, res.statusCode, elapsed, undefined);
+      return;
+    }
     // No rate decision: refused by a concurrency limit (429 / 503), or a route with concurrency limits only.
     const counted = verdict ?? (res.statusCode === 429 || res.statusCode === 503 ? 1 : 0);
-    observer.request(route, counted, res.statusCode, performance.now() - started, decisionMs);
+    observer.request(watch.route, counted, res.statusCode, elapsed, decisionMs ?? 0);
   });
-  return (outcome) => {
-    decisionMs = performance.now() - started;
-    verdict = verdictOf(outcome);
-  };
+  return watch;
 }

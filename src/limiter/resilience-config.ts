@@ -68,16 +68,13 @@ function rebalanceSchemaOf(z: Z, { int, id, share }: Helpers) {
 }
 type RebalanceConfig = Zod.infer<ReturnType<typeof rebalanceSchemaOf>>;
 
-/** Budget of one Redis call when none is given, ms. */
-export const DEFAULT_DEADLINE_MS = 5;
-
 /** The fields, with their defaults. */
 function fieldsSchemaOf(z: Z) {
   const helpers = helpersOf(z);
   const { int, id, share } = helpers;
   return z.object({
-    /** Budget of one Redis call: how long its connection may stay silent, ms. */
-    deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').default(DEFAULT_DEADLINE_MS),
+    /** Budget of one Redis call: how long its connection may stay silent, ms; absent = adaptive (adaptive-deadline.ts: 5 to 50 ms). */
+    deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /** A fresh client is still connecting, not slow: calls wait this long for its first bytes before the deadline applies, ms. */
     connectGraceMs: int(0, 60_000).default(1000),
     breaker: breakerSchemaOf(z, helpers).prefault({}),

@@ -4,7 +4,7 @@
 // admin API's, which runs in the primary only.
 import { SluiceError } from '../core/errors.js';
 import { type ErrorCode, SLUICE_ERRORS } from '../core/error-codes.js';
-import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, OverrideStore, RuleStore, StoreChange } from '../rules/store.js';
+import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, OverrideStore, RuleSetVersion, RuleStore, StoreChange } from '../rules/store.js';
 import type { TeamStore } from '../rules/team.js';
 import type { StoredRule } from '../rules/types.js';
 import { type FromWorker, isSluiceMessage, type RemoteError, type RuleStoreMethod, type ToWorker } from './messages.js';
@@ -57,6 +57,9 @@ export class IpcRuleStore implements RuleStore {
   }
   listActiveKeyHashes(): Promise<ApiKeyRecord[]> {
     return this.call('listActiveKeyHashes', []);
+  }
+  ruleSetVersion(): Promise<RuleSetVersion> {
+    return this.call('ruleSetVersion', []);
   }
   putRule(): Promise<StoredRule> {
     return readOnly();

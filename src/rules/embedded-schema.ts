@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001, 004 and 005 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001, 004, 005 and 006 column for column and CHECK for CHECK
 // (test/rules/schema-parity.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -127,11 +127,23 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_at_idx ON audit_log (at);
 `;
 
+/** migrations/006: the rule-set version, raised in the writing transaction by every change (SQLite triggers run per row). */
+const VERSIONED_TABLES = ['rate_limit_rule', 'api_key', 'limit_override', 'admin_token'];
+const V5_VERSION = `
+CREATE TABLE rule_set_version (only_row INTEGER PRIMARY KEY CHECK (only_row = 1), version INTEGER NOT NULL CHECK (version >= 0),
+  store_id TEXT NOT NULL DEFAULT (lower(hex(randomblob(16)))));
+INSERT INTO rule_set_version (only_row, version) VALUES (1, 0);
+${VERSIONED_TABLES.flatMap((table) =>
+  ['INSERT', 'UPDATE', 'DELETE'].map((event) => `CREATE TRIGGER ${table}_version_${event.toLowerCase()} AFTER ${event} ON ${table} BEGIN UPDATE rule_set_version SET version = version + 1; END;`),
+).join('\n')}
+`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
   (db) => db.exec(V3_OVERRIDES),
   (db) => db.exec(V4_TEAM),
+  (db) => db.exec(V5_VERSION),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

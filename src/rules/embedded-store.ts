@@ -15,7 +15,7 @@ import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
 import { type RulesLogger, silentLogger } from './logger.js';
 import { assertRuleTarget } from './rule-columns.js';
 import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
-import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
+import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
 export interface EmbeddedStoreOptions {
@@ -56,7 +56,7 @@ export class EmbeddedRuleStore implements RuleStore {
       this.db.pragma('busy_timeout = 5000');
       migrateEmbedded(this.db, this.logger);
       this.seed(options.seedRules ?? []);
-      this.team = new EmbeddedTeamStore(this.db); // reads SLUICE_AUDIT_KEEP_*: a bad value releases the lock too
+      this.team = new EmbeddedTeamStore(this.db, () => this.emit()); // reads SLUICE_AUDIT_KEEP_*: a bad value releases the lock too
     } catch (error) {
       this.lock.release();
       throw error;
@@ -78,11 +78,25 @@ export class EmbeddedRuleStore implements RuleStore {
     if (claimed) seededMessage(this.logger, seeds.length, this.location);
   }
 
-  private emit(change: StoreChange): void {
+  /** A change, then the version it brought (read now, right after the write; 006's NOTIFY on PostgreSQL). */
+  private emit(change?: StoreChange): void {
+    const version: StoreChange = { kind: 'version', version: this.currentVersion().version };
     // After the write returns, like a NOTIFY after commit.
     queueMicrotask(() => {
-      for (const watcher of this.watchers) watcher(change);
+      for (const watcher of this.watchers) {
+        if (change) watcher(change);
+        watcher(version);
+      }
     });
+  }
+
+  private currentVersion(): RuleSetVersion {
+    const row = this.db.prepare('SELECT version, store_id FROM rule_set_version').get() as { version: number; store_id: string } | undefined;
+    return { version: row?.version ?? 0, storeId: row?.store_id ?? '' };
+  }
+
+  async ruleSetVersion(): Promise<RuleSetVersion> {
+    return this.currentVersion();
   }
 
   async listRules(filter: RuleFilter = {}): Promise<StoredRule[]> {

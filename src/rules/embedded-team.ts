@@ -11,6 +11,8 @@ const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, aft
 export class EmbeddedTeamStore implements TeamStore {
   constructor(
     private readonly db: Database.Database,
+    /** Told after a token is created or revoked: the rule-set version moved (embedded-store.ts announces it). */
+    private readonly changed: () => void = () => {},
     private readonly retention: AuditRetention = retentionFromEnv(),
   ) {}
 
@@ -21,6 +23,7 @@ export class EmbeddedTeamStore implements TeamStore {
     const createdAt = new Date().toISOString();
     const taken = this.db.prepare('INSERT OR IGNORE INTO admin_token (name, role, token_hash, created_at) VALUES (?, ?, ?, ?)').run(name, role, hashApiKey(token), createdAt);
     if (taken.changes !== 1) throw new SluiceError('ERR_BAD_REQUEST', `a token named ${name} exists; revoke it first`, 'name');
+    this.changed();
     return { name, role, token, createdAt };
   }
 
@@ -34,7 +37,9 @@ export class EmbeddedTeamStore implements TeamStore {
 
   async revokeToken(name: string): Promise<boolean> {
     assertTokenName(name);
-    return this.db.prepare('DELETE FROM admin_token WHERE name = ?').run(name).changes === 1;
+    const revoked = this.db.prepare('DELETE FROM admin_token WHERE name = ?').run(name).changes === 1;
+    if (revoked) this.changed();
+    return revoked;
   }
 
   async tokenByHash(hash: Buffer): Promise<(AdminToken & { hash: Buffer }) | undefined> {

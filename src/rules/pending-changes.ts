@@ -14,7 +14,7 @@ export class PendingChanges {
   private readonly keys = new Set<string>();
   private readonly overrides = new Set<string>();
 
-  add(change: Exclude<StoreChange, { kind: 'disconnected' }>): void {
+  add(change: Exclude<StoreChange, { kind: 'disconnected' | 'version' }>): void {
     if (change.kind === 'reload') this.full = true;
     else if (change.kind === 'rule') this.rules.add(ruleKey(change.tenant, change.route));
     else if (change.kind === 'key') this.keys.add(change.id);

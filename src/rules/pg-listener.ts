@@ -115,6 +115,7 @@ function parsePayload(payload: string | undefined): StoreChange {
       return { kind: 'rule', tenant: data.tenant, route: data.route };
     }
     if (data.kind === 'key' && typeof data.id === 'string') return { kind: 'key', id: data.id };
+    if (data.kind === 'version' && Number.isSafeInteger(data.version)) return { kind: 'version', version: data.version as number };
     if (data.kind === 'override' && typeof data.limit === 'string' && typeof data.selector === 'string') {
       return { kind: 'override', limitId: data.limit, selector: data.selector };
     }

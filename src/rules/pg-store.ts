@@ -11,12 +11,13 @@ import { migrate } from './migrations.js';
 import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
 import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import { PgListener } from './pg-listener.js';
+import { seedOnce } from './pg-seed.js';
 import { PgOverrideStore } from './pg-overrides.js';
 import { PgTeamStore } from './pg-team.js';
 import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
-import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleStore, SeedRule, StoreChange } from './store.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
+import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from './store.js';
 import type { StoredRule } from './types.js';
 
 export interface PostgresStoreOptions {
@@ -91,25 +92,8 @@ export class PostgresRuleStore implements RuleStore {
     await withTimedClient(this.pool, this.fullLoadTimeoutMs, async (client) => {
       const applied = await migrate(client);
       if (applied.length > 0) this.logger.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'applied migrations');
-      await this.seed(client);
+      await seedOnce(client, this.options.seedRules ?? [], this.logger, this.location);
     });
-  }
-
-  /** The config's rules (parsed when the config was loaded), on the first start only: afterwards the admin API owns them. */
-  private async seed(client: pg.PoolClient): Promise<void> {
-    const seeds = this.options.seedRules ?? [];
-    await client.query('BEGIN');
-    try {
-      const claimed = await client.query("INSERT INTO sluice_meta (key, value) VALUES ('seeded', now()::text) ON CONFLICT DO NOTHING");
-      for (const values of claimed.rowCount === 1 ? seedValues(seeds) : []) {
-        await client.query(`INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, route_id) DO NOTHING`, values);
-      }
-      await client.query('COMMIT');
-      if (claimed.rowCount === 1) seededMessage(this.logger, seeds.length, this.location);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    }
   }
 
   /** A read, answered or abandoned within statementTimeoutMs. */
@@ -220,6 +204,11 @@ export class PostgresRuleStore implements RuleStore {
   async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {
     const result = await this.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_key WHERE revoked_at IS NULL`, [], this.fullLoadTimeoutMs);
     return result.rows.map(toKeyRecord);
+  }
+
+  async ruleSetVersion(): Promise<RuleSetVersion> {
+    const row = (await this.query<{ version: string; store_id: string }>('SELECT version, store_id FROM rule_set_version', [])).rows[0];
+    return { version: Number(row?.version ?? 0), storeId: row?.store_id ?? '' };
   }
 
   async watch(onChange: (change: StoreChange) => void): Promise<() => void> {

@@ -38,6 +38,9 @@ export interface RuleCacheStatus {
   rules: number;
   keys: number;
   overrides: number;
+  /** The rule-set version this cache has applied (migrations/006), and its store's id; undefined until known. */
+  version: number | undefined;
+  storeId: string | undefined;
 }
 
 const MAX_KEY_LENGTH = 512;
@@ -50,6 +53,10 @@ export class RuleCache implements RuleResolver, TenantResolver {
   private source: RuleCacheStatus['source'] = 'none';
   private reachable = false;
   private lastSync: string | undefined;
+  /** The rule-set version applied, and the newest heard announced (applied once every change heard before it is). */
+  private appliedVersion: number | undefined;
+  private heardVersion = 0;
+  private storeId: string | undefined;
   private readonly pending = new PendingChanges();
   private running: Promise<void> | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -112,6 +119,8 @@ export class RuleCache implements RuleResolver, TenantResolver {
       rules: this.set.rules.size,
       keys: this.set.keys.size,
       overrides: this.set.overrides.stored.size,
+      version: this.appliedVersion,
+      storeId: this.storeId,
     };
   }
 
@@ -135,7 +144,8 @@ export class RuleCache implements RuleResolver, TenantResolver {
       this.markUnreachable(new Error(`change notifications lost: ${change.error}`));
       return;
     }
-    this.pending.add(change);
+    if (change.kind === 'version') this.heardVersion = Math.max(this.heardVersion, change.version);
+    else this.pending.add(change);
     this.kick();
   }
 
@@ -165,6 +175,8 @@ export class RuleCache implements RuleResolver, TenantResolver {
           this.swap(applyChanges(this.set, await this.pending.fetch(this.options.store), this.logger), 'store');
         }
       }
+      // Nothing pending: every change announced before the newest version heard is applied.
+      if (!this.closed && this.heardVersion > 0) this.reachedVersion(this.heardVersion);
     } catch (error) {
       // Retry everything once the store answers again; meanwhile the last set serves.
       this.pending.full = true;
@@ -175,8 +187,17 @@ export class RuleCache implements RuleResolver, TenantResolver {
 
   private async loadAll(): Promise<void> {
     const { store } = this.options;
+    // Read before the rows: what they hold is at least this version (later changes are announced).
+    const version = await store.ruleSetVersion?.();
     const [rules, keys, overrides] = await Promise.all([store.listRules(), store.listActiveKeyHashes(), store.overrides.list()]);
     this.swap(buildRuleSet(rules, keys, overrides, this.logger), 'store');
+    if (version === undefined) return;
+    this.storeId = version.storeId;
+    this.reachedVersion(version.version);
+  }
+
+  private reachedVersion(version: number): void {
+    if (version > (this.appliedVersion ?? -1)) this.appliedVersion = version;
   }
 
   private swap(set: RuleSet, source: 'store'): void {

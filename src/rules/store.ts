@@ -39,7 +39,15 @@ export type StoreChange =
   | { kind: 'key'; id: string }
   | { kind: 'override'; limitId: string; selector: string }
   | { kind: 'reload' }
+  /** The rule-set version the changes announced before it bring the store to (migrations/006). */
+  | { kind: 'version'; version: number }
   | { kind: 'disconnected'; error: string };
+
+export interface RuleSetVersion {
+  version: number;
+  /** Random, made with the store: instances on the same store have the same id, however they reach it. */
+  storeId: string;
+}
 
 /** A rule from the config file (parsed when it was loaded), written to an empty store on its first start. */
 export interface SeedRule {
@@ -106,5 +114,7 @@ export interface RuleStore {
    * (a SluiceError) otherwise. For /readyz; stores that cannot be out of reach omit it.
    */
   ping?(timeoutMs: number): Promise<void>;
+  /** The rule-set version now (migrations/006), raised by every change to rules, overrides, keys and tokens, and the id naming this store. */
+  ruleSetVersion?(): Promise<RuleSetVersion>;
   close(): Promise<void>;
 }

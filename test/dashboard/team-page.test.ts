@@ -2,7 +2,9 @@
 // removes a per-key override, finds a tenant by id and by a pasted API key
 // (hashed in the browser: every request the page sends is checked for the clear
 // key), and reads the audit log with its own name on each change; a `read`
-// token sees no edit action, and the API refuses the write it forces.
+// token sees no edit action, and the API refuses the write it forces; an
+// `admin` token creates (the clear token shown once, gone at sign-out), lists
+// and revokes named tokens, which `write` and `read` tokens never see.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Request } from 'playwright-core';
 import type { RunningSluice } from '../../src/app.js';
 import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, type TestBrowser, within } from './browser.js';
 
 const TOKEN = 'team-page-bootstrap-token-0123456789';
 const yaml = `
@@ -154,5 +156,48 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     await browser.shot('team-04-read-only');
     // The refused calls above log "Failed to load resource"; nothing else may fail (a CSP violation, a script error).
     assert.deepEqual(browser.console.filter((m) => (m.startsWith('error') || m.startsWith('pageerror')) && !m.includes('Failed to load resource')), []);
+  });
+
+  it('an admin token creates, lists and revokes a named token; the clear token is gone at sign-out', async () => {
+    const { page } = browser;
+    await signIn(TOKEN);
+    assert.equal(await page.locator('#who').textContent(), 'Signed in as bootstrap (admin)');
+    await page.locator('#tokens tbody tr[data-token="ana-writer"]').waitFor({ timeout: 3000 });
+    await page.getByLabel('Name of the new token').fill('cara-ci');
+    await page.getByLabel('Role of the new token').selectOption('write');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const clear = (await page.locator('#new-token-value').textContent({ timeout: 3000 })) ?? '';
+    const listed = page.locator('#tokens tbody tr[data-token="cara-ci"]');
+    await listed.locator('td', { hasText: 'write' }).waitFor({ timeout: 3000 });
+    assert.deepEqual((await api(app, 'GET', '/whoami', undefined, clear)).body, { name: 'cara-ci', role: 'write' }, 'the token shown is the one created');
+    await page.getByLabel('Name of the new token').fill('cara-ci');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.locator('#token-form-error', { hasText: 'exists' }).waitFor({ timeout: 3000 });
+    await browser.shot('team-05-tokens');
+    await page.getByRole('button', { name: 'Revoke token cara-ci' }).click();
+    await listed.waitFor({ state: 'detached', timeout: 3000 });
+    await within(3000, 'the revoked token is refused', async () => (await api(app, 'GET', '/whoami', undefined, clear)).status === 401);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const left = await page.evaluate(() => ['#new-token', '#tokens tbody'].map((s) => document.querySelector(s)?.textContent ?? ''));
+    assert.deepEqual(left, ['', ''], 'the clear token and the list are emptied');
+    await signIn(TOKEN);
+    await page.locator('#tokens tbody tr[data-token="ana-writer"]').waitFor({ timeout: 3000 });
+    assert.equal(await page.locator('#new-token-value').count(), 0, 'signing back in does not bring the clear token back');
+  });
+
+  it('write and read tokens see no token controls, and the API refuses them 403', async () => {
+    const { page } = browser;
+    for (const role of ['write', 'read']) {
+      sent.length = 0;
+      await signIn(tokens[role]!);
+      await page.locator('#audit tbody tr').first().waitFor({ timeout: 3000 });
+      for (const hidden of ['#tokens-section', '#token-form', '#tokens']) assert.equal(await page.locator(hidden).isVisible(), false, `${hidden} hidden for ${role}`);
+      assert.ok(!sent.some((request) => new URL(request.url()).pathname === '/tokens'), `the page asks no /tokens for ${role}`);
+      assert.equal((await api(app, 'GET', '/tokens', undefined, tokens[role])).status, 403, `GET /tokens, ${role}`);
+      assert.equal((await api(app, 'POST', '/tokens', { name: `by-${role}`, role: 'admin' }, tokens[role])).status, 403, `POST /tokens, ${role}`);
+      assert.equal((await api(app, 'DELETE', '/tokens/ana-writer', undefined, tokens[role])).status, 403, `DELETE /tokens, ${role}`);
+    }
+    await browser.shot('team-06-no-tokens-for-read');
+    assert.deepEqual((await api(app, 'GET', '/tokens')).body.tokens.map((t: { name: string }) => t.name), ['ana-writer', 'rob-reader']);
   });
 });

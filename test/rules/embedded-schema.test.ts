@@ -79,7 +79,9 @@ describe('embedded schema migrations', () => {
       assert.deepEqual(db.prepare('SELECT count(*) AS n FROM limit_override').get(), { n: 0 });
       // ...and the tokens and audit log (migration 4), empty.
       assert.deepEqual(db.prepare('SELECT (SELECT count(*) FROM admin_token) + (SELECT count(*) FROM audit_log) AS n').get(), { n: 0 });
-      assert.equal(db.pragma('user_version', { simple: true }), 4);
+      // ...and the rule-set version (migration 5), raised by the rows the migrations kept.
+      assert.deepEqual(db.prepare('SELECT count(*) AS n FROM rule_set_version').get(), { n: 1 });
+      assert.equal(db.pragma('user_version', { simple: true }), 5);
     } finally {
       db.close();
     }

@@ -197,5 +197,35 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(seen.filter((c) => c.kind === 'rule'), []);
       await store.deleteRule('shop-w', 'after');
     });
+
+    it('raises the rule-set version once per change, rules, overrides, keys and tokens alike, and announces it after the change', async () => {
+      const seen: StoreChange[] = [];
+      const stop = await store.watch((change) => seen.push(change));
+      const version = async () => (await store.ruleSetVersion!()).version;
+      let expected = await version();
+      const step = async (what: string, change: () => Promise<unknown>) => {
+        seen.length = 0;
+        await change();
+        expected++;
+        assert.equal(await version(), expected, `${what}: one step`);
+        await eventually(() => assert.ok(seen.some((c) => c.kind === 'version' && c.version === expected), `${what}: ${JSON.stringify(seen)}`));
+        const at = seen.findIndex((c) => c.kind === 'version');
+        assert.ok(seen.slice(0, at).length > 0 || what === 'token', `${what}: the change is announced before its version: ${JSON.stringify(seen)}`);
+      };
+      await step('rule put', () => store.putRule('shop-v', 'versioned', bucket));
+      await step('rule replaced', () => store.putRule('shop-v', 'versioned', { policy: 'token_bucket', capacity: 300, refillPerSecond: 100 }));
+      await step('override', () => store.overrides.put('per-ip', 'tenant:shop-v', bucket));
+      const key = await store.createKey('shop-v');
+      expected++;
+      assert.equal(await version(), expected, 'key created: one step');
+      await step('key revoked', () => store.revokeKey(key.id));
+      await step('token', () => store.team.createToken('versioned', 'read'));
+      stop();
+      const { storeId } = await store.ruleSetVersion!();
+      assert.match(storeId, /^[0-9a-f-]{32,36}$/, 'a random id names the store');
+      assert.equal((await store.ruleSetVersion!()).storeId, storeId, 'the same store, the same id');
+      await store.deleteRule('shop-v', 'versioned');
+      await store.overrides.delete('per-ip', 'tenant:shop-v');
+    });
   });
 }

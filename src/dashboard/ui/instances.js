@@ -1,18 +1,22 @@
 // The instances: one row each (address, version, uptime, mode, Redis round
-// trip, rule changes and how far behind the newest, last seen), gone ones kept
+// trip, rule-set version and how far behind the newest, last seen), gone ones kept
 // a while and marked; each instance's upstream instances; and the banner when
 // any instance is degraded.
 import { element, row } from './api.js';
 
 export function renderInstances(instances, scope) {
-  const newestRules = Math.max(0, ...instances.filter((i) => !i.gone).map((i) => i.rules?.lastChangeAt ?? 0));
+  const live = instances.filter((i) => !i.gone);
+  // Versions count per store: compared only between instances on the same one.
+  const versions = new Map();
+  for (const i of live) if (i.rules?.version !== undefined) versions.set(i.rules.storeId, Math.max(versions.get(i.rules.storeId) ?? 0, i.rules.version));
+  const newest = { at: Math.max(0, ...live.map((i) => i.rules?.lastChangeAt ?? 0)), versions };
   const tbody = document.querySelector('#instances tbody');
-  tbody.replaceChildren(...instances.map((instance) => instanceRow(instance, newestRules, scope)));
+  tbody.replaceChildren(...instances.map((instance) => instanceRow(instance, newest, scope)));
   renderUpstreams(instances.filter((i) => !i.gone));
   renderBanner(instances);
 }
 
-function instanceRow(instance, newestRules, scope) {
+function instanceRow(instance, newest, scope) {
   const degraded = Object.values(instance.degraded).reduce((a, b) => a + b, 0);
   const state = instance.gone === 'stopped' ? `gone: stopped at ${time(instance.stoppedAt)}` : instance.gone === 'lost' ? 'gone: no word since last seen' : 'live';
   const tr = row([
@@ -24,7 +28,8 @@ function instanceRow(instance, newestRules, scope) {
     element('span', instance.mode, { class: `state-${instance.mode}` }),
     element('span', instance.breaker, { class: `state-${instance.breaker}` }),
     instance.redisRttMs === undefined ? '–' : `${instance.redisRttMs} ms`,
-    rulesCell(instance, newestRules, scope),
+    versionCell(instance, newest.versions, scope),
+    rulesCell(instance, newest.at, scope),
     instance.instances,
     degraded,
     `${time(instance.at)}`,
@@ -35,7 +40,24 @@ function instanceRow(instance, newestRules, scope) {
   // A clean stop is greyed, not alarming; silence or fallback is trouble.
   if (instance.gone === 'stopped') tr.className = 'gone-row';
   else if (instance.gone || instance.mode === 'fallback') tr.className = 'trouble-bad';
+  else if (behindBy(instance, newest.versions, scope) > 0) tr.className = 'trouble-warn';
   return tr;
+}
+
+/** Versions behind the newest any live instance on the same rule store has applied. */
+function behindBy(instance, versions, scope) {
+  const version = instance.rules?.version;
+  return version === undefined || instance.gone || scope !== 'cluster' ? 0 : (versions.get(instance.rules.storeId) ?? version) - version;
+}
+
+function versionCell(instance, versions, scope) {
+  const version = instance.rules?.version;
+  if (version === undefined) return '–';
+  const behind = behindBy(instance, versions, scope);
+  const cell = element('span', behind > 0 ? `${version}, behind by ${behind}` : `${version}, up to date`, { class: behind > 0 ? 'state-behind' : 'state-live' });
+  cell.dataset.version = String(version);
+  cell.dataset.behind = String(behind);
+  return cell;
 }
 
 /** Rule changes applied and how far behind the instance that applied the newest one (only meaningful with one shared rule store). */
