@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
-import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
+import { ADAPTIVE_DEADLINE } from '../limiter/adaptive-deadline.js';
 import type { ConfigPath } from './config-error.js';
 import type { tlsFilesSchema } from './connection-schema.js';
 import type { ConfigFile } from './schema.js';
@@ -53,8 +53,9 @@ function checkWait(store: ConfigFile['store'], type: string, fail: Fail): void {
   if (!store.wait) return;
   if (type !== 'redis') fail(['store', 'wait'], 'is for a Redis store: set store.url or store.sentinel too (or remove it)');
   if (store.cluster) fail(['store', 'wait'], 'is not supported on Redis Cluster (WAIT has no key: it would reach any node, not the one that wrote)');
-  const deadlineMs = store.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  if (store.wait.timeoutMs >= deadlineMs) fail(['store', 'wait', 'timeoutMs'], `must be below store.deadlineMs (${deadlineMs}): a WAIT still waiting at the deadline sends the decision to the fallback`);
+  // Unset, the deadline adapts (it learns WAIT's waits too) up to its ceiling.
+  const [deadlineMs, what] = store.deadlineMs === undefined ? [ADAPTIVE_DEADLINE.ceilingMs, 'the adaptive deadline’s ceiling'] : [store.deadlineMs, 'store.deadlineMs'];
+  if (store.wait.timeoutMs >= deadlineMs) fail(['store', 'wait', 'timeoutMs'], `must be below ${what} (${deadlineMs}): a WAIT still waiting at the deadline sends the decision to the fallback`);
 }
 
 export function databaseOf(file: ConfigFile, fail: Fail, baseDir: string): SluiceConfig['database'] {

@@ -14,7 +14,6 @@ import { type ConfigFile, configFileSchema } from './schema.js';
 import { databaseOf, storeOf } from './connection-config.js';
 import type { SeedRule, SluiceConfig } from './types.js';
 import { listenAddress, listenersOf, routeOf } from './listeners.js';
-import { DEFAULT_DEADLINE_MS } from '../limiter/resilience-config.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { type DecisionServiceConfig, noDecisionService } from './decision-service.js';
 import { checkRouteConcurrency } from './check-concurrency.js';
@@ -129,11 +128,11 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
   });
 }
 
-/** The engine's options: the `resilience:` section, with the deadline and WAIT from `store`, and the top-level instances and region. */
+/** The engine's options: the `resilience:` section, with the deadline (absent: adaptive) and WAIT from `store`, and the top-level instances and region. */
 function resilienceOf(file: ConfigFile, store: SluiceConfig['store']): SluiceConfig['resilience'] {
   return {
     ...file.resilience,
-    deadlineMs: store.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    ...(store.deadlineMs !== undefined ? { deadlineMs: store.deadlineMs } : {}),
     ...(store.wait ? { replicaWait: store.wait } : {}),
     ...(file.instances !== undefined ? { instances: file.instances } : {}),
     ...(file.region !== undefined ? { region: file.region } : {}),

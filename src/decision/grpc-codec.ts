@@ -1,23 +1,22 @@
 // The gRPC face's messages encoded and decoded by protobufjs's reflection codec
 // (compiled per type at load), without proto-loader's conversion to plain
-// objects on every call: a request is read straight off the decoded message,
-// a response encoded from the decider's object with its enum names mapped.
+// objects on every call: a request is read straight off the decoded message.
+// The RateLimitResponse is written by rls-response-frame.ts, with these enums.
 import protobuf from 'protobufjs';
 import { protoPath as healthProto } from 'grpc-health-check';
 import { GrpcError, GrpcStatus } from './grpc-wire.js';
 import { PROTO_DIR } from './proto-files.js';
-import type { RlsResponse } from './rls.js';
 import type { RlsDescriptorIn, RlsRequestIn } from './rls-request.js';
 
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => (target.startsWith('/') ? target : `${PROTO_DIR}/${target}`);
 root.loadSync(['envoy/service/ratelimit/v3/rls.proto', healthProto], { keepCase: true });
 const RequestType = root.lookupType('envoy.service.ratelimit.v3.RateLimitRequest');
-const ResponseType = root.lookupType('envoy.service.ratelimit.v3.RateLimitResponse');
 const HealthRequestType = root.lookupType('grpc.health.v1.HealthCheckRequest');
 const HealthResponseType = root.lookupType('grpc.health.v1.HealthCheckResponse');
-const CODES = root.lookupEnum('envoy.service.ratelimit.v3.RateLimitResponse.Code').values;
-const UNITS = root.lookupEnum('envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit').values;
+/** Enum numbers by name, for rls-response-frame.ts, which writes the response itself. */
+export const CODES: Readonly<Record<string, number>> = root.lookupEnum('envoy.service.ratelimit.v3.RateLimitResponse.Code').values;
+export const UNITS: Readonly<Record<string, number>> = root.lookupEnum('envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit').values;
 
 type Long = { toNumber(): number };
 /** uint64 fields decode as long.js values: as numbers (a value past 2^53 stays past it). */
@@ -47,15 +46,6 @@ export function decodeRequest(bytes: Uint8Array): RlsRequestIn {
     return out;
   });
   return { domain: message.domain, descriptors, hits_addend: numberOf(message.hits_addend) };
-}
-
-export function encodeResponse(response: RlsResponse): Uint8Array {
-  const statuses = response.statuses.map((status) => {
-    const limit = status.current_limit;
-    const current_limit = limit ? { name: limit.name, requests_per_unit: limit.requests_per_unit, unit: UNITS[limit.unit] } : undefined;
-    return { code: CODES[status.code], current_limit, limit_remaining: status.limit_remaining, duration_until_reset: status.duration_until_reset };
-  });
-  return ResponseType.encode({ overall_code: CODES[response.overall_code], statuses, response_headers_to_add: response.response_headers_to_add }).finish();
 }
 
 export function decodeHealthRequest(bytes: Uint8Array): string {

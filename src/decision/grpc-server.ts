@@ -8,16 +8,18 @@ import { createSecureServer, createServer, type Http2SecureServer, type Http2Ser
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import type { DecisionFaces } from './faces.js';
-import { decodeRequest, encodeResponse } from './grpc-codec.js';
+import { decodeRequest } from './grpc-codec.js';
 import { GrpcHealth, HEALTH_CHECK, HEALTH_WATCH } from './grpc-health.js';
 import { type GrpcTls, secureOptions, sessionNamesSan } from './grpc-tls.js';
 import { watchTlsFiles } from './grpc-tls-watch.js';
-import { answer, fail, GrpcError, GrpcStatus, isGrpc, readMessage } from './grpc-wire.js';
+import { answerFrame, fail, GrpcError, GrpcStatus, isGrpc, readMessage } from './grpc-wire.js';
 import { RLS_SERVICE_NAME } from './proto-files.js';
+import { responseFrame } from './rls-response-frame.js';
 import { RlsBadRequest, RlsServiceError } from './rls-request.js';
 import type { DecisionObserver } from './deps.js';
 
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
+const ignore = (): void => {};
 
 export class RlsGrpcServer {
   private readonly server: Http2Server | Http2SecureServer;
@@ -99,7 +101,7 @@ export class RlsGrpcServer {
   }
 
   private route(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
-    stream.on('error', () => {}); // reset by the client: nothing is left to answer
+    stream.on('error', ignore); // reset by the client: nothing is left to answer
     if (!isGrpc(stream, headers)) return;
     const san = this.tls?.clientSan;
     const path = headers[':path'];
@@ -112,8 +114,8 @@ export class RlsGrpcServer {
   private async shouldRateLimit(stream: ServerHttp2Stream): Promise<void> {
     const started = this.observer ? performance.now() : 0;
     try {
-      const request = decodeRequest(await readMessage(stream));
-      answer(stream, encodeResponse(await this.faces.decider.shouldRateLimit(request)));
+      const message = await readMessage(stream);
+      answerFrame(stream, responseFrame(await this.faces.decider.shouldRateLimitMessage(message, decodeRequest)));
       this.observer?.call('ShouldRateLimit', performance.now() - started, undefined);
     } catch (error) {
       const [code, details] = this.failure(error);

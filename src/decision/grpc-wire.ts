@@ -26,7 +26,7 @@ export function isGrpc(stream: ServerHttp2Stream, headers: IncomingHttpHeaders):
 }
 
 /** The request's message, once its stream ended; rejects with a GrpcError for a compressed, oversized or broken frame. */
-export function readMessage(stream: ServerHttp2Stream): Promise<Uint8Array> {
+export function readMessage(stream: ServerHttp2Stream): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -35,17 +35,19 @@ export function readMessage(stream: ServerHttp2Stream): Promise<Uint8Array> {
       if (size > MAX_MESSAGE_BYTES + 5) reject(new GrpcError(status.RESOURCE_EXHAUSTED, `message larger than ${MAX_MESSAGE_BYTES} bytes`));
       else chunks.push(chunk);
     });
-    stream.once('end', () => {
+    // `on`, not `once`: each is emitted once, and once() wraps its listener per call.
+    stream.on('end', () => {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       if (body.length < 5 || body.readUInt32BE(1) !== body.length - 5) reject(new GrpcError(status.INTERNAL, 'the request is not one length-prefixed message'));
       else if (body[0] !== 0) reject(new GrpcError(status.UNIMPLEMENTED, 'compressed messages are not accepted (grpc-accept-encoding: identity)'));
       else resolve(body.subarray(5));
     });
-    stream.once('error', reject);
+    stream.on('error', reject);
   });
 }
 
-function framed(message: Uint8Array): Buffer {
+/** A message in its frame: flag 0 (not compressed), its length (big-endian), the bytes. */
+export function framed(message: Uint8Array): Buffer {
   const frame = Buffer.allocUnsafe(5 + message.length);
   frame[0] = 0;
   frame.writeUInt32BE(message.length, 1);
@@ -53,11 +55,21 @@ function framed(message: Uint8Array): Buffer {
   return frame;
 }
 
+// The same headers and trailers on every answer: built once, not per call.
+const HEADERS = Object.freeze({ ':status': 200, 'content-type': CONTENT_TYPE, 'grpc-accept-encoding': 'identity' });
+const OK_TRAILERS = Object.freeze({ 'grpc-status': '0' });
+const RESPOND_OPTIONS = Object.freeze({ waitForTrailers: true });
+
+/** A function of its own rather than a closure per stream: `wantTrailers` is emitted once, on the stream. */
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
 /** Headers, then each message written as it comes: a unary answer is `respond` then `finish`. */
 export function respond(stream: ServerHttp2Stream): void {
   if (stream.destroyed) return;
-  stream.respond({ ':status': 200, 'content-type': CONTENT_TYPE, 'grpc-accept-encoding': 'identity' }, { waitForTrailers: true });
-  stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+  stream.respond(HEADERS, RESPOND_OPTIONS);
+  stream.on('wantTrailers', sendOkTrailers);
 }
 
 export function writeMessage(stream: ServerHttp2Stream, message: Uint8Array): void {
@@ -66,8 +78,13 @@ export function writeMessage(stream: ServerHttp2Stream, message: Uint8Array): vo
 
 /** The one message of a unary answer and grpc-status 0. */
 export function answer(stream: ServerHttp2Stream, message: Uint8Array): void {
+  answerFrame(stream, framed(message));
+}
+
+/** A unary answer whose message is already framed. */
+export function answerFrame(stream: ServerHttp2Stream, frame: Buffer): void {
   respond(stream);
-  if (!stream.destroyed) stream.end(framed(message));
+  if (!stream.destroyed) stream.end(frame);
 }
 
 /** grpc-message's percent-encoding: every byte outside printable ASCII, and `%`, as %XX of its UTF-8. */

@@ -43,7 +43,7 @@ function viewOf(outcome: Outcome, overall: Code, nowMs: number): View {
   const rule = plan.calls[k]!.rule;
   const own = decisions[k]!;
   const over = outcome.over && !plan.shadow;
-  if (overall === 'OK' || !over) return { outcome, rule, decision: { ...own, allowed: true, retryAfterMs: 0 } };
+  if (overall === 'OK' || !over) return { outcome, rule, decision: own.allowed && own.retryAfterMs === 0 ? own : { ...own, allowed: true, retryAfterMs: 0 } };
   const untilMs = untilResetMs(outcome, nowMs);
   return { outcome, rule, decision: { ...own, allowed: false, remaining: 0, retryAfterMs: Math.max(own.retryAfterMs, untilMs) } };
 }

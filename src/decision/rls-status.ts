@@ -39,7 +39,9 @@ export function statusOf(outcome: Outcome, nowMs: number): RlsStatus {
 
 function remainingOf(decisions: readonly Decision[]): number {
   if (decisions.length === 0) return 0;
-  return Math.max(0, Math.floor(Math.min(...decisions.map((decision) => decision.remaining))));
+  let least = Number.POSITIVE_INFINITY;
+  for (const decision of decisions) least = Math.min(least, decision.remaining);
+  return Math.max(0, Math.floor(least));
 }
 
 /** Until the window resets (fixed window) or the refused request could pass; a blocked limit: the end of its unit. */
@@ -48,8 +50,9 @@ export function untilResetMs({ plan, decisions, over }: Outcome, nowMs: number):
     const unitMs = plan.unitSeconds * 1000;
     return unitMs - (nowMs % unitMs);
   }
-  const each = decisions.map((decision) => (decision.allowed ? decision.resetAfterMs : Math.max(decision.retryAfterMs, 1)));
-  return Math.max(over ? 1 : 0, ...each);
+  let untilMs = over ? 1 : 0;
+  for (const decision of decisions) untilMs = Math.max(untilMs, decision.allowed ? decision.resetAfterMs : Math.max(decision.retryAfterMs, 1));
+  return untilMs;
 }
 
 export function reportedOf(reported: ReportedLimit): NonNullable<RlsStatus['current_limit']> {

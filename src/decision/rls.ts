@@ -8,11 +8,12 @@
 // own, and refuse the request only when all of them are over.
 import type { Decision } from '../core/decision.js';
 import type { HeaderOptions } from '../gateway/headers.js';
-import type { Engine, LimitCall } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine.js';
 import type { Domains } from './descriptor-tree.js';
 import { responseHeaders } from './rls-headers.js';
-import { type DescriptorPlan, planRequest } from './rls-plan.js';
-import { checkRequest, type RlsRequestIn } from './rls-request.js';
+import type { DescriptorPlan } from './rls-plan.js';
+import { type Batch, type RequestPlan, RequestPlans } from './rls-request-plan.js';
+import type { RlsRequestIn } from './rls-request.js';
 import { type Code, MAX_UINT32, type Outcome, type RlsStatus, statusOf } from './rls-status.js';
 
 export type { Code, RlsStatus } from './rls-status.js';
@@ -23,8 +24,6 @@ export interface RlsResponse {
   response_headers_to_add: { key: string; value: string }[];
 }
 
-type Plans = readonly (DescriptorPlan | undefined)[];
-
 export interface DeciderOptions {
   /** The reference's SHADOW_MODE: every limit decided and reported, the request always answered OK. */
   shadowMode?: boolean;
@@ -34,37 +33,52 @@ export interface DeciderOptions {
 }
 
 export class RateLimitDecider {
+  private readonly requests: RequestPlans;
+
   constructor(
-    private readonly domains: Domains,
+    domains: Domains,
     private readonly engine: Engine,
     private readonly headerOptions: HeaderOptions,
     private readonly options: DeciderOptions = {},
-  ) {}
+  ) {
+    this.requests = new RequestPlans(domains);
+  }
 
   /** Throws RlsBadRequest for a request it cannot decide; never for a store failure, never for a refusal. */
   async shouldRateLimit(request: RlsRequestIn): Promise<RlsResponse> {
-    const planned = planRequest(this.domains, checkRequest(request));
-    const plans = planned.map((plan) => (typeof plan === 'object' ? plan : undefined));
-    const outcomes = await this.outcomesOf(plans);
+    return this.decided(this.requests.of(request));
+  }
+
+  /** The gRPC face's call: its message decoded (by `decode`), checked and planned only when its bytes were not seen lately. */
+  shouldRateLimitMessage(bytes: Buffer, decode: (bytes: Uint8Array) => RlsRequestIn): Promise<RlsResponse> {
+    let request: RequestPlan;
+    try {
+      request = this.requests.ofMessage(bytes, decode);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.decided(request);
+  }
+
+  private async decided(request: RequestPlan): Promise<RlsResponse> {
+    const outcomes = await this.outcomesOf(request);
     const nowMs = (this.options.now ?? Date.now)();
-    const statuses = planned.map((plan, i): RlsStatus => {
-      if (plan === undefined) return { code: 'OK' };
-      if (plan === 'unlimited') return { code: 'OK', limit_remaining: MAX_UINT32 };
-      return statusOf(outcomes[i]!, nowMs);
-    });
-    const overall = this.options.shadowMode ? 'OK' : overallCode(plans, statuses);
+    const statuses: RlsStatus[] = [];
+    for (let i = 0; i < outcomes.length; i++) {
+      const plan = request.planned[i];
+      statuses.push(plan === undefined ? NO_LIMIT : plan === 'unlimited' ? UNLIMITED : statusOf(outcomes[i]!, nowMs));
+    }
+    const overall = this.options.shadowMode ? 'OK' : overallCode(request, statuses);
     this.options.observe?.(outcomes.filter((outcome): outcome is Outcome => outcome !== undefined));
     return { overall_code: overall, statuses, response_headers_to_add: responseHeaders(outcomes, statuses, overall, nowMs, this.headerOptions) };
   }
 
-  private async outcomesOf(plans: Plans): Promise<(Outcome | undefined)[]> {
-    const refusedAtOnce = plans.some((plan) => plan && (plan.kind === 'blocked' || plan.kind === 'impossible') && !plan.shadow && !plan.quota);
-    const deciding = (quota: boolean) => (refusedAtOnce ? [] : plans.flatMap((plan, i) => (plan?.kind === 'decide' && plan.quota === quota ? [i] : [])));
-    const outcomes: (Outcome | undefined)[] = plans.map(() => undefined);
-    const main = await this.decide(plans, deciding(false), outcomes);
+  private async outcomesOf(request: RequestPlan): Promise<(Outcome | undefined)[]> {
+    const { plans } = request;
+    const outcomes: (Outcome | undefined)[] = new Array(plans.length).fill(undefined);
+    const admitted = await this.decide(plans, request.main, outcomes);
     // quota_mode descriptors only once the others admitted the request, each on its own
-    const quota = deciding(true);
-    if (main && quota.length > 0) await Promise.all(quota.map((i) => this.decide(plans, [i], outcomes)));
+    if (admitted && request.quota.length > 0) await Promise.all(request.quota.map((batch) => this.decide(plans, batch, outcomes)));
     const unlooked = plans.flatMap((plan, i) => (plan && outcomes[i] === undefined ? [i] : []));
     if (unlooked.length > 0) {
       const looked = await Promise.all(unlooked.map((i) => this.looked(plans[i]!)));
@@ -75,22 +89,15 @@ export class RateLimitDecider {
     return outcomes;
   }
 
-  /** Decides the plans at `indexes` together; fills their outcomes (a limit not consulted is left for a look). Whether admitted. */
-  private async decide(plans: Plans, indexes: readonly number[], outcomes: (Outcome | undefined)[]): Promise<boolean> {
-    const calls: LimitCall[] = [];
-    const owners: number[] = [];
-    for (const i of indexes) {
-      for (const call of plans[i]!.calls) {
-        calls.push(call);
-        owners.push(i);
-      }
-    }
-    if (calls.length === 0) return true;
-    const result = await this.engine.decideAll(calls);
-    for (const i of indexes) {
-      const mine = owners.flatMap((owner, k) => (owner === i ? [k] : []));
+  /** Decides a batch; fills its outcomes (a limit not consulted is left for a look). Whether admitted. */
+  private async decide(plans: RequestPlan['plans'], batch: Batch, outcomes: (Outcome | undefined)[]): Promise<boolean> {
+    if (batch.calls.length === 0) return true;
+    const result = await this.engine.decideAll(batch.calls);
+    for (let j = 0; j < batch.indexes.length; j++) {
+      const mine = batch.slots[j]!;
       if (result.consulted && mine.some((k) => !result.consulted![k])) continue;
       const decisions = mine.map((k) => result.decisions[k]!);
+      const i = batch.indexes[j]!;
       outcomes[i] = { plan: plans[i]!, decisions, over: decisions.some((decision) => !decision.allowed) };
     }
     return result.allowed;
@@ -105,10 +112,12 @@ export class RateLimitDecider {
   }
 }
 
+/** The statuses of a descriptor with no limit and of an unlimited one: the same every call. */
+const NO_LIMIT: RlsStatus = Object.freeze({ code: 'OK' });
+const UNLIMITED: RlsStatus = Object.freeze({ code: 'OK', limit_remaining: MAX_UINT32 });
+
 /** OVER_LIMIT when a descriptor refuses, or when every quota_mode descriptor of the request is over. */
-function overallCode(plans: Plans, statuses: readonly RlsStatus[]): Code {
-  const over = (i: number) => statuses[i]!.code === 'OVER_LIMIT';
-  if (plans.some((plan, i) => plan && !plan.quota && over(i))) return 'OVER_LIMIT';
-  const quota = plans.flatMap((plan, i) => (plan?.quota ? [i] : []));
-  return quota.length > 0 && quota.every(over) ? 'OVER_LIMIT' : 'OK';
+function overallCode({ plans, quotaIndexes }: RequestPlan, statuses: readonly RlsStatus[]): Code {
+  for (let i = 0; i < plans.length; i++) if (plans[i] && !plans[i]!.quota && statuses[i]!.code === 'OVER_LIMIT') return 'OVER_LIMIT';
+  return quotaIndexes.length > 0 && quotaIndexes.every((i) => statuses[i]!.code === 'OVER_LIMIT') ? 'OVER_LIMIT' : 'OK';
 }

@@ -2,13 +2,20 @@
 // outcome, ejections (passive health) and the time to the response headers.
 // Labelled by route id and instance URL, both from the config: the series stay few.
 import { Counter, Histogram } from 'prom-client';
+import { CounterBatch, HistogramBatch } from '../limiter/batched-counts.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
+
+/** The per-request outcomes (ok, retried) and latencies are counted in memory until read (batched-counts.ts). */
+const batch = new CounterBatch<'route' | 'upstream' | 'outcome'>();
 
 export const upstreamRequests = new Counter({
   name: 'sluice_upstream_requests_total',
   help: 'Requests sent to each upstream instance, by outcome (ok: it answered; retried: it failed and the request went to another instance; the gateway error otherwise)',
   labelNames: ['route', 'upstream', 'outcome'] as const,
   registers: [resilienceRegistry],
+  collect() {
+    batch.flush(this);
+  },
 });
 
 export const upstreamEjections = new Counter({
@@ -18,12 +25,18 @@ export const upstreamEjections = new Counter({
   registers: [resilienceRegistry],
 });
 
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const latencies = new HistogramBatch<'route' | 'upstream'>(LATENCY_BUCKETS);
+
 export const upstreamLatency = new Histogram({
   name: 'sluice_upstream_response_seconds',
   help: "Time from sending a request to an upstream instance to its response headers",
   labelNames: ['route', 'upstream'] as const,
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  buckets: LATENCY_BUCKETS,
   registers: [resilienceRegistry],
+  collect() {
+    latencies.flush(this);
+  },
 });
 
 /** The same counts as plain numbers, for the dashboard's instance list (read every second, no scrape). */
@@ -68,9 +81,9 @@ export interface InstanceMetrics {
 
 export function instanceMetrics(route: string, url: string): InstanceMetrics {
   const tally = upstreamTally(route, url);
-  const ok = upstreamRequests.labels(route, url, 'ok');
-  const retried = upstreamRequests.labels(route, url, 'retried');
-  const latency = upstreamLatency.labels(route, url);
+  const ok = batch.bind({ route, upstream: url, outcome: 'ok' });
+  const retried = batch.bind({ route, upstream: url, outcome: 'retried' });
+  const latency = latencies.bind({ route, upstream: url });
   return {
     tally,
     ok: { inc: () => { ok.inc(); tally.requests++; } },

@@ -13,6 +13,7 @@ import { bucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { Clock } from '../stores/clock.js';
 import type { SharedStore } from '../stores/store.js';
+import { AdaptiveDeadline, FixedDeadline } from './adaptive-deadline.js';
 import { type BreakerOptions, RedisBreaker } from './breaker.js';
 import { DebtCollector } from './debt-collector.js';
 import { FallbackLimiter } from './fallback-limiter.js';
@@ -31,7 +32,8 @@ export type { DecisionStep } from './plan.js';
 
 export interface ChainOptions {
   store: SharedStore;
-  deadlineMs: number;
+  /** A fixed deadline, ms; undefined: adaptive (adaptive-deadline.ts). */
+  deadlineMs?: number | undefined;
   breaker: BreakerOptions;
   hotKey: { autoLeaseRatePerSec: number; batch: number; leaseTtlMs: number };
   negativeCacheSize: number;
@@ -54,6 +56,8 @@ export interface DecisionChain {
   fallbackStep: FallbackStep;
   fallback: FallbackLimiter;
   breaker: RedisBreaker;
+  /** The deadline of a store call sent now, ms, fixed or adaptive. */
+  deadline: { readonly adaptive: boolean; ms(): number };
   stats: ChainStats;
 }
 
@@ -66,7 +70,9 @@ export function buildChain(options: ChainOptions): DecisionChain {
   const stats = new ChainStats(logger);
   const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, now });
   const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats });
-  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: options.deadlineMs, fallback, stats, logger });
+  const deadline = options.deadlineMs === undefined ? new AdaptiveDeadline(now()) : new FixedDeadline(options.deadlineMs);
+  const current = { adaptive: deadline.adaptive, ms: () => deadline.msAt(now()) };
+  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: current.ms, fallback, stats, logger });
   const breaker = new RedisBreaker(
     options.breaker,
     logger,
@@ -79,7 +85,7 @@ export function buildChain(options: ChainOptions): DecisionChain {
     },
     () => store.peek(PROBE_BUCKET, PROBE_RULE),
   );
-  const guard = new StoreGuard({ store, breaker, deadlineMs: options.deadlineMs, stats, now });
+  const guard = new StoreGuard({ store, breaker, deadline, stats, now });
   const fallbackStep = new FallbackStep({ guard, fallback, debts, late, stats, instances, retryAfterMs: options.breaker.resetTimeoutMs });
   const negative = new NegativeCache(options.negativeCacheSize);
   const negativeStep = new NegativeStep(negative, fallbackStep, now);
@@ -95,5 +101,5 @@ export function buildChain(options: ChainOptions): DecisionChain {
     stats,
   });
   const multi = new MultiStep({ guard, fallbackStep, fallback, debts, late, negative, stats, now });
-  return { head: leasing, multi, leasing, negative, fallbackStep, fallback, breaker, stats };
+  return { head: leasing, multi, leasing, negative, fallbackStep, fallback, breaker, deadline: current, stats };
 }

@@ -116,15 +116,21 @@ export class DeadlineTimer {
  * back instead of rejecting. A late reply is dropped, never unhandled.
  */
 export class CallDeadlines {
-  private readonly started: number;
+  /** When the call started (the clock given). */
+  readonly started: number;
   private readonly pending: Bound[] = [];
   /** Set once, by the first late timer: the silence counts from then. */
   private busyFrom: number | undefined;
 
+  /** Since when the silence counts, apart from the connection's data: the start, or the first late timer (this process was busy until then). */
+  get judgedFrom(): number {
+    return Math.max(this.started, this.busyFrom ?? this.started);
+  }
+
   /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
   constructor(
     private readonly watcher: StoreConnection,
-    private readonly channel: string,
+    readonly channel: string,
     private readonly now: Clock,
     private readonly firstMs: number,
     private readonly timer: DeadlineTimer = new DeadlineTimer(now),

@@ -29,7 +29,7 @@ export interface DebtCollectorOptions {
   /** Deadline of one charge (not on any request's path). */
   timeoutMs: number;
   /** Deadline of the peek a request waits for before its charge (see pay): the decisions' own. */
-  peekTimeoutMs: number;
+  peekTimeoutMs: () => number;
   /** Whether a bucket's last word predates the breaker's opening, and what it lost since (last-states.ts). */
   fallback: Pick<FallbackLimiter, 'suspect' | 'lostBeforeCharge'>;
   stats: ChainStats;
@@ -57,7 +57,7 @@ export class DebtCollector {
   pay(key: string): Promise<void> | undefined {
     const debt = this.debts.take(key);
     if (debt === undefined) return undefined;
-    return this.charge(debt, this.options.peekTimeoutMs).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
+    return this.charge(debt, this.options.peekTimeoutMs()).then((units) => (units === UNREACHED ? this.reowe(debt) : this.noteCharged(units)));
   }
 
   /**

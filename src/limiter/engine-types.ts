@@ -17,6 +17,8 @@ export interface EngineHealth {
   detail?: string;
   /** While the store is unreachable: why, when known (a refused password, a failed TLS handshake, the last failed call's error). */
   reason?: string;
+  /** Over Redis: what a decision waits for it now, ms (store.deadlineMs, or the adaptive deadline). */
+  deadlineMs?: number;
 }
 
 /** One limit of a request as the engine decides it: its bucket (`rl:{tag}:name`), rule and cost. */

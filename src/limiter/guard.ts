@@ -5,6 +5,7 @@
 import type { Decision } from '../core/decision.js';
 import type { Clock } from '../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
+import type { Deadline } from './adaptive-deadline.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from './decide-all.js';
 import { type Bound, CallDeadlines } from './deadline.js';
@@ -23,8 +24,8 @@ type Charge = readonly [baseKey: string, units: number];
 export interface StoreGuardOptions {
   store: SharedStore;
   breaker: RedisBreaker;
-  /** What a request waits for the store at most. */
-  deadlineMs: number;
+  /** What a request waits for the store at most: fixed, or adaptive (fed by the answers). */
+  deadline: Deadline;
   stats: ChainStats;
   now: Clock;
 }
@@ -32,6 +33,8 @@ export interface StoreGuardOptions {
 export class StoreGuard {
   /** Units sent per bucket (base key) and not answered yet. */
   readonly inFlight = new InFlight();
+  /** When each connection (channel) last answered one of this guard's calls: where the next answer's silence starts. */
+  private readonly answeredAt = new Map<string, number>();
 
   constructor(private readonly options: StoreGuardOptions) {}
 
@@ -74,12 +77,13 @@ export class StoreGuard {
   /** The same for a call on the slot of `key` that may take units from each bucket of `charges`. */
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
+    const deadlineMs = this.options.deadline.msAt(now());
     // A timer per call: one shared by the guard's calls (DeadlineTimer) judged a 1,000-call burst too early (test/resilience/burst.test.ts).
-    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, this.options.deadlineMs);
-    if (breaker.closed) return this.runClosed(deadlines, charges, call, sent);
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs);
+    if (breaker.closed) return this.runClosed(deadlines, deadlineMs, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
-    const silenceMs = this.failureSilenceMs();
+    const silenceMs = this.failureSilenceMs(deadlineMs);
     const fired = breaker.fire(() => {
       stats.storeCalls++;
       const running = call();
@@ -88,7 +92,7 @@ export class StoreGuard {
       return deadlines.bound(running, silenceMs);
     });
     // What the request waits for: the shorter deadline.
-    return deadlines.bound(fired, this.options.deadlineMs);
+    return deadlines.bound(fired, deadlineMs);
   }
 
   /**
@@ -96,9 +100,9 @@ export class StoreGuard {
    * counted by the breaker without a promise of opossum's, and the breaker's
    * deadline is a callback, not a second promise: one promise per call.
    */
-  private runClosed<T>(deadlines: CallDeadlines, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
+  private runClosed<T>(deadlines: CallDeadlines, deadlineMs: number, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, stats } = this.options;
-    const silence = deadlines.watch(this.failureSilenceMs(), (error) => breaker.failed(error));
+    const silence = deadlines.watch(this.failureSilenceMs(deadlineMs), (error) => breaker.failed(error));
     breaker.noteCall();
     stats.storeCalls++;
     let running: Promise<T>;
@@ -114,15 +118,29 @@ export class StoreGuard {
       () => this.settled(deadlines, silence, charges, undefined),
       (error: unknown) => this.settled(deadlines, silence, charges, error ?? new Error('the store call failed')),
     );
-    return deadlines.bound(running, this.options.deadlineMs);
+    return deadlines.bound(running, deadlineMs);
   }
 
-  /** A closed-path call answered: its units are no longer in flight, and the breaker hears of it unless its silence did first. */
+  /**
+   * A closed-path call answered: its units are no longer in flight, and the
+   * breaker hears of it unless its silence did first. An answer in time for
+   * the breaker is the adaptive deadline's sample, late for the request or not.
+   */
   private settled(deadlines: CallDeadlines, silence: Bound, charges: readonly Charge[], error: unknown): void {
     for (const [baseKey, units] of charges) if (units > 0) this.inFlight.release(baseKey, units);
     if (!deadlines.settle(silence)) return;
-    if (error === undefined) this.options.breaker.succeeded();
-    else this.options.breaker.failed(error);
+    if (error !== undefined) {
+      this.options.breaker.failed(error);
+      return;
+    }
+    this.options.breaker.succeeded();
+    const at = this.options.now();
+    const last = this.answeredAt.get(deadlines.channel) ?? Number.NEGATIVE_INFINITY;
+    this.answeredAt.set(deadlines.channel, at);
+    // Sent before the client was ready (a fresh client, a reconnect): it waited for the handshake, not for Redis.
+    if (deadlines.started < (this.options.store.connection.readyAt?.() ?? Number.NEGATIVE_INFINITY)) return;
+    // The silence as the deadline judges it: from the start, the previous answer, or a late timer (this process was busy).
+    this.options.deadline.answered(at - Math.max(deadlines.judgedFrom, last), at);
   }
 
   /**
@@ -132,8 +150,8 @@ export class StoreGuard {
    * reconciled. A lost connection (Redis killed) or a half-open probe fails at
    * the deadline, so the breaker opens, or stays open, as fast as before.
    */
-  private failureSilenceMs(): number {
-    const { deadlineMs, store, breaker } = this.options;
+  private failureSilenceMs(deadlineMs: number): number {
+    const { store, breaker } = this.options;
     return !store.connection.lost() && breaker.closed ? Math.max(deadlineMs, breaker.options.silenceMs) : deadlineMs;
   }
 }

@@ -3,7 +3,7 @@
 // real counter when it is made. Callers use them as the real objects (the
 // gateway registers its own metrics on the registry; a scrape reads it).
 import type * as Prom from 'prom-client';
-import type { Counter, CounterConfiguration, LabelValues, Registry } from 'prom-client';
+import type { Counter, CounterConfiguration, GaugeConfiguration, LabelValues, Registry } from 'prom-client';
 import { lazily } from '../core/lazy.js';
 import { loadPackage } from '../core/load-package.js';
 
@@ -54,4 +54,13 @@ export function lazyCounter<L extends string>(registry: Registry, config: Omit<C
     else counted.set(key, { labels: named, value: units });
   };
   return lazily(make, (key) => (key === 'inc' && !real ? countEarly : undefined));
+}
+
+/** A gauge on a lazyRegistry() whose value `collect` reads at each scrape: before one there is nothing to keep. */
+export function lazyGauge(registry: Registry, config: Omit<GaugeConfiguration<string>, 'registers'>): void {
+  const state = states.get(registry);
+  if (!state) throw new Error('lazyGauge takes a registry from lazyRegistry()');
+  const make = () => realRegistry(state).registerMetric(new (prom().Gauge)({ ...config, registers: [] }));
+  if (state.real) make();
+  else state.counters.push(make);
 }

@@ -4,7 +4,7 @@
 // same series. prom-client is loaded when the registry or a counter is first
 // read (a scrape, the gateway's own metrics): until then, as in a library that
 // never scrapes, an increment is a number in a map (lazy-metrics.ts).
-import { lazyCounter, lazyRegistry } from './lazy-metrics.js';
+import { lazyCounter, lazyGauge, lazyRegistry } from './lazy-metrics.js';
 
 export const resilienceRegistry = lazyRegistry();
 
@@ -60,4 +60,23 @@ export const lateReplies = lazyCounter(resilienceRegistry, {
   name: 'sluice_late_replies_total',
   help: 'Redis replies that arrived after the deadline, by reconciliation outcome',
   labelNames: ['outcome'] as const,
+});
+
+/** The deadlines the gauge below shows, one per engine over Redis (a gateway process has one). */
+const deadlines = new Set<() => number>();
+
+/** Shows an engine's deadline in /metrics until the returned function is called. */
+export function showDeadline(ms: () => number): () => void {
+  deadlines.add(ms);
+  return () => deadlines.delete(ms);
+}
+
+lazyGauge(resilienceRegistry, {
+  name: 'sluice_store_deadline_ms',
+  help: 'What a decision waits for Redis now, ms: store.deadlineMs, or the adaptive deadline (0: no engine over Redis)',
+  // Over workers: the longest (each adapts to the same Redis).
+  aggregator: 'max',
+  collect() {
+    this.set(deadlines.size === 0 ? 0 : Math.max(...Array.from(deadlines, (ms) => ms())));
+  },
 });

@@ -10,17 +10,17 @@ import { scaleRule } from './scale-rule.js';
 
 export interface Plan {
   /** The rule as the caller gave it (onStoreDown, lease, shadow are read here). */
-  original: Rule;
+  readonly original: Rule;
   /** Where the store keeps it: the bucket, or one random shard of it. */
-  bucket: BucketKey;
+  readonly bucket: BucketKey;
   /** The rule enforced on that key. */
-  rule: Rule;
+  readonly rule: Rule;
   /** Fingerprint of `rule`: local caches keyed by it see a changed limit at once. */
-  fingerprint: string;
+  readonly fingerprint: string;
   /** The whole (unsharded) bucket: the fallback limiter's and hot-key detector's key. */
-  baseKey: string;
+  readonly baseKey: string;
   /** This region's part of the limit, before sharding; divided by the instances for the fallback. */
-  regionalRule: Rule;
+  readonly regionalRule: Rule;
 }
 
 const fingerprints = new WeakMap<Rule, string>();

@@ -8,6 +8,7 @@ import { MAX_ID_LENGTH } from '../core/ids.js';
 import { lazily } from '../core/lazy.js';
 import { loadPackage } from '../core/load-package.js';
 import { MIN_REGION_SHARE } from '../core/rule.js';
+import { ADAPTIVE_DEADLINE } from './adaptive-deadline.js';
 
 type Z = typeof Zod;
 
@@ -68,16 +69,13 @@ function rebalanceSchemaOf(z: Z, { int, id, share }: Helpers) {
 }
 type RebalanceConfig = Zod.infer<ReturnType<typeof rebalanceSchemaOf>>;
 
-/** Budget of one Redis call when none is given, ms. */
-export const DEFAULT_DEADLINE_MS = 5;
-
 /** The fields, with their defaults. */
 function fieldsSchemaOf(z: Z) {
   const helpers = helpersOf(z);
   const { int, id, share } = helpers;
   return z.object({
-    /** Budget of one Redis call: how long its connection may stay silent, ms. */
-    deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').default(DEFAULT_DEADLINE_MS),
+    /** Budget of one Redis call: how long its connection may stay silent, ms; absent = adaptive (adaptive-deadline.ts: 5 to 50 ms). */
+    deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /**
      * Opt-in WAIT: an admission waits until `replicas` replicas acknowledged its
      * write, at most `timeoutMs` (below deadlineMs); fewer, it stands and
@@ -128,8 +126,9 @@ export function checkResilience(
   if (config.heartbeatMs * 2 > config.memberTtlMs) {
     ctx.addIssue({ code: 'custom', path: [...paths.memberTtlMs], message: `must be at least twice heartbeatMs (${config.heartbeatMs})` });
   }
-  if (config.replicaWait && config.deadlineMs !== undefined && config.replicaWait.timeoutMs >= config.deadlineMs) {
-    ctx.addIssue({ code: 'custom', path: ['replicaWait', 'timeoutMs'], message: `must be below deadlineMs (${config.deadlineMs}): a WAIT still waiting at the deadline sends the decision to the fallback` });
+  const deadlineMs = config.deadlineMs ?? ADAPTIVE_DEADLINE.ceilingMs;
+  if (config.replicaWait && config.replicaWait.timeoutMs >= deadlineMs) {
+    ctx.addIssue({ code: 'custom', path: ['replicaWait', 'timeoutMs'], message: `must be below deadlineMs (${deadlineMs}${config.deadlineMs === undefined ? ', the adaptive deadline’s ceiling' : ''}): a WAIT still waiting at the deadline sends the decision to the fallback` });
   }
   if (config.rebalance && config.region === undefined) ctx.addIssue({ code: 'custom', path: [...paths.rebalance], message: 'needs region' });
   if (config.rebalance) checkShares(config.rebalance, ctx, paths.rebalance);

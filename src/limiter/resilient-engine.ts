@@ -15,8 +15,9 @@ import type { DecisionChain } from './chain.js';
 import { decideOne, limitsDecision } from './decide-all.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
 import type { InstanceCount } from './instances.js';
-import { degradedDecisions } from './metrics.js';
+import { degradedDecisions, showDeadline } from './metrics.js';
 import { bucketsOf, type Plan, planFor } from './plan.js';
+import { PlanCache } from './plan-cache.js';
 import type { EngineCounters } from './stats.js';
 
 export interface ResilientEngineOptions {
@@ -38,13 +39,21 @@ export class ResilientEngine implements Engine {
   readonly store: SharedStore;
   readonly membership: Membership;
   private readonly chain: DecisionChain;
+  private readonly plans = new PlanCache();
+  private readonly hideDeadline: () => void;
 
   constructor(private readonly options: ResilientEngineOptions) {
     this.store = options.store;
     this.chain = options.chain;
+    this.hideDeadline = showDeadline(options.chain.deadline.ms);
     this.membership = options.membership;
     this.membership.start();
     options.rebalancer?.start();
+  }
+
+  /** What a decision waits for Redis now, ms: store.deadlineMs, or the adaptive deadline. */
+  get deadlineMs(): number {
+    return this.chain.deadline.ms();
   }
 
   /** The divisor of the fallback limit: the override, else the live instance count (last known while Redis is down). */
@@ -121,6 +130,7 @@ export class ResilientEngine implements Engine {
       mode: reachable ? 'redis' : 'fallback',
       storeReachable: reachable,
       detail: `instances=${this.instances}${this.options.region ? ` region=${this.options.region}` : ''}`,
+      deadlineMs: this.deadlineMs,
       ...(reason !== undefined ? { reason } : {}),
     };
   }
@@ -130,6 +140,7 @@ export class ResilientEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    this.hideDeadline();
     await this.options.rebalancer?.stop();
     await this.membership.stop();
     this.chain.breaker.shutdown();
@@ -138,6 +149,7 @@ export class ResilientEngine implements Engine {
   }
 
   private plan(tenant: string, route: string, rule: Rule, shard?: number): Plan {
+    if (shard === undefined) return this.plans.plan(tenant, route, rule, this.regionShare(rule));
     return planFor(tenant, route, rule, this.regionShare(rule), shard);
   }
 

@@ -2,6 +2,7 @@
 // /metrics. Labelled by the limit's id only: ids come from the config, so the
 // series stay few, and no client address, header value or key reaches them.
 import { Counter } from 'prom-client';
+import { type BatchedCount, CounterBatch } from '../limiter/batched-counts.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
 
 /**
@@ -11,23 +12,29 @@ import { resilienceRegistry } from '../limiter/metrics.js';
  */
 export type LimitOutcome = 'allowed' | 'limited' | 'not_charged' | 'unavailable';
 
-const decisions = new Counter({
+const batch = new CounterBatch<'limit' | 'outcome'>();
+
+// Registered on the admin registry, counted through `batch`: nothing here holds it.
+new Counter({
   name: 'sluice_limit_decisions_total',
   help: 'Gateway decisions per limit id, by outcome (allowed; limited: this limit refused; not_charged: another limit refused, nothing taken from this one; unavailable: store down and the rule says closed)',
   labelNames: ['limit', 'outcome'] as const,
   registers: [resilienceRegistry],
+  collect() {
+    batch.flush(this);
+  },
 });
 
-/** The counters of one limit, bound once so that counting costs no label lookup per request. */
+/** The counters of one limit, bound once and counted in memory until read (batched-counts.ts). */
 export class LimitCounters {
-  private readonly bound: Record<LimitOutcome, { inc(): void }>;
+  private readonly bound: Record<LimitOutcome, BatchedCount>;
 
   constructor(limitId: string) {
     this.bound = {
-      allowed: decisions.labels(limitId, 'allowed'),
-      limited: decisions.labels(limitId, 'limited'),
-      not_charged: decisions.labels(limitId, 'not_charged'),
-      unavailable: decisions.labels(limitId, 'unavailable'),
+      allowed: batch.bind({ limit: limitId, outcome: 'allowed' }),
+      limited: batch.bind({ limit: limitId, outcome: 'limited' }),
+      not_charged: batch.bind({ limit: limitId, outcome: 'not_charged' }),
+      unavailable: batch.bind({ limit: limitId, outcome: 'unavailable' }),
     };
   }
 

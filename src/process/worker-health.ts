@@ -49,10 +49,13 @@ export class WorkersHealth {
     });
     const onFallback = workers.filter((worker) => worker.mode === 'fallback').length;
     const storeReachable = workers.every((worker) => worker.storeReachable);
+    const deadlines = workers.flatMap((worker) => (worker.deadlineMs !== undefined ? [worker.deadlineMs] : []));
     return {
       mode: onFallback > 0 ? 'fallback' : 'redis',
       storeReachable,
       detail: `${onFallback} of ${workers.length} workers on the local fallback`,
+      // The longest of the workers' deadlines (each adapts to the same Redis on its own).
+      ...(deadlines.length > 0 ? { deadlineMs: Math.max(...deadlines) } : {}),
       workers,
     };
   }

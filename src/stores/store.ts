@@ -55,6 +55,8 @@ export interface StoreConnection {
   lastDataAt(channel: string): number;
   /** Lost (reconnecting or closed), not merely slow. */
   lost(): boolean;
+  /** When the client last became ready (connected, handshake done); a call sent before waited for that, not for Redis. */
+  readyAt?(): number;
 }
 
 /**

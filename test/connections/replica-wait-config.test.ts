@@ -22,7 +22,8 @@ describe('store.wait', () => {
   it('is refused on a Cluster, on the memory store and with a timeout not below the deadline', () => {
     assert.throws(() => parse('store:\n  cluster: [10.0.0.5:7000]\n  wait: { replicas: 1, timeoutMs: 2 }\n'), /store\.wait.*not supported on Redis Cluster/s);
     assert.throws(() => parse('store:\n  wait: { replicas: 1, timeoutMs: 2 }\n'), /store\.wait.*is for a Redis store/s);
-    assert.throws(() => parse('store:\n  url: redis://10.0.0.5:6379\n  wait: { replicas: 1, timeoutMs: 5 }\n'), /store\.wait\.timeoutMs.*must be below store\.deadlineMs \(5\)/s);
+    assert.throws(() => parse('store:\n  url: redis://10.0.0.5:6379\n  deadlineMs: 20\n  wait: { replicas: 1, timeoutMs: 20 }\n'), /store\.wait\.timeoutMs.*must be below store\.deadlineMs \(20\)/s);
+    assert.throws(() => parse('store:\n  url: redis://10.0.0.5:6379\n  wait: { replicas: 1, timeoutMs: 50 }\n'), /store\.wait\.timeoutMs.*must be below the adaptive deadline’s ceiling \(50\)/s);
     assert.throws(() => parse('store:\n  url: redis://10.0.0.5:6379\n', { SLUICE_REDIS_WAIT_REPLICAS: 'one', SLUICE_REDIS_WAIT_TIMEOUT_MS: '2' }), /SLUICE_REDIS_WAIT_REPLICAS/);
   });
 

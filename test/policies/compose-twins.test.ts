@@ -13,7 +13,7 @@ import { stepAll } from '../../src/policies/compose.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { toMicros } from '../../src/policies/model.js';
 import { runAll } from '../../src/stores/redis/multi-script.js';
-import { runScript } from '../../src/stores/redis/scripts.js';
+import { redisKeyOf, runScript } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { ruleArbitraries } from './arbitraries.js';
 
@@ -38,6 +38,24 @@ after(async () => {
   await redis.stop();
 });
 
+/**
+ * The sequences run on a simulated clock, but Redis expires keys on its real
+ * one: a key whose TTL is a few ms of the simulated clock would vanish while a
+ * loaded machine runs the next step. Each bucket is made persistent by a
+ * PERSIST sent right behind the script call (the same connection, so Redis
+ * runs it next), and again once the reply is in (the first call of a script
+ * shape is retried as EVAL after NOSCRIPT).
+ */
+async function keptAlive<T>(call: Promise<T>, rules: Rule[], buckets: ReturnType<typeof bucketKey>[]): Promise<T> {
+  const keys = rules.map((rule, i) => redisKeyOf(rule.policy, buckets[i]!));
+  const persist = () => Promise.all(keys.map((key) => client.persist(key)));
+  const first = persist();
+  const reply = await call;
+  await first;
+  await persist();
+  return reply;
+}
+
 /** Runs a sequence through the composition of models and through the script; returns both per step. */
 async function runBoth(rules: Rule[], shadow: boolean[], steps: { at: number; cost: number }[]) {
   const tenant = `multi${seq++}`;
@@ -51,8 +69,8 @@ async function runBoth(rules: Rule[], shadow: boolean[], steps: { at: number; co
       if (s.write) states[i] = s.state;
     });
     const calls = rules.map((rule, i) => ({ bucket: buckets[i]!, rule, cost: step.cost, shadow: shadow[i]! }));
-    const lua = await runAll(client, calls, toMicros(now));
-    const luaStates = await Promise.all(rules.map(async (rule, i) => (await runScript(client, buckets[i]!, rule, 0, toMicros(now))).state));
+    const lua = await keptAlive(runAll(client, calls, toMicros(now)), rules, buckets);
+    const luaStates = await keptAlive(Promise.all(rules.map(async (rule, i) => (await runScript(client, buckets[i]!, rule, 0, toMicros(now))).state)), rules, buckets);
     // What a peek at this instant returns as state, as the script's peek does.
     const modelStates = rules.map((rule, i) => {
       const { model: m } = POLICY_REGISTRY[rule.policy];

@@ -30,6 +30,14 @@ describe('workers health', () => {
     assert.equal(health.combined([1, 2]).mode, 'redis', 'worker 1 was forgotten once gone');
   });
 
+  it("says the longest of the workers' deadlines (each adapts to the same Redis on its own)", () => {
+    const health = new WorkersHealth();
+    health.note(1, { ...REDIS, deadlineMs: 5 });
+    health.note(2, { ...REDIS, deadlineMs: 23.4 });
+    assert.equal(health.combined([1, 2]).deadlineMs, 23.4);
+    assert.equal(health.combined([1]).deadlineMs, 5);
+  });
+
   it('reports at once, then only when the health changes', async () => {
     let now = REDIS;
     const sent: EngineHealth[] = [];

@@ -5,10 +5,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { decodeRequest, encodeResponse } from '../../../src/decision/grpc-codec.js';
-import { answer, isGrpc, readMessage } from '../../../src/decision/grpc-wire.js';
+import { decodeRequest } from '../../../src/decision/grpc-codec.js';
+import { answerFrame, isGrpc, readMessage } from '../../../src/decision/grpc-wire.js';
 import { loadRls } from '../../../src/decision/proto-files.js';
 import type { RlsResponse } from '../../../src/decision/rls.js';
+import { responseFrame } from '../../../src/decision/rls-response-frame.js';
 import { args, type Served, serve } from './serve.js';
 
 const FIXED: RlsResponse = { overall_code: 'OK', statuses: [{ code: 'OK', limit_remaining: 5 }], response_headers_to_add: [] };
@@ -19,7 +20,7 @@ function sluiceStack(): Promise<Served> {
     if (!isGrpc(stream, headers)) return;
     readMessage(stream).then((message) => {
       decodeRequest(message);
-      answer(stream, encodeResponse(FIXED));
+      answerFrame(stream, responseFrame(FIXED));
     }, () => stream.close());
   });
   return new Promise((resolve) =>

@@ -24,7 +24,7 @@ export interface ConcurrencyLimiterOptions {
   /** How many instances share the cap (the fallback's divisor). */
   instances: () => number;
   /** How long the shared store's connection may stay silent during a call before the limit's onStoreDown decides (deadline.ts). */
-  deadlineMs: number;
+  deadlineMs: () => number;
   /** The shared store's connection, as the deadline measures it; required with `shared`. */
   connection?: StoreConnection;
   /** False when there is no fallback (the plain engine over Redis): `fallback` reads as `closed`. */
@@ -85,8 +85,9 @@ export class ConcurrencyLimiter {
     const connection = this.options.connection!;
     if (Date.now() >= this.skipSharedUntil && !connection.lost()) {
       try {
-        const deadline = new CallDeadlines(connection, connection.channelOf(call.key), systemClock, this.options.deadlineMs);
-        return this.hold(limit, shared, call, await deadline.bound(shared.acquire(call), this.options.deadlineMs));
+        const deadlineMs = this.options.deadlineMs();
+        const deadline = new CallDeadlines(connection, connection.channelOf(call.key), systemClock, deadlineMs);
+        return this.hold(limit, shared, call, await deadline.bound(shared.acquire(call), deadlineMs));
       } catch (error) {
         // A late acquire may still land: the release sent after it on the same connection undoes it.
         shared.release(call).catch(() => undefined);

@@ -1,6 +1,7 @@
 // The concurrency limiter for an engine: on the engine's Redis when it has one
 // (the resilient engine: with the fallback and its live instance count; the
 // plain engine over Redis: no fallback), else in process.
+import { ADAPTIVE_DEADLINE } from '../adaptive-deadline.js';
 import { MemorySlotStore } from '../../stores/memory-slots.js';
 import { RedisSlotStore } from '../../stores/redis/slots.js';
 import { RedisStore } from '../../stores/redis-store.js';
@@ -8,11 +9,13 @@ import { type Engine, StoreEngine } from '../engine.js';
 import { ResilientEngine } from '../resilient-engine.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 
-export function concurrencyLimiterFor(engine: Engine, deadlineMs: number, maxKeys?: number): ConcurrencyLimiter {
+/** `fixedMs`: store.deadlineMs; absent, the resilient engine's own (adaptive) deadline, or the adaptive floor. */
+export function concurrencyLimiterFor(engine: Engine, fixedMs: number | undefined, maxKeys?: number): ConcurrencyLimiter {
   const local = new MemorySlotStore(maxKeys);
   const store = engine instanceof ResilientEngine || engine instanceof StoreEngine ? engine.store : undefined;
-  if (!(store instanceof RedisStore)) return new ConcurrencyLimiter({ local, instances: () => 1, deadlineMs });
   const resilient = engine instanceof ResilientEngine ? engine : undefined;
+  const deadlineMs = fixedMs !== undefined ? () => fixedMs : resilient ? () => resilient.deadlineMs : () => ADAPTIVE_DEADLINE.floorMs;
+  if (!(store instanceof RedisStore)) return new ConcurrencyLimiter({ local, instances: () => 1, deadlineMs });
   return new ConcurrencyLimiter({
     shared: new RedisSlotStore(store.client),
     local,
@@ -25,5 +28,5 @@ export function concurrencyLimiterFor(engine: Engine, deadlineMs: number, maxKey
 
 /** In process only: a gateway built without the app's limiter (one instance). */
 export function localConcurrencyLimiter(): ConcurrencyLimiter {
-  return new ConcurrencyLimiter({ local: new MemorySlotStore(), instances: () => 1, deadlineMs: 0 });
+  return new ConcurrencyLimiter({ local: new MemorySlotStore(), instances: () => 1, deadlineMs: () => 0 });
 }

@@ -18,6 +18,8 @@ export class ConnectionWatch implements StoreConnection {
 
   /** Until the client is first ready, calls wait in its offline queue behind the handshake (until `graceUntil`). */
   private graceUntil: number;
+  /** When the client last became ready (after a reconnect too). */
+  private readySince: number;
 
   /**
    * `connectGraceMs`: a fresh client delivers nothing while it connects and
@@ -30,6 +32,10 @@ export class ConnectionWatch implements StoreConnection {
     private readonly now: Clock = systemClock,
   ) {
     this.graceUntil = client.status === 'ready' ? Number.NEGATIVE_INFINITY : now() + connectGraceMs;
+    this.readySince = client.status === 'ready' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+    client.on('ready', () => {
+      this.readySince = now();
+    });
     client.once('ready', () => {
       this.graceUntil = Number.NEGATIVE_INFINITY;
       this.lastData.set(ANY, now());
@@ -52,6 +58,10 @@ export class ConnectionWatch implements StoreConnection {
   lastDataAt(channel: string): number {
     const last = this.lastData.get(channel) ?? this.lastData.get(ANY) ?? Number.NEGATIVE_INFINITY;
     return Math.max(last, this.graceUntil);
+  }
+
+  readyAt(): number {
+    return this.readySince;
   }
 
   /** Reconnecting or closed: Redis is gone (killed, network down), not merely slow. */

@@ -1,0 +1,105 @@
+// The adaptive default deadline over a real redis-server: through the delaying
+// proxy at a 2 ms round trip ±20 % with 10 ms spikes it rises above the spikes
+// and the decisions stay on Redis, where a fixed 5 ms one falls back at each
+// spike; on loopback it stays at its 5 ms floor, and a paused Redis still
+// falls back at it. Counts by source, never milliseconds.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Decision } from '../../src/core/decision.js';
+import { ADAPTIVE_DEADLINE } from '../../src/limiter/adaptive-deadline.js';
+import { resilienceRegistry } from '../../src/limiter/metrics.js';
+import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import { type DelayProxy, startDelayProxy } from '../helpers/delay-proxy.js';
+import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { bucket, bySource, eventually, resilientEngine } from './helpers.js';
+
+/** A 2 ms round trip ±20 % (0.8 ms + up to 0.4 each way); one reply chunk in 20 held 10 ms longer: a few hundred decisions meet dozens of spikes. */
+const WAY = { ms: 0.8, jitterMs: 0.4 };
+const SPIKY = { ...WAY, spike: { ms: 10, probability: 0.05 } };
+const rule = bucket(1_000_000, 1_000_000);
+
+let redis: RedisServer;
+let proxy: DelayProxy;
+before(async () => {
+  redis = await startRedis();
+  proxy = await startDelayProxy({ targetPort: redis.port, toServer: WAY, toClient: SPIKY });
+});
+after(async () => {
+  await proxy?.close();
+  await redis?.stop();
+});
+
+/** `waves` waves of 4 concurrent decisions, each wave after the last answered (a paced load, a few calls in flight). */
+async function paced(engine: ResilientEngine, waves: number, tenant: string): Promise<Decision[]> {
+  const decisions: Decision[] = [];
+  for (let i = 0; i < waves; i++) decisions.push(...(await Promise.all(Array.from({ length: 4 }, (_, j) => engine.decide(`${tenant}-${j}`, 'orders', rule)))));
+  return decisions;
+}
+
+function engineAt(port: number, deadlineMs?: number): ResilientEngine {
+  return resilientEngine({ redis: { url: `redis://127.0.0.1:${port}` }, instances: 1, hotKey: { autoLeaseRatePerSec: 0 }, ...(deadlineMs ? { deadlineMs } : {}) });
+}
+
+async function metricOf(name: string): Promise<number> {
+  const line = (await resilienceRegistry.metrics()).split('\n').find((l) => l.startsWith(`${name} `));
+  return Number(line?.split(' ')[1]);
+}
+
+test('at 2 ms ±20 % with 10 ms spikes a fixed 5 ms deadline falls back at the spikes', async () => {
+  const fixed = engineAt(proxy.port, 5);
+  try {
+    await fixed.peek('warm-up', 'warm-up', rule);
+    const counts = bySource(await paced(fixed, 150, 'fixed'));
+    assert.ok((counts.fallback ?? 0) > 0, `the spikes are real: ${JSON.stringify(counts)}`);
+    assert.equal(fixed.deadlineMs, 5);
+    assert.equal(fixed.health().deadlineMs, 5);
+  } finally {
+    await fixed.close();
+  }
+});
+
+test('at 2 ms ±20 % with 10 ms spikes the default deadline rises above the spikes, and the decisions stay on Redis', async () => {
+  const engine = engineAt(proxy.port);
+  try {
+    await engine.peek('warm-up', 'warm-up', rule);
+    assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs, 'it starts at the floor');
+    // Learning: the first spikes may fall back; their late replies say how long Redis keeps a call waiting.
+    const learning: Decision[] = [];
+    await eventually(async () => {
+      learning.push(...(await paced(engine, 10, 'learn')));
+      return engine.deadlineMs > SPIKY.spike.ms;
+    }, 20_000, `the deadline rising above the 10 ms spikes (${JSON.stringify(bySource(learning))})`);
+    assert.ok(engine.deadlineMs <= ADAPTIVE_DEADLINE.ceilingMs);
+    const counts = bySource(await paced(engine, 100, 'steady'));
+    assert.deepEqual(counts, { redis: 400 }, `deadline ${engine.deadlineMs} ms`);
+    assert.equal(engine.health().deadlineMs, engine.deadlineMs, 'the health says the deadline');
+    assert.equal(await metricOf('sluice_store_deadline_ms'), engine.deadlineMs, 'so does /metrics');
+  } finally {
+    await engine.close();
+  }
+});
+
+test('on loopback a paused Redis (SIGSTOP) falls back at the floor, and the pause does not lift the deadline', async () => {
+  const engine = engineAt(redis.port);
+  try {
+    // Sent before the client was ready: it waited for the connection, which is no sample.
+    await engine.peek('warm-up', 'warm-up', rule);
+    assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs, 'a fresh engine starts at the floor');
+    redis.pause();
+    let paused: Decision[];
+    try {
+      // Within the breaker's silence (250 ms): each waits the deadline and falls back; the replies come when Redis resumes.
+      paused = await paced(engine, 5, 'paused');
+      await sleep(ADAPTIVE_DEADLINE.ceilingMs * 2);
+    } finally {
+      redis.resume();
+    }
+    assert.deepEqual(bySource(paused), { fallback: 20 });
+    await eventually(async () => (await engine.decide('after', 'orders', rule)).source === 'redis', 5000, 'decisions back on Redis');
+    // The late replies were silent past the ceiling: no sample (else the deadline would be at the ceiling now).
+    assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs);
+  } finally {
+    await engine.close();
+  }
+});
