@@ -22,16 +22,20 @@ const QUOTA = 600;
 const rule = parseRule({ policy: 'sliding_window_log', limit: QUOTA, windowMs: 3_600_000 });
 
 let setup: SentinelSetup;
+/** The engines' clients: an engine does not own a client it was given, and a Sentinel client left open reconnects for ever. */
+const clients: ReturnType<typeof connectRedis>[] = [];
 before(async () => {
   setup = await startSentinels();
 });
 after(async () => {
+  for (const client of clients) client.disconnect();
   await setup?.stop();
 });
 
 /** A deadline well past the WAIT timeout: on a busy machine a held master's replies are slow too. */
 function engineWithWait(timeoutMs: number, deadlineMs = 2000): ResilientEngine {
   const redis = connectRedis({ sentinel: { name: MASTER_NAME, sentinels: setup.sentinels } });
+  clients.push(redis);
   return resilientEngine({ redis, instances: 2, deadlineMs, replicaWait: { replicas: 1, timeoutMs }, hotKey: { autoLeaseRatePerSec: 0 } });
 }
 
