@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { bucketKey } from '../../src/core/ids.js';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';
 import { replicaOf } from '../helpers/replication-hold.js';
-import { BOUND, QUOTA, quotaAcrossFailover } from './failover-scenario.js';
+import { BOUND, clusterFailover, QUOTA, quotaAcrossFailover } from './failover-scenario.js';
 
 const TENANT = 'quota-cfo';
 let cluster: RedisCluster;
@@ -21,14 +21,7 @@ test('a quota across a Cluster failover that loses the last writes: two instance
   const master = await cluster.masterFor(bucketKey(TENANT, 'orders').key);
   const replica = await replicaOf(master);
   const outcome = await quotaAcrossFailover(
-    {
-      client: () => cluster.client(),
-      masterPort: master,
-      pauseReplica: () => cluster.pauseNode(replica),
-      resumeReplica: () => cluster.resumeNode(replica),
-      killMaster: () => cluster.killNode(master),
-      waitForPromotion: () => cluster.waitForFailover(master),
-    },
+    { ...clusterFailover(cluster, master, replica), client: () => cluster.client() },
     TENANT,
   );
   assert.ok(outcome.admitted <= BOUND, `admitted ${outcome.admitted} of a quota of ${QUOTA} (bound ${BOUND}); lost writes restored: ${outcome.restored}`);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import { MASTER_NAME, type SentinelSetup, startSentinels } from '../helpers/redis-sentinel.js';
-import { BOUND, QUOTA, quotaAcrossFailover } from './failover-scenario.js';
+import { BOUND, QUOTA, quotaAcrossFailover, sentinelFailover } from './failover-scenario.js';
 
 let setup: SentinelSetup;
 before(async () => {
@@ -21,18 +21,8 @@ after(async () => {
 });
 
 test('a quota across a Sentinel failover that loses the last writes: two instances admit at most the quota plus the lost writes, within a tenth of what was left', async () => {
-  const oldMaster = setup.master.port;
   const outcome = await quotaAcrossFailover(
-    {
-      client: () => connectRedis({ sentinel: { name: MASTER_NAME, sentinels: setup.sentinels } }),
-      masterPort: oldMaster,
-      pauseReplica: () => setup.replica.pause(),
-      resumeReplica: () => setup.replica.resume(),
-      killMaster: () => setup.master.kill(),
-      waitForPromotion: async () => {
-        await setup.waitForPromotion(oldMaster);
-      },
-    },
+    { ...sentinelFailover(setup), client: () => connectRedis({ sentinel: { name: MASTER_NAME, sentinels: setup.sentinels } }) },
     'quota-fo',
   );
   assert.ok(outcome.admitted <= BOUND, `admitted ${outcome.admitted} of a quota of ${QUOTA} (bound ${BOUND}); lost writes restored: ${outcome.restored}`);

@@ -10,11 +10,14 @@ import type { Decision } from '../../src/core/decision.js';
 import { parseRule } from '../../src/core/rule.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
 import type { RedisClient } from '../../src/stores/redis/scripts.js';
+import type { RedisCluster } from '../helpers/redis-cluster.js';
+import type { SentinelSetup } from '../helpers/redis-sentinel.js';
 import { holdReplication } from '../helpers/replication-hold.js';
 import { eventually, resilientEngine } from './helpers.js';
 
 export const QUOTA = 600;
-const REPLICATED = 300;
+/** Admitted and replicated before the replica starts losing writes. */
+export const REPLICATED = 300;
 /** Admitted by the master after the replica stopped hearing it: lost in the failover. */
 export const LOST = 100;
 /** The bound's margin: a tenth of what was left at the kill (a stale view of the other instance's last admissions, a reply in flight). */
@@ -23,14 +26,43 @@ const MARGIN = (QUOTA - REPLICATED - LOST) / 10;
 export const BOUND = QUOTA + LOST + MARGIN;
 const rule = parseRule({ policy: 'sliding_window_log', limit: QUOTA, windowMs: 3_600_000 });
 
-export interface FailingOver {
-  /** A new client of the topology (each instance has its own). */
-  client(): RedisClient;
+/** How a topology fails over: the master that holds the quota's key, its replica held, the master killed. */
+export interface FailoverControls {
   masterPort: number;
   pauseReplica(): void;
   resumeReplica(): void;
   killMaster(): Promise<void>;
   waitForPromotion(): Promise<void>;
+}
+
+export interface FailingOver extends FailoverControls {
+  /** A new client of the topology (each instance has its own). */
+  client(): RedisClient;
+}
+
+/** A Sentinel setup's failover: its one replica held, its master killed, the promotion awaited. */
+export function sentinelFailover(setup: SentinelSetup): FailoverControls {
+  const oldMaster = setup.master.port;
+  return {
+    masterPort: oldMaster,
+    pauseReplica: () => setup.replica.pause(),
+    resumeReplica: () => setup.replica.resume(),
+    killMaster: () => setup.master.kill(),
+    waitForPromotion: async () => {
+      await setup.waitForPromotion(oldMaster);
+    },
+  };
+}
+
+/** A Cluster's failover of the master on port `master`, whose replica is on `replica`. */
+export function clusterFailover(cluster: RedisCluster, master: number, replica: number): FailoverControls {
+  return {
+    masterPort: master,
+    pauseReplica: () => cluster.pauseNode(replica),
+    resumeReplica: () => cluster.resumeNode(replica),
+    killMaster: () => cluster.killNode(master),
+    waitForPromotion: () => cluster.waitForFailover(master),
+  };
 }
 
 export interface FailoverOutcome {

@@ -13,22 +13,14 @@ import { Agent, request } from 'undici';
 import { startUpstream } from '../gateway/support.js';
 import { holdReplication } from '../helpers/replication-hold.js';
 import { SluiceProcess, writeWorkersConfig } from '../process/sluice-process.js';
-import { LOST, QUOTA } from './failover-scenario.js';
+import { BOUND, type FailoverControls, LOST, QUOTA, REPLICATED } from './failover-scenario.js';
 import { eventually } from './helpers.js';
 
-const REPLICATED = 300;
-
-export interface GatewayTopology {
+export interface GatewayTopology extends FailoverControls {
   /** The config's `store:` section as a flow map (sentinel or cluster). */
   storeYaml: string;
-  /** The master that holds the quota's key, where the hold fills the link. */
-  masterPort: number;
   /** The hash tag of the quota's Redis key (a cluster's padding goes to its slot). */
   hashTag: string;
-  pauseReplica(): void;
-  resumeReplica(): void;
-  killMaster(): Promise<void>;
-  waitForPromotion(): Promise<void>;
 }
 
 export interface GatewaysOutcome {
@@ -113,4 +105,12 @@ export async function quotaThroughGateways(topology: GatewayTopology): Promise<G
     }
     await upstream.close();
   }
+}
+
+/** What both topologies' tests assert of the outcome: only 2xx and 429, 2× the quota offered, 2xx within the bound, both gateways back on Redis. */
+export function assertWithinBound(outcome: GatewaysOutcome): void {
+  assert.equal(outcome.admitted + outcome.refused, outcome.offered, 'every answer a 2xx or a 429');
+  assert.ok(outcome.offered >= 2 * QUOTA, `${outcome.offered} requests offered, 2× the quota`);
+  assert.ok(outcome.admitted <= BOUND, `admitted ${outcome.admitted} of a quota of ${QUOTA} (bound ${BOUND})`);
+  assert.deepEqual(outcome.modes, ['redis', 'redis'], 'both gateways on Redis after the failover');
 }
