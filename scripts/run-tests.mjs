@@ -12,11 +12,15 @@ function find(dir, out = []) {
   }
   return out;
 }
+// Node 20 runs each file in its own process and --test-timeout bounds the whole file: one that
+// hangs (a promise never settled while a server it started keeps the loop alive) fails, named,
+// and the run goes on, instead of waiting until CI's own limit. The longest file takes ~2 min.
+const FILE_TIMEOUT_MS = 10 * 60_000;
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : find('test').sort();
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=1', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -51,7 +51,11 @@ export class DeadlineTimer {
   /** performance.now() when the armed timer is due. */
   private firesAt = 0;
 
-  constructor(private readonly now: Clock) {}
+  /** `monotonic`: the clock that says whether this process was busy (a test on a manual `now` gives one that never lags). */
+  constructor(
+    private readonly now: Clock,
+    private readonly monotonic: () => number = () => performance.now(),
+  ) {}
 
   /** `deadlines` has a bound due in `inMs` (or later). */
   add(deadlines: CallDeadlines, inMs: number): void {
@@ -76,7 +80,7 @@ export class DeadlineTimer {
    */
   fired(): void {
     this.firing = true;
-    this.late = performance.now() - this.firesAt >= LATE_MS;
+    this.late = this.monotonic() - this.firesAt >= LATE_MS;
   }
 
   /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
@@ -103,7 +107,7 @@ export class DeadlineTimer {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.dueAt = at;
     const delay = Math.max(1, Math.ceil(inMs));
-    this.firesAt = performance.now() + delay;
+    this.firesAt = this.monotonic() + delay;
     this.timer = setTimeout(deferVerdict, delay, this);
     this.timer.unref();
   }

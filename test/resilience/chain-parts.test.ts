@@ -19,6 +19,15 @@ import type { StoreConnection } from '../../src/stores/store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { bucket, silent } from './helpers.js';
 
+/**
+ * A timer on the manual clock that never finds this process busy: on a loaded
+ * machine a real timer fires late, and a late timer counts the silence from
+ * then, so a clock that does not move would keep the call pending forever.
+ */
+const onManualClock = (now: () => number) => new DeadlineTimer(now, () => 0);
+/** A test that would wait on a call forever fails instead. */
+const bounded = { timeout: 10_000 };
+
 /** Whether `promise` has settled, without waiting for it. */
 async function state(promise: Promise<unknown>): Promise<'pending' | 'resolved' | 'rejected'> {
   const pending = Symbol('pending');
@@ -29,11 +38,11 @@ async function state(promise: Promise<unknown>): Promise<'pending' | 'resolved' 
   }
 }
 
-test('deadline: on a manual clock a silent call fails only once the clock passes the deadline, and bytes arriving move it', async () => {
+test('deadline: on a manual clock a silent call fails only once the clock passes the deadline, and bytes arriving move it', bounded, async () => {
   let now = 1_000;
   let lastData = Number.NEGATIVE_INFINITY;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => lastData, lost: () => false };
-  const call = new CallDeadlines(connection, '*', () => now, 5).bound(new Promise<never>(() => undefined), 5);
+  const call = new CallDeadlines(connection, '*', () => now, 5, onManualClock(() => now)).bound(new Promise<never>(() => undefined), 5);
   call.catch(() => undefined);
   await sleep(30); // the timer fired: the clock has not moved, so the call waits on
   assert.equal(await state(call), 'pending');
@@ -47,10 +56,10 @@ test('deadline: on a manual clock a silent call fails only once the clock passes
   await assert.rejects(call, DeadlineError);
 });
 
-test("deadline: a call's two deadlines share one timer; the request's rejects first, the breaker's waits for its own silence", async () => {
+test("deadline: a call's two deadlines share one timer; the request's rejects first, the breaker's waits for its own silence", bounded, async () => {
   let now = 1_000;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
-  const deadlines = new CallDeadlines(connection, '*', () => now, 5);
+  const deadlines = new CallDeadlines(connection, '*', () => now, 5, onManualClock(() => now));
   const never = new Promise<never>(() => undefined);
   const forBreaker = deadlines.bound(never, 20);
   const forRequest = deadlines.bound(never, 5);
@@ -65,10 +74,10 @@ test("deadline: a call's two deadlines share one timer; the request's rejects fi
   await assert.rejects(forBreaker, DeadlineError);
 });
 
-test('deadline: the calls of one guard share a timer; a shorter deadline after a longer one is judged at its own time', async () => {
+test('deadline: the calls of one guard share a timer; a shorter deadline after a longer one is judged at its own time', bounded, async () => {
   let now = 1_000;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
-  const timer = new DeadlineTimer(() => now);
+  const timer = onManualClock(() => now);
   const never = new Promise<never>(() => undefined);
   const long = new CallDeadlines(connection, '*', () => now, 200, timer).bound(never, 200);
   const answered = new CallDeadlines(connection, '*', () => now, 5, timer).bound(Promise.resolve('ok'), 5);
@@ -85,7 +94,7 @@ test('deadline: the calls of one guard share a timer; a shorter deadline after a
   await assert.rejects(long, DeadlineError);
 });
 
-test('deadline: a timer that fires late (this process was busy, its calls not yet sent) judges the silence from then, once', async () => {
+test('deadline: a timer that fires late (this process was busy, its calls not yet sent) judges the silence from then, once', bounded, async () => {
   let now = 1_000;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
   const call = new CallDeadlines(connection, '*', () => now, 5).bound(new Promise<never>(() => undefined), 5);
