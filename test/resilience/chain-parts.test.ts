@@ -4,8 +4,8 @@
 // the guard over a real, paused redis-server (one store-down path for decide,
 // peek and lease).
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
 import { buildChain } from '../../src/limiter/chain.js';
 import { CallDeadlines, DeadlineError, DeadlineTimer } from '../../src/limiter/deadline.js';
