@@ -14,7 +14,7 @@ function find(dir, out = []) {
 }
 // Node 20 runs each file in its own process and --test-timeout bounds the whole file: one that
 // hangs (a promise never settled while a server it started keeps the loop alive) fails, named,
-// and the run goes on, instead of waiting until CI's own limit. The longest file takes ~2 min.
+// and the run goes on, instead of waiting until CI's own limit. The longest (bench/run-all --quick) takes ~4 min.
 const FILE_TIMEOUT_MS = 10 * 60_000;
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : find('test').sort();
