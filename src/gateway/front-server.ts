@@ -3,13 +3,13 @@
 // without touching open connections). With `tls.redirectHttp`, a plain
 // listener that answers every request with a permanent redirect to HTTPS.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import { createSecureServer, type Http2Session } from 'node:http2';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import { readPair, type TlsConfig } from '../config/tls.js';
-import { hostName } from './hop-by-hop.js';
 import type { ListenAddress } from '../config/types.js';
+import { hostName } from './hop-by-hop.js';
 
 /** The certificates in use, swapped whole on reload; the SNI callback reads the current ones. */
 class Certificates {
@@ -116,7 +116,9 @@ function hostWithoutPort(host: string | undefined): string {
  */
 function createHttp2Server(options: ServerOptions, secure: SecureContextOptions & { SNICallback: unknown }, handler: RequestListener, sessions: Set<Http2Session>) {
   // enableConnectProtocol: clients may open WebSocket streams (RFC 8441, tunnel-http2.ts).
-  const server = createSecureServer({ ...secure, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true } } as Parameters<typeof createSecureServer>[0], handler as never);
+  // Http1ServerResponse: the HTTP/1.1 side drains like the plain listener (drain.ts).
+  const http1 = options.ServerResponse ? { Http1ServerResponse: options.ServerResponse } : {};
+  const server = createSecureServer({ ...secure, ...http1, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true } } as Parameters<typeof createSecureServer>[0], handler as never);
   Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout });
   server.on('session', (session) => {
     sessions.add(session);

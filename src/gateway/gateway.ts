@@ -6,29 +6,29 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
+import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
+import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
-import { sendError } from './errors.js';
-import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
 import { Drain } from './drain.js';
+import { sendError } from './errors.js';
 import { createFrontServer, type FrontServer } from './front-server.js';
+import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { requestHost } from './hop-by-hop.js';
-import { forward, Upstreams } from './proxy.js';
-import { type LimitedTarget, routeTarget } from './route-target.js';
-import type { BodyLimits } from './request-body.js';
-import { type CompiledRoute, RouteTable } from './routes.js';
-import { ShapingQueue } from './shaping.js';
 import { tenantOfRequest } from './identify.js';
 import { answerClientError, listenerOptions } from './listener.js';
-import { routeUpgrades } from './unsupported.js';
-import { Tunnels, type Upgrade } from './tunnel.js';
-import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
-import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
-import { ConcurrencyGate } from './concurrency-gate.js';
+import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
+import type { BodyLimits } from './request-body.js';
 import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, type RequestWatch, watchRequest } from './request-observer.js';
+import { type LimitedTarget, routeTarget } from './route-target.js';
+import { type CompiledRoute, RouteTable } from './routes.js';
+import { ShapingQueue } from './shaping.js';
+import { Tunnels, type Upgrade } from './tunnel.js';
+import { routeUpgrades } from './unsupported.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -74,7 +74,7 @@ export class Gateway {
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
-    this.front = createFrontServer(listenerOptions(config.limits), config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
+    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response }, config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => {
@@ -121,7 +121,6 @@ export class Gateway {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
-      this.drain.track(res);
       const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
       if (watch && match) watch.route = match.route.id;
