@@ -21,8 +21,8 @@ export class Drain {
    * The ServerResponse the gateway's HTTP/1.1 listeners make: once draining, a
    * response says `Connection: close` as its headers go out, whether it began
    * before the drain or after. Nothing is kept per request: a Set of the open
-   * responses and a close listener each was ~10 % of a request's CPU at
-   * saturation (the bench's no-limiter gateway, side by side).
+   * responses and a close listener each cost about a fifth of the no-limiter
+   * gateway's CPU per request at saturation (side by side; docs/performance.md).
    */
   readonly Response: typeof ServerResponse = drainingResponse(this);
 
