@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
+import { until } from './concurrency-support.js';
 import { startGateway, startUpstream, type TestUpstream } from './support.js';
 
 describe('draining an HTTPS listener (HTTP/1.1)', () => {
@@ -41,7 +42,7 @@ describe('draining an HTTPS listener (HTTP/1.1)', () => {
         await before.body.text();
         const heldBefore = held;
         const inFlight = ask();
-        while (held === heldBefore) await new Promise((resolve) => setTimeout(resolve, 10)); // the request is upstream now
+        await until(() => held > heldBefore, 'the request to reach the upstream');
         const closing = gateway.close();
         const answer = await inFlight;
         assert.equal(answer.statusCode, 200);
