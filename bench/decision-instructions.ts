@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRule } from '../src/core/rule.js';
+import { ensureBuilt } from './lib/built.js';
 import { forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { framedRequest, h2loadExists, RLS_PATH } from './lib/grpc-h2load.js';
@@ -52,6 +53,7 @@ export async function runInstructionsBench(calls: number, rounds: number): Promi
   const upstream = await forkServer('upstream alone', 'upstream.ts', {});
   const args = JSON.stringify({ upstream: upstream.url, redisUrl: redis.url, rule: NEVER });
   const valgrind = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${dir}/out.%p`, process.execPath, '--import', 'tsx'];
+  ensureBuilt();
   const child = fork(new URL('./lib/servers/sluice-decision.ts', import.meta.url), [args], { execPath: 'valgrind', execArgv: valgrind, stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   try {
     const url = await new Promise<string>((resolve) => child.once('message', (message: { url: string }) => resolve(message.url)));

@@ -9,6 +9,8 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../test/helpers/ports.js';
+import { type Figure, PACED_RATE } from './gateway.js';
+import { ensureBuilt } from './lib/built.js';
 import { cpuMicrosOf, forkServer } from './lib/children.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { type LoadResult, paced, saturate } from './lib/http-load.js';
@@ -16,7 +18,6 @@ import { median, round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { benchRedis } from './lib/servers.js';
 import { textTable } from './lib/table.js';
-import { type Figure, PACED_RATE } from './gateway.js';
 
 export interface WorkersRow {
   workers: number;
@@ -70,7 +71,8 @@ tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 1000000000, refillPerSecond: 1000000000 }
 `,
   );
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--config', file], { stdio: 'ignore' });
+  ensureBuilt(); // `sluice start` as installed: the built CLI
+  const child: ChildProcess = spawn(process.execPath, ['dist/cli/main.js', 'start', '--config', file], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = onCleanup(async () => {

@@ -1,11 +1,13 @@
 // Servers under test run in their own processes, so the load generator never
 // shares an event loop with them and each one's CPU can be read on its own.
-// A Node child is forked with tsx and says `{ url }` over IPC once listening;
+// A Node child is forked with tsx (Sluice's own servers then load the built
+// package: built.ts) and says `{ url }` over IPC once listening;
 // a native one (nginx, HAProxy) is spawned and polled until its port answers.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureBuilt } from './built.js';
 import { onCleanup } from './cleanup.js';
 
 export interface Child {
@@ -42,6 +44,7 @@ function wrap(name: string, url: string, child: ChildProcess): Child {
 
 /** Forks `bench/lib/servers/<file>` with tsx; `args` reach it as JSON in argv[2]; `nodeArgs` e.g. `--cpu-prof`. */
 export function forkServer(name: string, file: string, args: object, nodeArgs: string[] = []): Promise<Child> {
+  ensureBuilt(); // Sluice's servers run the built package
   const child = fork(new URL(`./servers/${file}`, import.meta.url), [JSON.stringify(args)], {
     execArgv: ['--import', 'tsx', ...nodeArgs],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

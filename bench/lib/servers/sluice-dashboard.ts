@@ -4,9 +4,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSluice } from '../../../src/app.js';
-import { parseConfig } from '../../../src/config/index.js';
+import { fromDist } from '../built.js';
 import { args, serve } from './serve.js';
+
+// The built package (built.ts), as users run it.
+const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
+const { parseConfig } = await fromDist<typeof import('../../../src/config/index.js')>('config/index.js');
 
 interface Args {
   upstream: string;

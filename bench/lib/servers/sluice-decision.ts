@@ -5,10 +5,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSluice } from '../../../src/app.js';
-import { parseConfig } from '../../../src/decision/load-config.js';
 import type { Rule } from '../../../src/core/rule.js';
+import { fromDist } from '../built.js';
 import { args, serve } from './serve.js';
+
+// The built package (built.ts), as users run it.
+const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
+const { parseConfig } = await fromDist<typeof import('../../../src/decision/load-config.js')>('decision/load-config.js');
 
 interface Args {
   upstream: string;

@@ -5,14 +5,18 @@
 // `limiter: ping` is that engine plus one bare Redis PING per request (ioredis):
 // the floor any Redis-backed limiter pays for its round trip, to tell it apart
 // from what Sluice's own decision adds. `tls` serves HTTPS (HTTP/2 and HTTP/1.1
-// by ALPN); `upstream` may list instances, balanced by the gateway.
-import { startSluice } from '../../../src/app.js';
-import { parseConfig } from '../../../src/config/index.js';
+// by ALPN); `upstream` may list instances, balanced by the gateway. Sluice
+// runs from the built package (built.ts), as users run it.
+
+import { Redis } from 'ioredis';
 import type { Decision } from '../../../src/core/decision.js';
 import type { Engine } from '../../../src/limiter/engine.js';
-import { ChainStats } from '../../../src/limiter/stats.js';
-import { Redis } from 'ioredis';
+import { fromDist } from '../built.js';
 import { args, serve } from './serve.js';
+
+const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
+const { parseConfig } = await fromDist<typeof import('../../../src/config/index.js')>('config/index.js');
+const { ChainStats } = await fromDist<typeof import('../../../src/limiter/stats.js')>('limiter/stats.js');
 
 interface Args {
   upstream: string | string[];
