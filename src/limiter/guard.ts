@@ -114,11 +114,20 @@ export class StoreGuard {
     }
     if (sent) sent.call = running;
     for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
-    running.then(
-      () => this.settled(deadlines, silence, charges, undefined),
-      (error: unknown) => this.settled(deadlines, silence, charges, error ?? new Error('the store call failed')),
-    );
-    return deadlines.bound(running, deadlineMs);
+    // The guard's bookkeeping and the request's deadline share one reaction to the call (not a `then` each).
+    return new Promise<T>((resolve, reject) => {
+      const request = deadlines.watch(deadlineMs, reject);
+      running.then(
+        (value) => {
+          this.settled(deadlines, silence, charges, undefined);
+          if (deadlines.settle(request)) resolve(value);
+        },
+        (error: unknown) => {
+          this.settled(deadlines, silence, charges, error ?? new Error('the store call failed'));
+          if (deadlines.settle(request)) reject(error);
+        },
+      );
+    });
   }
 
   /**
