@@ -6,8 +6,12 @@
 // same Redis. Each round runs every target in turn (A B C … A B C …), first at
 // saturation, then at an even 2,500 req/s; CPU µs per request of each server
 // process from /proc. Every ratio is the median of per-round ratios (the runs
-// of a round are adjacent). `--profile` then runs each Sluice target once more
-// under --cpu-prof and says where its time goes.
+// of a round are adjacent). A second copy of the Fastify peer runs in every
+// round too: the peer ÷ its twin is what the same code reads against itself in
+// this run (its spread across rounds is the noise a ratio above carries; on
+// this 2-core machine identical servers have read 7-15 % apart in 5 rounds).
+// `--profile` then runs each Sluice target once more under --cpu-prof and says
+// where its time goes.
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type ProfileShare, profiledRun } from './lib/cpu-profile.js';
@@ -24,8 +28,9 @@ const TARGETS = [
   { name: 'Sluice, Redis (default)', file: 'sluice.ts', args: { limiter: 'redis' } },
   { name: 'Sluice, Redis, one script call per request', file: 'sluice.ts', args: { limiter: 'redis', exact: true } },
   { name: 'Fastify + @fastify/rate-limit (Redis)', file: 'fastify-peer.ts', args: {} },
+  { name: 'the same Fastify peer, a second copy (noise)', file: 'fastify-peer.ts', args: {} },
 ] as const;
-const [NONE, PING, SLUICE, EXACT, FASTIFY] = [0, 1, 2, 3, 4] as const;
+const [NONE, PING, SLUICE, EXACT, FASTIFY, TWIN] = [0, 1, 2, 3, 4, 5] as const;
 
 type Load = 'saturation' | 'paced';
 const LOADS: readonly Load[] = ['saturation', 'paced'];
@@ -53,6 +58,8 @@ export interface CostResult {
   rows: CostRow[];
   /** The issue's targets, each a median of per-round ratios, with its bound. */
   ratios: { what: string; value: number; target: string; met: boolean }[];
+  /** The Fastify peer ÷ its twin per load: the median and the range of the per-round ratios (the run's noise). */
+  noise: { load: Load; cpu: Spread; rps: Spread }[];
   profiles: { target: string; cpuUs: number; shares: ProfileShare[] }[];
 }
 
@@ -75,7 +82,7 @@ export async function runCostBench(options: BenchOptions, profile: boolean, prog
       perRound.push(runs);
     }
     const profiles = profile ? await profileEach(base, durationMs, progress) : [];
-    return { rounds, rows: rowsOf(perRound), ratios: ratiosOf(perRound), profiles };
+    return { rounds, rows: rowsOf(perRound), ratios: ratiosOf(perRound), noise: noiseOf(perRound), profiles };
   } finally {
     for (const child of [...children, upstream]) await child.stop();
     await redis.release();
@@ -121,6 +128,22 @@ function ratiosOf(perRound: Rounds): CostResult['ratios'] {
   return out;
 }
 
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** What the same server reads against itself, round by round. */
+function noiseOf(perRound: Rounds): CostResult['noise'] {
+  const spread = (values: number[]): Spread => ({ median: round(median(values), 3), min: round(Math.min(...values), 3), max: round(Math.max(...values), 3) });
+  return LOADS.map((load) => ({
+    load,
+    cpu: spread(perRound.map((r) => r[load][FASTIFY]!.cpuUs / r[load][TWIN]!.cpuUs)),
+    rps: spread(perRound.map((r) => r[load][FASTIFY]!.rps / r[load][TWIN]!.rps)),
+  }));
+}
+
 /** Each Sluice target once more, fresh, under --cpu-prof: where its time goes during the paced load. */
 async function profileEach(base: object, durationMs: number, progress: (line: string) => void): Promise<CostResult['profiles']> {
   const out: CostResult['profiles'] = [];
@@ -138,11 +161,15 @@ export function printCost(result: CostResult): string {
     result.rows.map((r) => [r.target, r.load === 'paced' ? `paced ${PACED_RATE}/s` : r.load, r.rps, r.p99Ms, r.cpuUs]),
   );
   const ratios = result.ratios.map((r) => `${r.what}: ${r.value}${r.target.startsWith('(') ? '' : ` (target ${r.target}: ${r.met ? 'met' : 'missed'})`}`);
+  const noise = result.noise.map(
+    (n) => `noise: the Fastify peer ÷ its second copy, ${n.load}: CPU per request ${n.cpu.median} (rounds ${n.cpu.min}–${n.cpu.max})${n.load === 'saturation' ? `, requests/s ${n.rps.median} (rounds ${n.rps.min}–${n.rps.max})` : ''}`,
+  );
   const profiles = result.profiles.map((p) => `${p.target} (${p.cpuUs} µs/request under the profiler): ${p.shares.map((s) => `${s.where} ${s.percent} %`).join(', ')}`);
   return [
     table,
     `medians of ${result.rounds} rounds; every ratio is the median of per-round ratios`,
     ...ratios,
+    ...noise,
     ...(profiles.length ? ['', 'where the time goes (share of non-idle CPU, --cpu-prof):', ...profiles] : []),
   ].join('\n');
 }
