@@ -3,7 +3,8 @@
 // one long run: Sluice without limiting, with one bare Redis PING per request
 // (the floor of any Redis-backed limiter), on Redis by default and with one
 // script call per request, and the Fastify + @fastify/rate-limit peer on the
-// same Redis. Each round runs every target in turn (A B C … A B C …), first at
+// same Redis, with the peer's proxy alone beside it (what limiting adds to each
+// proxy, in µs, is the decision's cost apart from its HTTP path). Each round runs every target in turn (A B C … A B C …), first at
 // saturation, then at an even 2,500 req/s; CPU µs per request of each server
 // process from /proc. Every ratio is the median of per-round ratios (the runs
 // of a round are adjacent). A second copy of the Fastify peer runs in every
@@ -29,8 +30,9 @@ const TARGETS = [
   { name: 'Sluice, Redis, one script call per request', file: 'sluice.ts', args: { limiter: 'redis', exact: true } },
   { name: 'Fastify + @fastify/rate-limit (Redis)', file: 'fastify-peer.ts', args: {} },
   { name: 'the same Fastify peer, a second copy (noise)', file: 'fastify-peer.ts', args: {} },
+  { name: 'Fastify + @fastify/http-proxy, no limiting', file: 'fastify-peer.ts', args: { limit: false } },
 ] as const;
-const [NONE, PING, SLUICE, EXACT, FASTIFY, TWIN] = [0, 1, 2, 3, 4, 5] as const;
+const [NONE, PING, SLUICE, EXACT, FASTIFY, TWIN, FASTIFY_BARE] = [0, 1, 2, 3, 4, 5, 6] as const;
 
 type Load = 'saturation' | 'paced';
 const LOADS: readonly Load[] = ['saturation', 'paced'];
@@ -124,6 +126,14 @@ function ratiosOf(perRound: Rounds): CostResult['ratios'] {
     add(`decision above the PING floor (one script call ÷ PING − 1), ${load}`, above, '≤ 0.10', above <= 0.1);
   }
   for (const load of LOADS) add(`the PING floor over no limiter (PING ÷ none − 1), ${load}`, round(cpu(PING, NONE, load) - 1, 3), '(context)', true);
+  // What limiting adds to each proxy, in µs: the decision's cost apart from the HTTP path it rides on.
+  const added = (a: number, b: number, load: Load) => round(per(load, (runs) => runs[a]!.cpuUs - runs[b]!.cpuUs), 1);
+  for (const load of LOADS) {
+    add(`CPU µs limiting adds per request, Sluice one script call (− Sluice no limiter), ${load}`, added(EXACT, NONE, load), '(context)', true);
+    add(`CPU µs limiting adds per request, Fastify (− Fastify no limiting), ${load}`, added(FASTIFY, FASTIFY_BARE, load), '(context)', true);
+  }
+  add('Sluice without limiting ÷ Fastify without limiting, CPU per request, saturation', cpu(NONE, FASTIFY_BARE, 'saturation'), '(context)', true);
+  add('Sluice without limiting ÷ Fastify without limiting, CPU per request, paced', cpu(NONE, FASTIFY_BARE, 'paced'), '(context)', true);
   add('Sluice without limiting ÷ Fastify peer, requests/s at saturation (the ceiling)', rps(NONE, FASTIFY), '(context)', true);
   return out;
 }
