@@ -62,8 +62,12 @@ export class DeadlineTimer {
 
   /** `deadlines` has a bound due in `inMs` (or later). */
   add(deadlines: CallDeadlines, inMs: number): void {
-    if (this.first === undefined || this.first === deadlines) this.first = deadlines;
-    else (this.others ??= new Set()).add(deadlines);
+    if (this.first === undefined || this.first === deadlines) {
+      this.first = deadlines;
+    } else {
+      this.others ??= new Set();
+      this.others.add(deadlines);
+    }
     this.arm(inMs);
   }
 
