@@ -98,7 +98,9 @@ test('on loopback a paused Redis (SIGSTOP) falls back at the floor, and the paus
     assert.deepEqual(bySource(paused), { fallback: 20 });
     await eventually(async () => (await engine.decide('after', 'orders', rule)).source === 'redis', 5000, 'decisions back on Redis');
     // The late replies were silent past the ceiling: no sample (else the deadline would be at the ceiling now).
-    assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs);
+    // Below it, not at the floor: the first answers after SIGCONT wait behind the backlog, and on a loaded
+    // machine one such wait (4.4 ms in a CI run) is a true sample that lifts the deadline above the floor.
+    assert.ok(engine.deadlineMs < ADAPTIVE_DEADLINE.ceilingMs, `deadline ${engine.deadlineMs} ms after the pause`);
   } finally {
     await engine.close();
   }
