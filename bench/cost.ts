@@ -4,13 +4,13 @@
 // (the floor of any Redis-backed limiter), on Redis by default and with one
 // script call per request, and the Fastify + @fastify/rate-limit peer on the
 // same Redis, with the peer's proxy alone beside it (what limiting adds to each
-// proxy, in µs, is the decision's cost apart from its HTTP path). Each round runs every target in turn (A B C … A B C …), first at
-// saturation, then at an even 2,500 req/s; CPU µs per request of each server
-// process from /proc. Every ratio is the median of per-round ratios (the runs
+// proxy, in µs, is the decision's cost apart from its HTTP path). Each round
+// runs every target in turn (A B C … A B C …), first at saturation, then at an
+// even 2,500 req/s; CPU µs per request of each server process from /proc. Every ratio is the median of per-round ratios (the runs
 // of a round are adjacent). A second copy of the Fastify peer runs in every
 // round too: the peer ÷ its twin is what the same code reads against itself in
 // this run (its spread across rounds is the noise a ratio above carries; on
-// this 2-core machine identical servers have read 7-15 % apart in 5 rounds).
+// this 2-core machine identical servers have read 8-15 % apart in 5 rounds).
 // `--profile` then runs each Sluice target once more under --cpu-prof and says
 // where its time goes.
 import { type Child, forkServer } from './lib/children.js';

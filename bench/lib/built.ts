@@ -1,8 +1,10 @@
-// The benches measure what users run: the compiled package in dist/ on plain
-// Node, not the sources through tsx. tsx's esbuild transform keeps function
+// The benches measure what users run: the compiled package in dist/, not the
+// sources through tsx (a server's own small file still loads through tsx; the
+// package it imports is not transformed). tsx's esbuild transform keeps function
 // names with a `__name(fn, "name")` call for every named closure made, so code
 // that makes closures per request pays for it on every request (side by side,
-// Sluice's gateway under tsx cost 5-20 % more CPU per request than its dist/).
+// Sluice's gateway under tsx cost 6-22 % more CPU per request than its dist/,
+// one run of 5 rounds).
 // The bench's own process makes sure dist/ is not older than src/ (building
 // it when it is), once, before it starts any server; the servers import from it.
 import { spawnSync } from 'node:child_process';

@@ -12,10 +12,11 @@ import { args, serve } from './serve.js';
 const { upstream, redisUrl, tls, limit = true } = args<{ upstream: string; redisUrl: string; tls?: { cert: string; key: string }; limit?: boolean }>();
 
 await serve(async () => {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  // Without limiting, no Redis connection either: the proxy alone.
+  const redis = limit ? new Redis(redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   // One type for both servers: the plugins below take either.
   const app = (tls ? Fastify({ logger: false, http2: true, https: { allowHTTP1: true, cert: readFileSync(tls.cert), key: readFileSync(tls.key) } }) : Fastify({ logger: false })) as unknown as FastifyInstance;
-  if (limit) {
+  if (redis) {
     await app.register(rateLimit, {
       max: 1_000_000_000,
       timeWindow: 1000,
@@ -29,7 +30,7 @@ await serve(async () => {
     url,
     close: async () => {
       await app.close();
-      redis.disconnect();
+      redis?.disconnect();
     },
   };
 });
