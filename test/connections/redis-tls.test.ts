@@ -70,7 +70,9 @@ describe('Redis over TLS with the documented ACL user', () => {
 
   it('the whole gateway (several limits, leases, membership, dashboard, bucket inspect and reset) runs on the ACL user without one refusal', async () => {
     const upstream = await startUpstream();
-    const app = await startWith(configIn(certs.dir, `${gatewayRoutes(upstream)}${storeYaml()}dataDir: ${join(certs.dir, 'data')}\nadmin: { listen: "127.0.0.1:0", token: ${ADMIN_TOKEN} }\nresilience: { heartbeatMs: 100, memberTtlMs: 300 }\n`));
+    // A fixed, generous deadline: this test proves the ACL user's permissions, not
+    // latency, and a loaded machine's TLS round trip can outlast the adaptive one.
+    const app = await startWith(configIn(certs.dir, `${gatewayRoutes(upstream)}${storeYaml({ deadlineMs: '2000' })}dataDir: ${join(certs.dir, 'data')}\nadmin: { listen: "127.0.0.1:0", token: ${ADMIN_TOKEN} }\nresilience: { heartbeatMs: 100, memberTtlMs: 300 }\n`));
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) statuses.push((await call(`${app.url}/orders`, { headers: { 'x-api-key': 'tls-tenant-key-1' } })).status);
