@@ -92,16 +92,26 @@ const forwardedNode = (address: string) => (address.includes(':') ? `"[${address
 /** A host with a port (`a:8080`) is not a token: quoted, with `"` and `\` escaped. */
 const quoted = (value: string) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`);
 
-/** The upstream's response headers as a flat list for `res.writeHead`, hop-by-hop removed. */
-export function forwardedResponseHeaders(headers: Record<string, string | string[] | undefined>): string[] {
-  const named = connectionTokens(headers.connection);
+/**
+ * The upstream's response headers for `res.writeHead`, hop-by-hop removed: from
+ * the flat name/value list undici (Buffers) and node (`rawHeaders`) give, names
+ * lower-cased, repeated headers kept as they came.
+ */
+export function forwardedResponseHeaders(raw: readonly (Buffer | string)[]): string[] {
   const out: string[] = [];
-  for (const name in headers) {
-    if (HOP_BY_HOP.has(name) || named?.has(name)) continue;
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (typeof value === 'string') out.push(name, value);
-    else for (const item of value) out.push(name, item);
+  let connection: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = latin1(raw[i]!).toLowerCase();
+    const value = latin1(raw[i + 1]!);
+    if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
+    if (!HOP_BY_HOP.has(name)) out.push(name, value);
   }
-  return out;
+  const named = connectionTokens(connection);
+  if (named === undefined) return out;
+  const kept: string[] = [];
+  for (let i = 0; i < out.length; i += 2) if (!named.has(out[i]!)) kept.push(out[i]!, out[i + 1]!);
+  return kept;
 }
+
+/** A header's bytes as HTTP gives them (RFC 9110 §5.5: field values are octets, read as Latin-1). */
+const latin1 = (text: Buffer | string) => (typeof text === 'string' ? text : text.toString('latin1'));

@@ -47,12 +47,12 @@ export class Tunnels {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs });
     upstream.once('upgrade', (answer, upSocket, upHead) => {
-      if ('key' in upgrade) this.joinHttp2(res, upgrade, answer, upSocket, upHead, [...target.plan.responseHeaders(answer.headers), ...limitHeaders], context.route);
+      if ('key' in upgrade) this.joinHttp2(res, upgrade, answer, upSocket, upHead, [...target.plan.responseHeaders(answer.rawHeaders), ...limitHeaders], context.route);
       else this.join(upgrade, answer, upSocket, upHead, limitHeaders, context.route);
     });
     upstream.once('response', (answer) => {
       tunnels.labels(context.route, 'refused_by_upstream').inc();
-      res.writeHead(answer.statusCode ?? 502, [...target.plan.responseHeaders(answer.headers), ...limitHeaders]);
+      res.writeHead(answer.statusCode ?? 502, [...target.plan.responseHeaders(answer.rawHeaders), ...limitHeaders]);
       answer.pipe(res);
     });
     upstream.once('timeout', () => upstream.destroy(new Error('upstream timeout')));

@@ -61,8 +61,9 @@ export class UpstreamPlan {
     return this.requestEdits ? applyEdits(out, this.requestEdits, () => this.fill(req, context)) : out;
   }
 
-  responseHeaders(headers: Record<string, string | string[] | undefined>): string[] {
-    const out = forwardedResponseHeaders(headers);
+  /** The response head for the client from the upstream's raw header list. */
+  responseHeaders(rawHeaders: readonly (Buffer | string)[]): string[] {
+    const out = forwardedResponseHeaders(rawHeaders);
     return this.responseEdits ? applyEdits(out, this.responseEdits, () => ({})) : out;
   }
 

@@ -1,5 +1,5 @@
 // Proxying done properly, on both stores: 20 MB streamed both ways without
-// being held whole, hop-by-hop headers stripped, X-Forwarded-* set, and a
+// being held whole, hop-by-hop headers stripped (repeated and Latin-1 ones kept), X-Forwarded-* set, and a
 // client that leaves cancels its upstream request.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -43,13 +43,11 @@ for (const kind of ['memory', 'redis'] as const) {
           res.on('close', () => hung?.(!res.writableFinished));
         } else {
           req.resume();
-          res.writeHead(200, {
-            'content-type': 'application/json',
-            connection: 'X-Up-Hop',
-            'x-up-hop': 'secret',
-            'proxy-authenticate': 'Basic',
-            'x-up-kept': 'yes',
-          });
+          // A flat list: repeated headers as the upstream sent them, a Latin-1 byte in a value.
+          res.writeHead(200, [
+            ...['Content-Type', 'application/json', 'Connection', 'X-Up-Hop', 'X-Up-Hop', 'secret', 'Proxy-Authenticate', 'Basic', 'X-Up-Kept', 'yes'],
+            ...['Set-Cookie', 'first=1', 'Set-Cookie', 'second=2', 'X-Up-Latin1', 'caf\u00e9'],
+          ]);
           res.end(JSON.stringify(req.headers));
         }
       });
@@ -128,6 +126,8 @@ for (const kind of ['memory', 'redis'] as const) {
       assert.equal(reply.headers['x-up-hop'], undefined);
       assert.equal(reply.headers['proxy-authenticate'], undefined);
       assert.equal(reply.headers['x-up-kept'], 'yes');
+      assert.deepEqual(reply.headers['set-cookie'], ['first=1', 'second=2'], 'repeated headers each reach the client');
+      assert.equal(reply.headers['x-up-latin1'], 'caf\u00e9', 'a Latin-1 value passes byte for byte');
       assert.equal(reply.headers['x-ratelimit-limit'], '20');
     });
 
