@@ -21,7 +21,8 @@ const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'expect', 'x-forwarded-for'
 
 /** The header names listed in a Connection header (they are hop-by-hop too). */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
-  if (value === undefined) return undefined;
+  // Nearly every client sends `keep-alive` (or `close`) alone: no split, no Set, per request.
+  if (value === undefined || value === 'keep-alive' || value === 'close' || value === 'Keep-Alive') return undefined;
   const text = Array.isArray(value) ? value.join(',') : value;
   const tokens = new Set<string>();
   for (const token of text.split(',')) {
@@ -89,8 +90,12 @@ export function hostName(host: string | undefined): string {
 
 /** RFC 7239 §6: an IPv6 node is quoted and bracketed. */
 const forwardedNode = (address: string) => (address.includes(':') ? `"[${address}]"` : address || 'unknown');
-/** A host with a port (`a:8080`) is not a token: quoted, with `"` and `\` escaped. */
-const quoted = (value: string) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`);
+/** A host with a port (`a:8080`) is not a token (the colon says so before the pattern runs): quoted, with `"` and `\` escaped. */
+function quoted(value: string): string {
+  if (!value.includes(':') && TOKEN.test(value)) return value;
+  return `"${value.includes('"') || value.includes('\\') ? value.replace(/["\\]/g, '\\$&') : value}"`;
+}
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * The upstream's response headers for `res.writeHead`, hop-by-hop removed: from
