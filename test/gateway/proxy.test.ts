@@ -3,20 +3,25 @@
 // client that leaves cancels its upstream request.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const TOTAL = 20 * 1024 * 1024;
 const CHUNK = 64 * 1024;
+/** More than every socket buffer on the way can hold (loopback autotunes to 32 MB receive, 4 MB send, per socket). */
+const BIG = 256 * 1024 * 1024;
 
 const config = (store: string) => `
 routes:
   - { id: echo, path: /echo, upstream: '\${UP}' }
   - { id: hang, path: /hang, upstream: '\${UP}' }
   - { id: headers, path: /headers, upstream: '\${UP}' }
+  - { id: big, path: /big, upstream: '\${UP}' }
 tenants: { unknownKeys: default-rule }
 limits: { maxBodyBytes: ${TOTAL * 2} }
 ${store}
@@ -29,6 +34,8 @@ for (const kind of ['memory', 'redis'] as const) {
     let gateway: RunningSluice;
     let hung: ((closed: boolean) => void) | undefined;
     let hungArrived: (() => void) | undefined;
+    /** Bytes the /big upstream has handed to its socket so far. */
+    let bigWritten = 0;
 
     before(async () => {
       if (kind === 'redis') redis = await startRedis();
@@ -38,6 +45,20 @@ for (const kind of ['memory', 'redis'] as const) {
           res.writeHead(200, { 'content-type': 'application/octet-stream' });
           res.flushHeaders();
           req.pipe(res);
+        } else if (req.url === '/big') {
+          // As fast as its socket takes it, and no faster.
+          req.resume();
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BIG) });
+          const chunk = Buffer.alloc(CHUNK, 7);
+          bigWritten = 0;
+          const pump = () => {
+            while (bigWritten < BIG) {
+              bigWritten += CHUNK;
+              if (!res.write(chunk)) return void res.once('drain', pump);
+            }
+            res.end();
+          };
+          pump();
         } else if (req.url === '/hang') {
           hungArrived?.();
           res.on('close', () => hung?.(!res.writableFinished));
@@ -129,6 +150,29 @@ for (const kind of ['memory', 'redis'] as const) {
       assert.deepEqual(reply.headers['set-cookie'], ['first=1', 'second=2'], 'repeated headers each reach the client');
       assert.equal(reply.headers['x-up-latin1'], 'caf\u00e9', 'a Latin-1 value passes byte for byte');
       assert.equal(reply.headers['x-ratelimit-limit'], '20');
+    });
+
+    it('holds the upstream while the client reads nothing, instead of buffering its answer, and goes on when it reads', async () => {
+      const reply = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = httpRequest(`${gateway.url}/big`, { headers: { 'x-api-key': 'slow-reader' } }, resolve);
+        req.on('error', reject);
+        req.end();
+      });
+      reply.pause();
+      // Until the upstream can write no more: every buffer between it and the client is full.
+      let seen = -1;
+      while (bigWritten !== seen) {
+        seen = bigWritten;
+        await sleep(400);
+      }
+      assert.ok(bigWritten < BIG / 2, `the upstream wrote ${bigWritten} of ${BIG} bytes to a client that read none`);
+      let received = 0;
+      reply.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+      });
+      reply.resume();
+      await once(reply, 'end');
+      assert.equal(received, BIG);
     });
 
     it('cancels the upstream request when the client goes away', async () => {
