@@ -87,8 +87,10 @@ describe('rules at the extreme allowed values, on Redis', () => {
       for (const name of SLOW) assert.ok(keys.some((key) => key.includes(name)), `no key for ${name} in ${keys.join(' ')}`);
       for (const key of keys) {
         const ttl = await client.pttl(key);
-        // -2: a big bucket's key expired between KEYS and PTTL, which is what a TTL is for; -1 (none) never passes.
-        if (ttl === -2 && !SLOW.some((name) => key.includes(name))) continue;
+        // A big bucket's key lives tens of ms: between KEYS and PTTL it may reach 0 or expire (-2), which is what a
+        // TTL is for (a CI run saw 0). -1 (no TTL) never passes, and a slow bucket's key must still have its year.
+        const fast = !SLOW.some((name) => key.includes(name));
+        if (fast && (ttl === -2 || ttl === 0)) continue;
         assert.ok(ttl > 0, `${key}: PTTL ${ttl}`);
         assert.ok(ttl <= 1e17, `${key}: PTTL ${ttl}`);
       }
