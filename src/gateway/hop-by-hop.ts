@@ -90,12 +90,12 @@ export function hostName(host: string | undefined): string {
 
 /** RFC 7239 §6: an IPv6 node is quoted and bracketed. */
 const forwardedNode = (address: string) => (address.includes(':') ? `"[${address}]"` : address || 'unknown');
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A host with a port (`a:8080`) is not a token (the colon says so before the pattern runs): quoted, with `"` and `\` escaped. */
 function quoted(value: string): string {
   if (!value.includes(':') && TOKEN.test(value)) return value;
   return `"${value.includes('"') || value.includes('\\') ? value.replace(/["\\]/g, '\\$&') : value}"`;
 }
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * The upstream's response headers for `res.writeHead`, hop-by-hop removed: from

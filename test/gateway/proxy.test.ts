@@ -1,5 +1,6 @@
 // Proxying done properly, on both stores: 20 MB streamed both ways without
-// being held whole, hop-by-hop headers stripped (repeated and Latin-1 ones kept), X-Forwarded-* set, and a
+// being held whole, an upstream held while its client reads nothing, hop-by-hop
+// headers stripped (repeated and Latin-1 ones kept), X-Forwarded-* set, and a
 // client that leaves cancels its upstream request.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
