@@ -1,6 +1,6 @@
 // One upstream attempt's answer streamed into the client's response, as an
 // undici dispatch handler. `pool.stream()` made, per request, an AsyncResource,
-// a promise, an object of the parsed headers and the half-dozen listeners of
+// a promise, an object of the parsed headers and the listeners of
 // `stream.finished()` on the response; this handler makes none of them and
 // hands the upstream's raw header list on (docs/performance.md has what it saved).
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
