@@ -5,10 +5,16 @@
 // script call per request, and the Fastify + @fastify/rate-limit peer on the
 // same Redis, with the peer's proxy alone beside it (what limiting adds to each
 // proxy, in µs, is the decision's cost apart from its HTTP path). Each round
-// runs every target in turn (A B C … A B C …), first at saturation, then at an
-// even 2,500 req/s; CPU µs per request of each server process from /proc. Every ratio is the median of per-round ratios (the runs
-// of a round are adjacent). A second copy of the Fastify peer runs in every
-// round too: the peer ÷ its twin is what the same code reads against itself in
+// runs every target in turn, first at saturation, then at an even 2,500 req/s,
+// in the listed order one round and the reverse the next (A B C, C B A, …): a
+// target's place in the round (what ran just before it) must not bias a ratio.
+// Every round forks its servers afresh and warms them up: two processes of the
+// same code read 0.88 and 1.24 of each other over 8 rounds here, one of them
+// lower in 7 of the 8 (a process keeps its speed for life: its JIT's choices,
+// its memory layout), so a ratio must span many processes.
+// CPU µs per request of each server process from /proc. Every ratio is the
+// median of per-round ratios (the runs of a round are adjacent). A second copy
+// of the Fastify peer runs in every round too: the peer ÷ its twin is what the same code reads against itself in
 // this run (its spread across rounds is the noise a ratio above carries; on
 // this 2-core machine identical servers have read 8-15 % apart in 5 rounds).
 // `--profile` then runs each Sluice target once more under --cpu-prof and says
@@ -70,18 +76,20 @@ export async function runCostBench(options: BenchOptions, profile: boolean, prog
   const durationMs = pick(options, 400, 3000);
   const redis = await benchRedis();
   const upstream = await forkServer('upstream', 'upstream.ts', {});
-  const children: Child[] = [];
+  let children: Child[] = [];
   try {
     const base = { upstream: upstream.url, redisUrl: redis.url };
-    children.push(...(await Promise.all(TARGETS.map((t) => forkServer(t.name, t.file, { ...base, ...t.args })))));
-    for (const child of children) await saturate(child.url, pick(options, 200, 1500)); // warm-up: JIT, pools
     const perRound: Rounds = [];
     for (let r = 1; r <= rounds; r++) {
       progress(`cost: round ${r}/${rounds}`);
+      // Fresh processes every round (see the top): a process's own speed must not weigh on every round.
+      children = await Promise.all(TARGETS.map((t) => forkServer(t.name, t.file, { ...base, ...t.args })));
+      for (const child of children) await saturate(child.url, pick(options, 200, 1500)); // warm-up: JIT, pools
       const runs: Record<Load, Run[]> = { saturation: [], paced: [] };
-      for (const child of children) runs.saturation.push(await measure(child, 'saturation', durationMs));
-      for (const child of children) runs.paced.push(await measure(child, 'paced', durationMs));
+      for (const load of LOADS) for (const i of orderOf(r, children.length)) runs[load][i] = await measure(children[i]!, load, durationMs);
       perRound.push(runs);
+      await Promise.all(children.map((child) => child.stop()));
+      children = [];
     }
     const profiles = profile ? await profileEach(base, durationMs, progress) : [];
     return { rounds, rows: rowsOf(perRound), ratios: ratiosOf(perRound), noise: noiseOf(perRound), profiles };
@@ -89,6 +97,12 @@ export async function runCostBench(options: BenchOptions, profile: boolean, prog
     for (const child of [...children, upstream]) await child.stop();
     await redis.release();
   }
+}
+
+/** The targets' indexes in the order round `r` (from 1) runs them: listed, then reversed, alternately. */
+function orderOf(r: number, count: number): number[] {
+  const listed = Array.from({ length: count }, (_, i) => i);
+  return r % 2 === 1 ? listed : listed.reverse();
 }
 
 async function measure(child: Child, load: Load, durationMs: number): Promise<Run> {
