@@ -1,8 +1,10 @@
 // npm run bench:faults [-- --quick]
 // Added latency per decision over time while Redis is killed, restarted,
-// frozen (SIGSTOP) and resumed, through the resilience layer (createEngine:
-// 5 ms deadline, breaker, local fallback). An evenly paced load; each
-// decision timed from its call to its answer; one row per 500 ms.
+// frozen (SIGSTOP) and resumed, through the resilience layer (createEngine
+// with its defaults: the adaptive deadline, breaker, local fallback). An
+// evenly paced load; each decision timed from its call to its answer; one row
+// per 500 ms, with the longest deadline a decision of it was given (a decision
+// waits that long for a Redis that is frozen before the breaker opens).
 import { pino } from 'pino';
 import { parseRule } from '../src/core/rule.js';
 import { createEngine } from '../src/limiter/create-engine.js';
@@ -22,6 +24,8 @@ export interface FaultBucket {
   p50Us: number;
   p99Us: number;
   maxUs: number;
+  /** The longest deadline a decision of this row was sent with, ms. */
+  deadlineMs: number;
   /** Share of decisions Redis made; the rest came from the fallback, cache, or open/closed modes. */
   redisShare: number;
   bySource: Record<string, number>;
@@ -46,7 +50,7 @@ export async function runFaultsBench(options: BenchOptions, progress: (line: str
     { atMs: 4 * phase, event: 'Redis resumed (SIGCONT)' },
   ];
   const totalMs = 5 * phase;
-  const buckets = Array.from({ length: Math.ceil(totalMs / BUCKET_MS) }, () => ({ recorder: new LatencyRecorder(), bySource: {} as Record<string, number> }));
+  const buckets = Array.from({ length: Math.ceil(totalMs / BUCKET_MS) }, () => ({ recorder: new LatencyRecorder(), bySource: {} as Record<string, number>, deadlineMs: 0 }));
   try {
     await engine.peek('warm-up', 'warm-up', rule);
     progress(`faults: ${rate} decisions/s for ${totalMs / 1000} s; kill, restart, SIGSTOP, SIGCONT every ${phase / 1000} s`);
@@ -60,11 +64,13 @@ export async function runFaultsBench(options: BenchOptions, progress: (line: str
     );
     await offer(rate, totalMs, async (seq, scheduled) => {
       // Timed from the call, not the schedule: the 1 ms timer loop's own lag is not the engine's.
+      const deadlineMs = engine.health().deadlineMs ?? 0;
       const called = performance.now();
       const decision = await engine.decide(`tenant-${seq % 100}`, 'create-order', rule);
       const bucket = buckets[Math.min(buckets.length - 1, Math.floor((scheduled - start) / BUCKET_MS))]!;
       bucket.recorder.recordMs(performance.now() - called);
       bucket.bySource[decision.source] = (bucket.bySource[decision.source] ?? 0) + 1;
+      bucket.deadlineMs = Math.max(bucket.deadlineMs, deadlineMs);
     });
     for (const timer of timers) clearTimeout(timer);
     redis.resume();
@@ -79,15 +85,15 @@ export async function runFaultsBench(options: BenchOptions, progress: (line: str
       const s = b.recorder.summary();
       const fromMs = i * BUCKET_MS;
       const event = timeline.filter((t) => t.atMs >= fromMs && t.atMs < fromMs + BUCKET_MS).map((t) => t.event).join('; ');
-      return { fromMs, event, decisions: s.count, p50Us: s.p50Us, p99Us: s.p99Us, maxUs: s.maxUs, redisShare: round((b.bySource['redis'] ?? 0) / Math.max(1, s.count), 3), bySource: b.bySource };
+      return { fromMs, event, decisions: s.count, p50Us: s.p50Us, p99Us: s.p99Us, maxUs: s.maxUs, deadlineMs: round(b.deadlineMs, 1), redisShare: round((b.bySource['redis'] ?? 0) / Math.max(1, s.count), 3), bySource: b.bySource };
     }),
   };
 }
 
 export function printFaults(result: FaultsResult): string {
   return textTable(
-    ['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'from Redis', 'sources'],
-    result.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, `${round(b.redisShare * 100)} %`, Object.entries(b.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
+    ['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'deadline ms', 'from Redis', 'sources'],
+    result.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, b.deadlineMs, `${round(b.redisShare * 100)} %`, Object.entries(b.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
   );
 }
 

@@ -84,8 +84,8 @@ export function renderReport(r: BenchResults): string {
   out.push(markdownTable(['mode', 'offered', 'allowed', 'expected', 'over-admission', 'Redis calls/req', 'script calls/req (Redis)', 'deadline misses', 'sources'], r.hotkey.rows.map((h) => [h.mode, h.offered, h.allowed, h.expected, `${round(h.overAdmission * 100, 2)} %`, h.redisCallsPerRequest, h.redisScriptCallsPerRequest, h.deadlineTimeouts, sources(h.bySource)])), '');
 
   out.push('## Faults', '');
-  out.push(`Latency per decision through createEngine (5 ms deadline, breaker, local fallback) at ${r.faults.ratePerSec.toLocaleString('en-US')} decisions/s while Redis is killed, restarted, frozen and resumed; one row per 500 ms.`, '');
-  out.push(markdownTable(['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'from Redis', 'sources'], r.faults.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, `${round(b.redisShare * 100)} %`, sources(b.bySource)])), '');
+  out.push(`Latency per decision through createEngine (its defaults: the adaptive deadline, breaker, local fallback) at ${r.faults.ratePerSec.toLocaleString('en-US')} decisions/s while Redis is killed, restarted, frozen and resumed; one row per 500 ms.`, '');
+  out.push(markdownTable(['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'deadline ms', 'from Redis', 'sources'], r.faults.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, b.deadlineMs, `${round(b.redisShare * 100)} %`, sources(b.bySource)])), '');
 
   out.push('## Accuracy', '');
   out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');

@@ -91,6 +91,9 @@ export class DeadlineTimer {
   fired(): void {
     this.firing = true;
     this.late = this.monotonic() - this.firesAt >= LATE_MS;
+    const at = this.now();
+    this.first?.noteFired(at);
+    for (const deadlines of this.others ?? []) deadlines.noteFired(at);
   }
 
   /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
@@ -147,9 +150,19 @@ export class CallDeadlines {
   /** Set once, by the first late timer: the silence counts from then. */
   private busyFrom: number | undefined;
 
-  /** Since when the silence counts, apart from the connection's data: the start, or the first late timer (this process was busy until then). */
+  /** When the timer fired, until its verdict: a reply read in between (the poll phase comes first) sat in the socket. */
+  private firedAt: number | undefined;
+
+  /**
+   * Since when an answer's silence counts for the adaptive deadline's sample:
+   * the start, or the first late timer (this process was busy until then), or
+   * a timer that fired and whose verdict has not run yet. An answer read there
+   * was waiting while this process was busy past the due (a GC pause, a
+   * stall under 2 ms late too), not while Redis was silent: one such stall had
+   * lifted the deadline from 5 ms to 24-35 ms for 30 s in the fault bench.
+   */
   get judgedFrom(): number {
-    return Math.max(this.started, this.busyFrom ?? this.started);
+    return Math.max(this.started, this.busyFrom ?? this.started, this.firedAt ?? this.started);
   }
 
   /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
@@ -194,6 +207,11 @@ export class CallDeadlines {
     return true;
   }
 
+  /** The timer judging this call fired at `at`; its verdict comes after the poll phase. */
+  noteFired(at: number): void {
+    this.firedAt = at;
+  }
+
   /**
    * Rejects each bound silent for its `ms` at `at`; the ms until the next due,
    * or Infinity when none is left. `busySince`: the timer fired late, so this
@@ -203,6 +221,7 @@ export class CallDeadlines {
    * could even read the call.
    */
   verdict(at: number, busySince?: number): number {
+    this.firedAt = undefined;
     if (busySince !== undefined && this.busyFrom === undefined) this.busyFrom = busySince;
     const silentSince = Math.max(this.started, this.busyFrom ?? this.started, this.watcher.lastDataAt(this.channel));
     let next = Number.POSITIVE_INFINITY;

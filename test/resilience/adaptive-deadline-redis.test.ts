@@ -105,3 +105,26 @@ test('on loopback a paused Redis (SIGSTOP) falls back at the floor, and the paus
     await engine.close();
   }
 });
+
+test('a stall of this process while Redis answers is not Redis silence: the deadline stays at the floor', async () => {
+  const engine = engineAt(redis.port);
+  try {
+    await engine.peek('warm-up', 'warm-up', rule);
+    await engine.decide('stall-warm-up', 'orders', rule); // a sample from a ready client
+    assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs, 'it starts at the floor');
+    const sources: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      // The call is written before decide() returns; the loop is then blocked 30 ms while
+      // Redis answers into the socket. The deadline's timer fires late, before the poll phase reads the reply.
+      const decided = engine.decide(`stall-${i}`, 'orders', rule);
+      const until = performance.now() + 30;
+      while (performance.now() < until) {}
+      sources.push((await decided).source);
+    }
+    assert.deepEqual(sources, ['redis', 'redis', 'redis'], 'the reply was waiting in the socket: no fallback');
+    // Counted from the send, each sample would be the 30 ms stall and the deadline 2 × 30, clamped to 50.
+    assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs, `deadline ${engine.deadlineMs} ms after three stalls`);
+  } finally {
+    await engine.close();
+  }
+});
