@@ -9,9 +9,9 @@
 // in the listed order one round and the reverse the next (A B C, C B A, …): a
 // target's place in the round (what ran just before it) must not bias a ratio.
 // Every round forks its servers afresh and warms them up: two processes of the
-// same code read 0.88 and 1.24 of each other over 8 rounds here, one of them
-// lower in 7 of the 8 (a process keeps its speed for life: its JIT's choices,
-// its memory layout), so a ratio must span many processes.
+// same code read 0.88x each other over 8 rounds here (one lower in 7, level in
+// the 8th), another pair 1.24x over 6 (a process keeps its speed for life: its
+// JIT's choices, its memory layout), so a ratio must span many processes.
 // CPU µs per request of each server process from /proc. Every ratio is the
 // median of per-round ratios (the runs of a round are adjacent). A second copy
 // of the Fastify peer runs in every round too: the peer ÷ its twin is what the same code reads against itself in
