@@ -14,9 +14,10 @@
 // JIT's choices, its memory layout), so a ratio must span many processes.
 // CPU µs per request of each server process from /proc. Every ratio is the
 // median of per-round ratios (the runs of a round are adjacent). A second copy
-// of the Fastify peer runs in every round too: the peer ÷ its twin is what the same code reads against itself in
-// this run (its spread across rounds is the noise a ratio above carries; on
-// this 2-core machine identical servers have read 8-15 % apart in 5 rounds).
+// of the Fastify peer runs in every round too: the peer ÷ its twin is what the
+// same code reads against itself in this run (its spread across rounds is the
+// noise a ratio above carries; on this 2-core machine identical servers have
+// read 8-15 % apart in 5 rounds).
 // `--profile` then runs each Sluice target once more under --cpu-prof and says
 // where its time goes.
 import { type Child, forkServer } from './lib/children.js';

@@ -90,11 +90,16 @@ export async function runFaultsBench(options: BenchOptions, progress: (line: str
   };
 }
 
+/** The faults table's columns and one row's cells, for this bench's print and the report. */
+export const FAULT_HEADER = ['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'deadline ms', 'from Redis', 'sources'];
+
+export function faultCells(b: FaultBucket): (string | number)[] {
+  const sources = Object.entries(b.bySource).map(([source, n]) => `${source} ${n}`).join(', ');
+  return [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, b.deadlineMs, `${round(b.redisShare * 100)} %`, sources];
+}
+
 export function printFaults(result: FaultsResult): string {
-  return textTable(
-    ['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'deadline ms', 'from Redis', 'sources'],
-    result.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, b.deadlineMs, `${round(b.redisShare * 100)} %`, Object.entries(b.bySource).map(([s, n]) => `${s} ${n}`).join(', ')]),
-  );
+  return textTable(FAULT_HEADER, result.buckets.map(faultCells));
 }
 
 if (isMain(import.meta.url)) {

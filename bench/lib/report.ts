@@ -3,7 +3,7 @@ import { type AccuracyResult, boundText } from '../accuracy.js';
 import type { DashboardRow } from '../dashboard.js';
 import type { DecisionResult } from '../decision.js';
 import type { EngineResult } from '../engine.js';
-import type { FaultsResult } from '../faults.js';
+import { FAULT_HEADER, type FaultsResult, faultCells } from '../faults.js';
 import { type Figure, type GatewayResult, MODE_LABELS } from '../gateway.js';
 import { EDGE_HEADER, edgeCells } from '../gateway-edge.js';
 import type { HotKeyResult } from '../hotkey.js';
@@ -85,7 +85,7 @@ export function renderReport(r: BenchResults): string {
 
   out.push('## Faults', '');
   out.push(`Latency per decision through createEngine (its defaults: the adaptive deadline, breaker, local fallback) at ${r.faults.ratePerSec.toLocaleString('en-US')} decisions/s while Redis is killed, restarted, frozen and resumed; one row per 500 ms.`, '');
-  out.push(markdownTable(['from ms', 'event', 'decisions', 'p50 µs', 'p99 µs', 'max µs', 'deadline ms', 'from Redis', 'sources'], r.faults.buckets.map((b) => [b.fromMs, b.event, b.decisions, b.p50Us, b.p99Us, b.maxUs, b.deadlineMs, `${round(b.redisShare * 100)} %`, sources(b.bySource)])), '');
+  out.push(markdownTable(FAULT_HEADER, r.faults.buckets.map(faultCells)), '');
 
   out.push('## Accuracy', '');
   out.push(`${r.accuracy.note} Offered 4× the limit for ${r.accuracy.durationMs / 1000} s. Skewed: each worker process's Date.now and performance.now shifted by −50 or +50 ms.`, '');
