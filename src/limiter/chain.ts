@@ -68,7 +68,9 @@ const PROBE_RULE: Rule = { policy: 'token_bucket', capacity: 1, refillPerSecond:
 export function buildChain(options: ChainOptions): DecisionChain {
   const { store, logger, now, instances } = options;
   const stats = new ChainStats(logger);
-  const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, now });
+  // `debts` is built below (it needs the fallback); the fallback asks it only once decisions flow.
+  const owes = (key: string): boolean => debts.owes(key);
+  const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, owes, now });
   const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats });
   const deadline = options.deadlineMs === undefined ? new AdaptiveDeadline(now()) : new FixedDeadline(options.deadlineMs);
   const current = { adaptive: deadline.adaptive, ms: () => deadline.msAt(now()) };

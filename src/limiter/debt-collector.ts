@@ -38,9 +38,16 @@ export interface DebtCollectorOptions {
 
 export class DebtCollector {
   private readonly debts: FallbackDebts;
+  /** Keys whose charge is in flight, and how many: a reply read meanwhile was sent before it landed. */
+  private readonly charging = new Map<string, number>();
 
   constructor(private readonly options: DebtCollectorOptions) {
     this.debts = new FallbackDebts(options.maxKeys);
+  }
+
+  /** Whether bucket `key` has units owed, or a charge of them in flight: Redis's word on it does not hold them yet. */
+  owes(key: string): boolean {
+    return this.debts.has(key) || this.charging.has(key);
   }
 
   /** Counts `units` admitted locally on `bucket` while the breaker was open. */
@@ -105,6 +112,18 @@ export class DebtCollector {
    * charged, as charged first they would hide writes an old master lost.
    */
   private async charge(debt: Debt, peekTimeoutMs: number): Promise<number> {
+    const key = debt.bucket.key;
+    this.charging.set(key, (this.charging.get(key) ?? 0) + 1);
+    try {
+      return await this.chargeNow(debt, peekTimeoutMs);
+    } finally {
+      const left = this.charging.get(key)! - 1;
+      if (left === 0) this.charging.delete(key);
+      else this.charging.set(key, left);
+    }
+  }
+
+  private async chargeNow(debt: Debt, peekTimeoutMs: number): Promise<number> {
     const { store, timeoutMs, fallback } = this.options;
     const { bucket, rule, units } = debt;
     // Not sent on a lost connection: the client would queue it until it reconnects, past any timeout, and it could land twice.

@@ -38,6 +38,11 @@ export class FallbackDebts {
     debt.units = Math.min(debt.units + units, capacityOf(rule));
   }
 
+  /** Whether `key` is owed. */
+  has(key: string): boolean {
+    return this.debts.peek(key) !== undefined;
+  }
+
   /** Hands over the debt of `key` and forgets it. */
   take(key: string): Debt | undefined;
   /** Hands over up to `count` debts and forgets them. */

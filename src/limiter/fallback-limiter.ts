@@ -33,6 +33,8 @@ export interface FallbackLimiterOptions {
   maxKeys: number;
   /** Most last-known Redis states kept for seeding. */
   stateCacheSize: number;
+  /** Whether this instance still owes bucket `key` units its fallback admitted (owed, or their charge in flight: debt-collector.ts). */
+  owes?: (key: string) => boolean;
   now?: Clock;
 }
 
@@ -44,9 +46,11 @@ export class FallbackLimiter {
   /** Local time until which this instance's local admissions (closed breaker) still weigh on the bucket. */
   private readonly debtUntil: BoundedLru<string, number>;
   private readonly now: Clock;
+  private readonly owes: (key: string) => boolean;
 
   constructor(options: FallbackLimiterOptions) {
     this.now = options.now ?? systemClock;
+    this.owes = options.owes ?? (() => false);
     this.store = new MemoryStore({ maxKeys: options.maxKeys, now: this.now, source: 'fallback' });
     this.lastStates = new LastStates(options.stateCacheSize);
     this.started = new BoundedLru(options.maxKeys);
@@ -61,7 +65,8 @@ export class FallbackLimiter {
    * almost always 0.
    */
   remember(key: string, bucket: string, redisRule: Rule, word: RedisWord, taken: number): number {
-    return this.lastStates.remember(key, bucket, redisRule, word, taken, this.now());
+    // A word said while this instance still owes the bucket does not hold those units (a call queued through a reconnect, a probe).
+    return this.lastStates.remember(key, bucket, redisRule, word, taken, this.now(), !this.owes(bucket));
   }
 
   /** Whether the last word on bucket `key` predates the breaker's last opening (see remember). */
@@ -78,7 +83,7 @@ export class FallbackLimiter {
    */
   lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord, charging: number): number {
     const lost = this.lastStates.remember(key, key, redisRule, word, 0, this.now(), false);
-    this.lastStates.noteLocal(key, charging + lost);
+    this.lastStates.holdLocal(key, charging);
     return lost;
   }
 

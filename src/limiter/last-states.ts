@@ -56,14 +56,24 @@ export class LastStates {
    * the units the bucket is missing against what this instance last saw, when
    * that was before the breaker last opened, about the same bucket; 0
    * otherwise (the common case). `localInRedis`: false when what this
-   * instance admitted locally since is not charged to the bucket yet.
+   * instance admitted locally since is not charged to the bucket yet (still
+   * owed, or its charge in flight): those units stay counted against the new
+   * word, which does not hold them.
    */
   remember(key: string, bucket: string, rule: Rule, word: RedisWord, taken: number, now: number, localInRedis = true): number {
     const last = this.states.peek(key);
     const checked = last !== undefined && this.suspect(last, bucket) ? { ...last, localUnits: localInRedis ? last.localUnits : 0 } : undefined;
     const lost = checked === undefined ? 0 : lostUnits(checked, rule, word, taken, now);
-    this.states.set(key, { rule, bucket, at: now, remaining: word.remaining, resetAfterMs: word.resetAfterMs, episode: this.episode, localUnits: 0 });
+    // Both are about to be taken from the bucket (the lost units charged back, the local ones charged): the word is held to that.
+    const carried = !localInRedis && last?.bucket === bucket ? last.localUnits : 0;
+    this.states.set(key, { rule, bucket, at: now, ...lessUnits(word, rule, lost), episode: this.episode, localUnits: carried });
     return lost;
+  }
+
+  /** Counts at least `units` as admitted locally since the last word (what a charge about to be sent will take). */
+  holdLocal(key: string, units: number): void {
+    const last = this.states.peek(key);
+    if (last !== undefined) last.localUnits = Math.max(last.localUnits, units);
   }
 
   /** Whether the last word on `key` (about `bucket`) predates the breaker's last opening: its next reply is checked. */
@@ -121,6 +131,13 @@ export function lostUnits(last: LastState, rule: Rule, word: RedisWord, taken: n
   if (elapsed >= last.resetAfterMs) return 0; // the window Redis spoke of has passed: it may rightly be fuller
   if (rule.policy !== 'fixed_window' && elapsed > rule.windowMs * SLIDING_TRUST) return 0;
   return clampUnits(word.remaining - (last.remaining - last.localUnits - taken), rule.limit);
+}
+
+/** `word` with `units` more taken from its bucket: fewer left and, for a time-based policy, full again that much later. */
+function lessUnits(word: RedisWord, rule: Rule, units: number): RedisWord {
+  if (units === 0) return { remaining: word.remaining, resetAfterMs: word.resetAfterMs };
+  const laterMs = isTimeBased(rule) ? (units * 1000) / rule.refillPerSecond : 0;
+  return { remaining: Math.max(0, word.remaining - units), resetAfterMs: word.resetAfterMs + laterMs };
 }
 
 const clampUnits = (units: number, most: number) => Math.min(most, Math.max(0, Math.floor(units + 1e-9)));

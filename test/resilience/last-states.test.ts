@@ -34,7 +34,39 @@ test('the units this instance admitted locally since are in the expectation, unl
   before.beginEpisode();
   // A peek before this instance's own charge: its 200 are not in Redis yet, so 700 entries' worth is no loss.
   assert.equal(before.remember(KEY, KEY, quota, { remaining: 500, resetAfterMs: 3_600_000 }, 0, 1000, false), 0);
-  assert.equal(before.peek(KEY)?.localUnits, 0);
+  assert.equal(before.peek(KEY)?.localUnits, 200, 'still to be charged: still counted against the new word');
+});
+
+// The Sentinel failover test's flake: a probe queued by the client through the
+// reconnect reached the promoted master before this instance's charge. Read as
+// holding the charge, its word claimed 199 lost (100) and, reset to 0 local
+// units, gave the fallback a share of 149 more (0 was right): 741 of 600 admitted.
+test('a word said before this instance charged what it owes: the lost units are counted right, and the share stays spent', () => {
+  const states = new LastStates(10);
+  states.remember(KEY, KEY, quota, { remaining: 200, resetAfterMs: 3_600_000 }, 1, 0);
+  states.beginEpisode();
+  states.noteLocal(KEY, 100); // the fallback's admissions while the breaker was open: owed
+  // The promoted master lacks 100 lost writes and this instance's 100: 300 left, 299 after this call.
+  assert.equal(states.remember(KEY, KEY, quota, { remaining: 299, resetAfterMs: 3_600_000 }, 1, 1000, false), 100);
+  const half = parseRule({ policy: 'sliding_window_log', limit: 450, windowMs: 3_600_000 });
+  // Held to 299 − 100 lost = 199 left, 99 its half, less the 100 admitted already.
+  assert.equal(states.windowShare(KEY, half, 1001)?.left, -1);
+  // Once the charge landed, the next word holds it: the local units are no longer counted.
+  states.remember(KEY, KEY, quota, { remaining: 98, resetAfterMs: 3_600_000 }, 1, 1002);
+  assert.equal(states.windowShare(KEY, half, 1003)?.left, 49);
+});
+
+test('the units a failover lost are taken from the word it is held to: a window has fewer left, a token bucket refills later', () => {
+  const window = new LastStates(10);
+  window.remember(KEY, KEY, quota, { remaining: 500, resetAfterMs: 3_600_000 }, 1, 0);
+  window.beginEpisode();
+  assert.equal(window.remember(KEY, KEY, quota, { remaining: 599, resetAfterMs: 3_600_000 }, 1, 1000), 100);
+  assert.equal(window.peek(KEY)?.remaining, 499);
+  const timed = new LastStates(10);
+  timed.remember(KEY, KEY, bucket, { remaining: 0, resetAfterMs: 500 }, 1, 0);
+  timed.beginEpisode();
+  assert.equal(timed.remember(KEY, KEY, bucket, { remaining: 49, resetAfterMs: 10 }, 1, 100), 40);
+  assert.deepEqual([timed.peek(KEY)?.remaining, timed.peek(KEY)?.resetAfterMs], [9, 410]);
 });
 
 test('no loss is claimed in the same episode, on another shard, after the window passed, or for a rule changed meanwhile', () => {
