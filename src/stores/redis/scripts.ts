@@ -60,7 +60,8 @@ function scriptOf(policy: PolicyName): Script {
   let script = SCRIPTS.get(policy);
   if (script === undefined) {
     const body = readFileSync(POLICY_REGISTRY[policy].lua, 'utf8');
-    const source = normalise(preludeFor(body) + '\n' + body);
+    // Helpers named only in the twin's comments ("sluice_save, inlined") are not sent: Redis would build them on every call.
+    const source = normalise(preludeFor(normalise(body)) + '\n' + body);
     script = { source, sha: createHash('sha1').update(source).digest('hex') };
     SCRIPTS.set(policy, script);
   }
