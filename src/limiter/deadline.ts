@@ -9,6 +9,7 @@
 // silence that counts as a failure, never shorter). The calls of one guard
 // share one timer (DeadlineTimer): a timer per call was measurable CPU on
 // every request.
+import { performance as nodePerformance } from 'node:perf_hooks';
 import type { Clock } from '../stores/clock.js';
 import type { StoreConnection } from '../stores/store.js';
 
@@ -35,6 +36,8 @@ export interface Bound {
 }
 
 const performanceNow = () => performance.now();
+/** How long this process's event loop has waited for events, in all, ms (a field read: about 30 ns). */
+const loopIdleMs = () => nodePerformance.nodeTiming.idleTime;
 
 /**
  * The timer of one call's deadlines (the guard's, one per call) or of many (a
@@ -152,6 +155,8 @@ export class CallDeadlines {
 
   /** When the timer fired, until its verdict: a reply read in between (the poll phase comes first) sat in the socket. */
   private firedAt: number | undefined;
+  /** The event loop's idle total when the call started. */
+  private readonly idleAtStart: number;
 
   /**
    * Since when an answer's silence counts for the adaptive deadline's sample:
@@ -172,8 +177,20 @@ export class CallDeadlines {
     private readonly now: Clock,
     private readonly firstMs: number,
     private readonly timer: DeadlineTimer = new DeadlineTimer(now),
+    private readonly idle: () => number = loopIdleMs,
   ) {
     this.started = now();
+    this.idleAtStart = idle();
+  }
+
+  /**
+   * How long the event loop waited for events since the call started: what
+   * Redis's silence can have been at most. Once the reply has arrived the loop
+   * never waits (its socket is readable), so a stall of this process, however
+   * short (a GC pause, a burst of requests, code compiled), is not in it.
+   */
+  idleSinceStart(): number {
+    return this.idle() - this.idleAtStart;
   }
 
   bound<T>(call: Promise<T>, ms: number): Promise<T> {

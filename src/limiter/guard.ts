@@ -148,8 +148,9 @@ export class StoreGuard {
     this.answeredAt.set(deadlines.channel, at);
     // Sent before the client was ready (a fresh client, a reconnect): it waited for the handshake, not for Redis.
     if (deadlines.started < (this.options.store.connection.readyAt?.() ?? Number.NEGATIVE_INFINITY)) return;
-    // The silence as the deadline judges it: from the start, the previous answer, or a late timer (this process was busy).
-    this.options.deadline.answered(at - Math.max(deadlines.judgedFrom, last), at);
+    // The silence as the deadline judges it: from the start, the previous answer, or a late timer (this process was busy);
+    // never more than the event loop waited meanwhile (a reply read after a stall of this process sat in the socket).
+    this.options.deadline.answered(Math.min(at - Math.max(deadlines.judgedFrom, last), deadlines.idleSinceStart()), at);
   }
 
   /**

@@ -7,12 +7,18 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
-import { ADAPTIVE_DEADLINE } from '../../src/limiter/adaptive-deadline.js';
+import { ADAPTIVE_DEADLINE, type Deadline } from '../../src/limiter/adaptive-deadline.js';
+import { RedisBreaker } from '../../src/limiter/breaker.js';
+import { StoreGuard } from '../../src/limiter/guard.js';
 import { resilienceRegistry } from '../../src/limiter/metrics.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import { planFor } from '../../src/limiter/plan.js';
+import { ChainStats } from '../../src/limiter/stats.js';
+import { systemClock } from '../../src/stores/clock.js';
+import { RedisStore } from '../../src/stores/redis-store.js';
 import { type DelayProxy, startDelayProxy } from '../helpers/delay-proxy.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { bucket, bySource, eventually, resilientEngine } from './helpers.js';
+import { bucket, bySource, eventually, resilientEngine, silent } from './helpers.js';
 
 /** A 2 ms round trip ±20 % (0.8 ms + up to 0.4 each way); one reply chunk in 20 held 10 ms longer: a few hundred decisions meet dozens of spikes. */
 const WAY = { ms: 0.8, jitterMs: 0.4 };
@@ -127,5 +133,32 @@ test('a stall of this process while Redis answers is not Redis silence: the dead
     assert.ok(engine.deadlineMs < ADAPTIVE_DEADLINE.ceilingMs, `deadline ${engine.deadlineMs} ms after three stalls`);
   } finally {
     await engine.close();
+  }
+});
+
+test('a stall of this process shorter than the deadline is not Redis silence either: the sample is what the event loop waited', async () => {
+  // The samples the guard hands its deadline, under a 50 ms deadline: no timer fires during a 15 ms stall.
+  const samples: number[] = [];
+  const deadline: Deadline = { adaptive: true, msAt: () => 50, answered: (silentMs) => samples.push(silentMs) };
+  const store = new RedisStore(redis.client(), { connectGraceMs: 0 });
+  const breaker = new RedisBreaker({ failureThreshold: 1000, errorThresholdPercentage: 100, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 500, silenceMs: 250 }, silent);
+  const guard = new StoreGuard({ store, breaker, deadline, stats: new ChainStats(silent), now: systemClock });
+  const plan = planFor('shop', 'stalled', rule, 1);
+  try {
+    await guard.consume(plan, 1); // the client ready: later calls are samples
+    samples.length = 0;
+    for (let i = 0; i < 3; i++) {
+      const decided = guard.consume(plan, 1);
+      // Written before consume() returns; Redis answers into the socket while the loop is blocked.
+      const until = performance.now() + 15;
+      while (performance.now() < until) {}
+      assert.equal((await decided).source, 'redis');
+    }
+    assert.equal(samples.length, 3);
+    // Counted from the send, each would be the 15 ms stall (2 x 15 = 30 ms of deadline); a loopback Redis answers in well under 10.
+    assert.ok(samples.every((ms) => ms < 10), `samples ${samples.map((ms) => ms.toFixed(2)).join(', ')} ms`);
+  } finally {
+    breaker.shutdown();
+    await store.close();
   }
 });
