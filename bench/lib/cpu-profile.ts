@@ -25,11 +25,12 @@ export interface ProfileShare {
   percent: number;
 }
 
+// Sluice's folders as run from source (tsx) or built (dist/, what bench:cost forks).
 const GROUPS: [RegExp, string][] = [
-  [/\/src\/decision\//, 'Sluice decision service (src/decision)'],
-  [/\/src\/(gateway|limits)\//, 'Sluice gateway and limits (src/gateway, src/limits)'],
-  [/\/src\/(limiter|dashboard)\//, 'Sluice engine (src/limiter, dashboard observer)'],
-  [/\/src\/(stores|policies|core|rules)\//, 'Sluice store, policies, core, rules'],
+  [/\/(src|dist)\/decision\//, 'Sluice decision service (src/decision)'],
+  [/\/(src|dist)\/(gateway|limits)\//, 'Sluice gateway and limits (src/gateway, src/limits)'],
+  [/\/(src|dist)\/(limiter|dashboard)\//, 'Sluice engine (src/limiter, dashboard observer)'],
+  [/\/(src|dist)\/(stores|policies|core|rules)\//, 'Sluice store, policies, core, rules'],
   [/node_modules\/(@grpc|protobufjs|@protobufjs)/, 'gRPC and protobuf (@grpc/grpc-js, protobufjs)'],
   [/node_modules\/ioredis|node_modules\/redis-parser|node_modules\/denque/, 'ioredis'],
   [/node_modules\/undici/, 'undici (upstream client)'],
