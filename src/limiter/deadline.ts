@@ -7,11 +7,12 @@
 //
 // A store call has two deadlines: the request's, and the breaker's (the
 // silence that counts as a failure, never shorter). The calls of one guard
-// share one timer (DeadlineTimer): a timer per call was measurable CPU on
+// share one timer (DeadlineTimer, deadline-timer.ts): a timer per call was measurable CPU on
 // every request.
 import { performance as nodePerformance } from 'node:perf_hooks';
 import type { Clock } from '../stores/clock.js';
 import type { StoreConnection } from '../stores/store.js';
+import { DeadlineTimer, type JudgedCall } from './deadline-timer.js';
 
 export class DeadlineError extends Error {
   readonly code = 'ETIMEDOUT';
@@ -20,9 +21,6 @@ export class DeadlineError extends Error {
     this.name = 'DeadlineError';
   }
 }
-
-/** A timer this much past its due says the event loop was blocked (timers are otherwise within a millisecond). */
-const LATE_MS = 2;
 
 export function isDeadlineError(error: unknown): error is DeadlineError {
   return error instanceof DeadlineError;
@@ -35,110 +33,8 @@ export interface Bound {
   settled: boolean;
 }
 
-const performanceNow = () => performance.now();
 /** How long this process's event loop has waited for events, in all, ms (a field read: about 30 ns). */
 const loopIdleMs = () => nodePerformance.nodeTiming.idleTime;
-
-/**
- * The timer of one call's deadlines (the guard's, one per call) or of many (a
- * test's shared timer): armed for the earliest due, stopped when nothing is
- * left to judge. The usual single call is kept in a field, not a Set: no Set
- * is made per call (the Sets made per proxied request came to about 0.45 KB
- * of its allocations, this one among them).
- */
-export class DeadlineTimer {
-  /** The first call judged; more (a shared timer) go in `others`. */
-  private first: CallDeadlines | undefined;
-  private others: Set<CallDeadlines> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private dueAt = Number.POSITIVE_INFINITY;
-  private late = false;
-  /** Fired, its verdict not yet run (the two hops). */
-  private firing = false;
-  /** performance.now() when the armed timer is due. */
-  private firesAt = 0;
-
-  /** `monotonic`: the clock that says whether this process was busy (a test on a manual `now` gives one that never lags). */
-  constructor(
-    private readonly now: Clock,
-    private readonly monotonic: () => number = performanceNow,
-  ) {}
-
-  /** `deadlines` has a bound due in `inMs` (or later). */
-  add(deadlines: CallDeadlines, inMs: number): void {
-    if (this.first === undefined || this.first === deadlines) {
-      this.first = deadlines;
-    } else {
-      this.others ??= new Set();
-      this.others.add(deadlines);
-    }
-    this.arm(inMs);
-  }
-
-  /** `deadlines` has nothing left to judge; with nothing pending the timer stops. */
-  remove(deadlines: CallDeadlines): void {
-    if (this.first === deadlines) this.first = undefined;
-    else this.others?.delete(deadlines);
-    if (this.idle() && this.timer !== undefined && !this.firing) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.dueAt = Number.POSITIVE_INFINITY;
-    }
-  }
-
-  /**
-   * When the timer fired (before the hops): later than due means this process,
-   * not Redis, was busy. Measured on the monotonic clock, not `now` (a test's
-   * manual clock jumps without the event loop being blocked).
-   */
-  fired(): void {
-    this.firing = true;
-    this.late = this.monotonic() - this.firesAt >= LATE_MS;
-    const at = this.now();
-    this.first?.noteFired(at);
-    for (const deadlines of this.others ?? []) deadlines.noteFired(at);
-  }
-
-  /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
-  verdict(): void {
-    this.firing = false;
-    this.timer = undefined;
-    this.dueAt = Number.POSITIVE_INFINITY;
-    const at = this.now();
-    // Fired late: the calls' silence counts from now, once (see CallDeadlines.verdict).
-    const busySince = this.late ? at : undefined;
-    let next = Number.POSITIVE_INFINITY;
-    const first = this.first;
-    if (first !== undefined) {
-      const inMs = first.verdict(at, busySince);
-      if (inMs === Number.POSITIVE_INFINITY) this.remove(first);
-      else next = inMs;
-    }
-    for (const deadlines of this.others ?? []) {
-      const inMs = deadlines.verdict(at, busySince);
-      if (inMs === Number.POSITIVE_INFINITY) this.others!.delete(deadlines);
-      else next = Math.min(next, inMs);
-    }
-    if (!this.idle()) this.arm(next);
-  }
-
-  /** Nothing left to judge. */
-  private idle(): boolean {
-    return this.first === undefined && (this.others === undefined || this.others.size === 0);
-  }
-
-  /** Armed for `inMs` from now unless already due as early (a fired timer awaiting its verdict counts as due). */
-  private arm(inMs: number): void {
-    const at = this.now() + inMs;
-    if (at >= this.dueAt) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.dueAt = at;
-    const delay = Math.max(1, Math.ceil(inMs));
-    this.firesAt = this.monotonic() + delay;
-    this.timer = setTimeout(deferVerdict, delay, this);
-    this.timer.unref();
-  }
-}
 
 /**
  * The deadlines of one call started now, judged by a shared timer (one of its
@@ -146,7 +42,7 @@ export class DeadlineTimer {
  * DeadlineError once the channel has been silent for its `ms`; `watch` calls
  * back instead of rejecting. A late reply is dropped, never unhandled.
  */
-export class CallDeadlines {
+export class CallDeadlines implements JudgedCall {
   /** When the call started (the clock given). */
   readonly started: number;
   private readonly pending: Bound[] = [];
@@ -255,11 +151,3 @@ export class CallDeadlines {
     return this.pending.length > 0 ? next : Number.POSITIVE_INFINITY;
   }
 }
-
-// Module functions with the timer as argument: no closures per call.
-const verdictOf = (timer: DeadlineTimer) => timer.verdict();
-const secondHop = (timer: DeadlineTimer) => setImmediate(verdictOf, timer);
-const deferVerdict = (timer: DeadlineTimer) => {
-  timer.fired();
-  setImmediate(secondHop, timer);
-};
