@@ -1,9 +1,11 @@
 // npm run bench:cost [-- --quick] [-- --profile]
 // The cost of a decision against what a user compares, with less noise than
 // one long run: Sluice without limiting, with one bare Redis PING per request
-// (the floor of any Redis-backed limiter), on Redis by default and with one
-// script call per request, and the Fastify + @fastify/rate-limit peer on the
-// same Redis, with the peer's proxy alone beside it (what limiting adds to each
+// (the floor of any Redis-backed limiter), with one bare EVALSHA of its
+// token-bucket script per request (the script's round trip without Sluice's
+// code around it: the decision above PING split into Redis's part and
+// Sluice's), on Redis by default and with one script call per request, and
+// the Fastify + @fastify/rate-limit peer on the same Redis, with the peer's proxy alone beside it (what limiting adds to each
 // proxy, in µs, is the decision's cost apart from its HTTP path). Each round
 // runs every target in turn, first at saturation, then at an even 2,500 req/s,
 // in the listed order one round and the reverse the next (A B C, C B A, …): a
@@ -33,13 +35,14 @@ import { PACED_RATE } from './gateway.js';
 const TARGETS = [
   { name: 'Sluice, no limiter', file: 'sluice.ts', args: { limiter: 'none' } },
   { name: 'Sluice, no limiter, one Redis PING per request', file: 'sluice.ts', args: { limiter: 'ping' } },
+  { name: 'Sluice, no limiter, one bare EVALSHA of its script per request', file: 'sluice.ts', args: { limiter: 'script' } },
   { name: 'Sluice, Redis (default)', file: 'sluice.ts', args: { limiter: 'redis' } },
   { name: 'Sluice, Redis, one script call per request', file: 'sluice.ts', args: { limiter: 'redis', exact: true } },
   { name: 'Fastify + @fastify/rate-limit (Redis)', file: 'fastify-peer.ts', args: {} },
   { name: 'the same Fastify peer, a second copy (noise)', file: 'fastify-peer.ts', args: {} },
   { name: 'Fastify + @fastify/http-proxy, no limiting', file: 'fastify-peer.ts', args: { limit: false } },
 ] as const;
-const [NONE, PING, SLUICE, EXACT, FASTIFY, TWIN, FASTIFY_BARE] = [0, 1, 2, 3, 4, 5, 6] as const;
+const [NONE, PING, SCRIPT, SLUICE, EXACT, FASTIFY, TWIN, FASTIFY_BARE] = [0, 1, 2, 3, 4, 5, 6, 7] as const;
 
 type Load = 'saturation' | 'paced';
 const LOADS: readonly Load[] = ['saturation', 'paced'];
@@ -141,6 +144,9 @@ function ratiosOf(perRound: Rounds): CostResult['ratios'] {
     add(`decision above the PING floor (one script call ÷ PING − 1), ${load}`, above, '≤ 0.10', above <= 0.1);
   }
   for (const load of LOADS) add(`the PING floor over no limiter (PING ÷ none − 1), ${load}`, round(cpu(PING, NONE, load) - 1, 3), '(context)', true);
+  // The decision above PING in two parts: Redis's (the script's round trip, no Sluice code) and Sluice's code around it.
+  for (const load of LOADS) add(`the bare script call above PING (bare EVALSHA ÷ PING − 1), ${load}`, round(cpu(SCRIPT, PING, load) - 1, 3), '(context)', true);
+  for (const load of LOADS) add(`Sluice's code above the bare script call (one script call ÷ bare EVALSHA − 1), ${load}`, round(cpu(EXACT, SCRIPT, load) - 1, 3), '(context)', true);
   // What limiting adds to each proxy, in µs: the decision's cost apart from the HTTP path it rides on.
   const added = (a: number, b: number, load: Load) => round(per(load, (runs) => runs[a]!.cpuUs - runs[b]!.cpuUs), 1);
   for (const load of LOADS) {

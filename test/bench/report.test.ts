@@ -70,13 +70,16 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
 });
 
 describe('bench/cost.ts --quick --profile', { timeout: 300_000 }, () => {
-  it('measures the five targets and the peer\'s twin side by side, prints each ratio against its target and the twin\'s spread, and profiles each', () => {
+  it('measures the six targets and the peer\'s twin side by side, prints each ratio against its target and the twin\'s spread, and profiles each', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--quick', '--profile'], { encoding: 'utf8', timeout: 240_000 });
     const output = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, output.slice(-3000));
     assert.match(output, /^Sluice, no limiter, one Redis PING per request +saturation +[\d,]+/m);
     assert.match(output, /^Fastify \+ @fastify\/rate-limit \(Redis\) +paced 2500\/s +[\d,]+/m);
     assert.match(output, /^decision above the PING floor \(one script call ÷ PING − 1\), saturation: -?[\d.]+ \(target ≤ 0\.10: (met|missed)\)/m);
+    assert.match(output, /^Sluice, no limiter, one bare EVALSHA of its script per request +paced 2500\/s +[\d,]+/m);
+    assert.match(output, /^the bare script call above PING \(bare EVALSHA ÷ PING − 1\), paced: -?[\d.]+$/m);
+    assert.match(output, /^Sluice's code above the bare script call \(one script call ÷ bare EVALSHA − 1\), paced: -?[\d.]+$/m);
     assert.match(output, /^CPU per request ÷ Fastify peer, by default, paced: [\d.]+ \(target ≤ 0\.9: (met|missed)\)/m);
     assert.match(output, /^noise: the Fastify peer ÷ its second copy, saturation: CPU per request [\d.]+ \(rounds [\d.]+–[\d.]+\), requests\/s [\d.]+/m);
     assert.match(output, /^noise: the Fastify peer ÷ its second copy, paced: CPU per request [\d.]+ \(rounds [\d.]+–[\d.]+\)$/m);

@@ -4,7 +4,10 @@
 // cost with no limiting at all (the gateway has no switch to turn limiting off).
 // `limiter: ping` is that engine plus one bare Redis PING per request (ioredis):
 // the floor any Redis-backed limiter pays for its round trip, to tell it apart
-// from what Sluice's own decision adds. `tls` serves HTTPS (HTTP/2 and HTTP/1.1
+// from what Sluice's own decision adds. `limiter: script` is that engine plus
+// one bare EVALSHA of Sluice's token-bucket script (ioredis, fixed arguments):
+// the script's round trip without Sluice's code around it, so the decision
+// above PING splits into Redis's part and Sluice's. `tls` serves HTTPS (HTTP/2 and HTTP/1.1
 // by ALPN); `upstream` may list instances, balanced by the gateway. Sluice
 // runs from the built package (built.ts), as users run it.
 
@@ -17,11 +20,12 @@ import { args, serve } from './serve.js';
 const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
 const { parseConfig } = await fromDist<typeof import('../../../src/config/index.js')>('config/index.js');
 const { ChainStats } = await fromDist<typeof import('../../../src/limiter/stats.js')>('limiter/stats.js');
+const { scriptSha, scriptSource } = await fromDist<typeof import('../../../src/stores/redis/scripts.js')>('stores/redis/scripts.js');
 
 interface Args {
   upstream: string | string[];
   tls?: { cert: string; key: string };
-  limiter: 'none' | 'ping' | 'memory' | 'redis';
+  limiter: 'none' | 'ping' | 'script' | 'memory' | 'redis';
   redisUrl?: string;
   /** Automatic hot-key leasing off: every request is one Redis script call, like the peers. */
   exact?: boolean;
@@ -40,17 +44,18 @@ const allowAll: Engine = {
   close: async () => {},
 };
 
-/** allowAll after one PING on a connection of its own. */
-function pingThenAllow(url: string): Engine {
+/** allowAll after one Redis call (`call`, per tenant or bucket tag) on a connection of its own. */
+function callThenAllow(url: string, call: (redis: Redis, tenant: string) => Promise<unknown>, prepare?: (redis: Redis) => Promise<unknown>): Engine {
   const redis = new Redis(url);
+  void prepare?.(redis); // sent first on the connection: every call comes after it
   return {
     ...allowAll,
-    decide: async () => {
-      await redis.ping();
+    decide: async (tenant) => {
+      await call(redis, tenant);
       return ALLOW;
     },
     decideAll: async (calls) => {
-      await redis.ping();
+      await call(redis, calls[0]!.tag);
       return allowAll.decideAll(calls);
     },
     close: async () => {
@@ -73,5 +78,12 @@ const config = parseConfig(
   }),
   { source: 'bench' },
 );
-const engines = { none: () => allowAll, ping: () => pingThenAllow(redisUrl!) };
-await serve(() => startSluice(config, limiter === 'none' || limiter === 'ping' ? { engine: engines[limiter]() } : {}));
+// The token bucket's arguments as Sluice sends them: key, cost, '' (Redis's clock), capacity, rate, field.
+const bareScript = (redis: Redis, tenant: string) => redis.evalsha(scriptSha('token_bucket'), 1, `bench:{${tenant}}`, 1, '', 1e9, 1e9, 'create-order');
+const engines: Partial<Record<Args['limiter'], () => Engine>> = {
+  none: () => allowAll,
+  ping: () => callThenAllow(redisUrl!, (redis) => redis.ping()),
+  script: () => callThenAllow(redisUrl!, bareScript, (redis) => redis.script('LOAD', scriptSource('token_bucket'))),
+};
+const engine = engines[limiter]?.();
+await serve(() => startSluice(config, engine ? { engine } : {}));
