@@ -5,8 +5,9 @@
 // token-bucket script per request (the script's round trip without Sluice's
 // code around it: the decision above PING split into Redis's part and
 // Sluice's), on Redis by default and with one script call per request, and
-// the Fastify + @fastify/rate-limit peer on the same Redis, with the peer's proxy alone beside it (what limiting adds to each
-// proxy, in µs, is the decision's cost apart from its HTTP path). Each round
+// the Fastify + @fastify/rate-limit peer on the same Redis, with the peer's
+// proxy alone beside it (what limiting adds to each proxy, in µs, is the
+// decision's cost apart from its HTTP path). Each round
 // runs every target in turn, first at saturation, then at an even 2,500 req/s,
 // in the listed order one round and the reverse the next (A B C, C B A, …): a
 // target's place in the round (what ran just before it) must not bias a ratio.

@@ -83,7 +83,7 @@ export class DeadlineTimer {
     this.timer = undefined;
     this.dueAt = Number.POSITIVE_INFINITY;
     const at = this.now();
-    // Fired late: the calls' silence counts from now, once (see JudgedCall.verdict).
+    // Fired late: the calls' silence counts from now, once (CallDeadlines.verdict, deadline.ts).
     const busySince = this.late ? at : undefined;
     let next = Number.POSITIVE_INFINITY;
     const first = this.first;

@@ -1,14 +1,12 @@
 // The per-call deadline. A call fails when its connection has delivered nothing
-// for `deadlineMs` since the call started (the store's connection watch). The verdict is
-// deferred after the timer fires by two setImmediate hops: the first lets the
-// poll phase read what sits in the socket buffer, the second lets the watch
-// stamp the end of processing it. A late timer never beats a reply that has
-// arrived, and time spent processing replies is never counted as silence.
+// for `deadlineMs` since the call started (the store's connection watch). The
+// timer that judges it (deadline-timer.ts) defers its verdict past the poll
+// phase, so a late timer never beats a reply that has arrived, and time spent
+// processing replies is never counted as silence.
 //
 // A store call has two deadlines: the request's, and the breaker's (the
 // silence that counts as a failure, never shorter). The calls of one guard
-// share one timer (DeadlineTimer, deadline-timer.ts): a timer per call was measurable CPU on
-// every request.
+// share one timer: a timer per call was measurable CPU on every request.
 import { performance as nodePerformance } from 'node:perf_hooks';
 import type { Clock } from '../stores/clock.js';
 import type { StoreConnection } from '../stores/store.js';

@@ -7,9 +7,9 @@
 // from what Sluice's own decision adds. `limiter: script` is that engine plus
 // one bare EVALSHA of Sluice's token-bucket script (ioredis, fixed arguments):
 // the script's round trip without Sluice's code around it, so the decision
-// above PING splits into Redis's part and Sluice's. `tls` serves HTTPS (HTTP/2 and HTTP/1.1
-// by ALPN); `upstream` may list instances, balanced by the gateway. Sluice
-// runs from the built package (built.ts), as users run it.
+// above PING splits into Redis's part and Sluice's. `tls` serves HTTPS
+// (HTTP/2 and HTTP/1.1 by ALPN); `upstream` may list instances, balanced by
+// the gateway. Sluice runs from the built package (built.ts), as users run it.
 
 import { Redis } from 'ioredis';
 import type { Decision } from '../../../src/core/decision.js';
