@@ -1,4 +1,4 @@
-// npm run bench:cost [-- --quick] [-- --profile]
+// npm run bench:cost [-- --quick] [-- --profile] [-- --perf]
 // The cost of a decision against what a user compares, with less noise than
 // one long run: Sluice without limiting, with one bare Redis PING per request
 // (the floor of any Redis-backed limiter), with one bare EVALSHA of its
@@ -22,11 +22,14 @@
 // noise a ratio above carries; on this 2-core machine identical servers have
 // read 8-15 % apart in 5 rounds).
 // `--profile` then runs each Sluice target once more under --cpu-prof and says
-// where its time goes.
+// where its time goes; `--perf` runs the bare script call and the one script
+// call per request once more under Linux perf and says, function by function,
+// what Sluice's code around the call costs (perf-profile.ts).
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type ProfileShare, profiledRun } from './lib/cpu-profile.js';
 import { type LoadResult, paced, saturate } from './lib/http-load.js';
+import { perfAvailable, type PerfRun, perfRun, printPerfSplit } from './lib/perf-profile.js';
 import { median, round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 import { benchRedis } from './lib/servers.js';
@@ -74,9 +77,17 @@ export interface CostResult {
   /** The Fastify peer ÷ its twin per load: the median and the range of the per-round ratios (the run's noise). */
   noise: { load: Load; cpu: Spread; rps: Spread }[];
   profiles: { target: string; cpuUs: number; shares: ProfileShare[] }[];
+  /** Under perf (`--perf`), paced: the bare script call and the one script call per request. */
+  perf: PerfRun[];
 }
 
-export async function runCostBench(options: BenchOptions, profile: boolean, progress: (line: string) => void = console.log): Promise<CostResult> {
+/** `profile`: each Sluice target under --cpu-prof; `perf`: the script-call split under Linux perf. */
+export interface CostExtras {
+  profile: boolean;
+  perf: boolean;
+}
+
+export async function runCostBench(options: BenchOptions, extras: CostExtras, progress: (line: string) => void = console.log): Promise<CostResult> {
   const rounds = pick(options, 2, 9);
   const durationMs = pick(options, 400, 3000);
   const redis = await benchRedis();
@@ -96,8 +107,9 @@ export async function runCostBench(options: BenchOptions, profile: boolean, prog
       await Promise.all(children.map((child) => child.stop()));
       children = [];
     }
-    const profiles = profile ? await profileEach(base, durationMs, progress) : [];
-    return { rounds, rows: rowsOf(perRound), ratios: ratiosOf(perRound), noise: noiseOf(perRound), profiles };
+    const profiles = extras.profile ? await profileEach(base, durationMs, progress) : [];
+    const perf = extras.perf ? await perfEach(base, durationMs, progress) : [];
+    return { rounds, rows: rowsOf(perRound), ratios: ratiosOf(perRound), noise: noiseOf(perRound), profiles, perf };
   } finally {
     for (const child of [...children, upstream]) await child.stop();
     await redis.release();
@@ -187,6 +199,18 @@ async function profileEach(base: object, durationMs: number, progress: (line: st
   return out;
 }
 
+/** The bare script call and Sluice's one script call, fresh, under perf during the paced load. */
+async function perfEach(base: object, durationMs: number, progress: (line: string) => void): Promise<CostResult['perf']> {
+  if (!perfAvailable()) throw new Error('--perf needs Linux perf (Debian: apt-get install linux-perf)');
+  const out: CostResult['perf'] = [];
+  for (const target of [TARGETS[SCRIPT], TARGETS[EXACT]]) {
+    progress(`cost: ${target.name} under perf`);
+    const { costs } = await perfRun(target.name, target.file, { ...base, ...target.args }, (child) => paced(child.url, PACED_RATE, durationMs));
+    out.push({ target: target.name, cpuUs: round(costs.cpuUs, 1), costs });
+  }
+  return out;
+}
+
 export function printCost(result: CostResult): string {
   const table = textTable(
     ['target', 'load', 'req/s', 'p99 ms', 'CPU µs/request'],
@@ -203,13 +227,15 @@ export function printCost(result: CostResult): string {
     ...ratios,
     ...noise,
     ...(profiles.length ? ['', 'where the time goes (share of non-idle CPU, --cpu-prof):', ...profiles] : []),
+    ...printPerfSplit(result.perf),
   ].join('\n');
 }
 
 if (isMain(import.meta.url)) {
   await runMain(async () => {
     const argv = process.argv.slice(2);
-    const result = await runCostBench(parseOptions(argv.filter((a) => a !== '--profile')), argv.includes('--profile'));
+    const extras = { profile: argv.includes('--profile'), perf: argv.includes('--perf') };
+    const result = await runCostBench(parseOptions(argv.filter((a) => a !== '--profile' && a !== '--perf')), extras);
     console.log(`\n${printCost(result)}`);
   });
 }

@@ -5,8 +5,9 @@
 // processing replies is never counted as silence.
 //
 // A store call has two deadlines: the request's, and the breaker's (the
-// silence that counts as a failure, never shorter). The calls of one guard
-// share one timer: a timer per call was measurable CPU on every request.
+// silence that counts as a failure, never shorter); both are judged by one
+// timer of the call's own (a timer shared by a guard's calls judged a
+// 1,000-call burst too early: guard.ts).
 import { performance as nodePerformance } from 'node:perf_hooks';
 import type { Clock } from '../stores/clock.js';
 import type { StoreConnection } from '../stores/store.js';

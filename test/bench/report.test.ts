@@ -69,9 +69,9 @@ describe('bench/run-all.ts --quick', { timeout: 600_000 }, () => {
   });
 });
 
-describe('bench/cost.ts --quick --profile', { timeout: 300_000 }, () => {
-  it('measures the six targets and the peer\'s twin side by side, prints each ratio against its target and the twin\'s spread, and profiles each', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--quick', '--profile'], { encoding: 'utf8', timeout: 240_000 });
+describe('bench/cost.ts --quick --profile --perf', { timeout: 300_000 }, () => {
+  it('measures the six targets and the peer\'s twin side by side, prints each ratio against its target and the twin\'s spread, profiles each, and splits the script call under perf', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--quick', '--profile', '--perf'], { encoding: 'utf8', timeout: 240_000 });
     const output = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, output.slice(-3000));
     assert.match(output, /^Sluice, no limiter, one Redis PING per request +saturation +[\d,]+/m);
@@ -84,5 +84,9 @@ describe('bench/cost.ts --quick --profile', { timeout: 300_000 }, () => {
     assert.match(output, /^noise: the Fastify peer ÷ its second copy, saturation: CPU per request [\d.]+ \(rounds [\d.]+–[\d.]+\), requests\/s [\d.]+/m);
     assert.match(output, /^noise: the Fastify peer ÷ its second copy, paced: CPU per request [\d.]+ \(rounds [\d.]+–[\d.]+\)$/m);
     assert.match(output, /^Sluice, Redis, one script call per request \([\d.]+ µs\/request under the profiler\): .*ioredis [\d.]+ %/m);
+    // Under perf: the bare call's ioredis and Sluice's limiter, charged by function; then the difference by folder.
+    assert.match(output, /^Sluice, no limiter, one bare EVALSHA of its script per request \([\d.]+ µs\/request under perf\): by folder .*libraries [\d.]+/m);
+    assert.match(output, /^Sluice, Redis, one script call per request \([\d.]+ µs\/request under perf\): by folder .*limiter [\d.]+.*; costliest functions of dist\/ .*limiter\/[\w-]+\.js \S+ [\d.]+/m);
+    assert.match(output, /^Sluice, Redis, one script call per request − Sluice, no limiter, one bare EVALSHA of its script per request, under perf: -?[\d.]+ µs per request; by folder .*limiter \+[\d.]+/m);
   });
 });
