@@ -88,6 +88,8 @@ export interface CostExtras {
 }
 
 export async function runCostBench(options: BenchOptions, extras: CostExtras, progress: (line: string) => void = console.log): Promise<CostResult> {
+  // Said before the rounds, not after them.
+  if (extras.perf && !perfAvailable()) throw new Error('--perf needs Linux perf (Debian: apt-get install linux-perf)');
   const rounds = pick(options, 2, 9);
   const durationMs = pick(options, 400, 3000);
   const redis = await benchRedis();
@@ -201,7 +203,6 @@ async function profileEach(base: object, durationMs: number, progress: (line: st
 
 /** The bare script call and Sluice's one script call, fresh, under perf during the paced load. */
 async function perfEach(base: object, durationMs: number, progress: (line: string) => void): Promise<CostResult['perf']> {
-  if (!perfAvailable()) throw new Error('--perf needs Linux perf (Debian: apt-get install linux-perf)');
   const out: CostResult['perf'] = [];
   for (const target of [TARGETS[SCRIPT], TARGETS[EXACT]]) {
     progress(`cost: ${target.name} under perf`);

@@ -32,7 +32,7 @@ export interface PerfCosts {
   byFunction: [where: string, us: number][];
 }
 
-/** perf installed and allowed to sample this user's processes. */
+/** perf is installed (whether it may sample is for `perf record` to say). */
 export function perfAvailable(): boolean {
   return spawnSync('perf', ['--version'], { stdio: 'ignore' }).status === 0;
 }
