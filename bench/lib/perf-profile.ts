@@ -1,12 +1,13 @@
 // Where a server's CPU goes, function by function, from Linux perf (Debian's
 // linux-perf): every 100 µs of the process's CPU a sample of its whole stack
 // (kernel, V8's builtins and GC, JIT code; node's --perf-basic-prof names the
-// JS frames), each charged to the innermost frame of Sluice's built code
-// (dist/). A function's figure so holds what it costs with the builtins it
-// calls, the objects it allocates, the syscalls it makes: --cpu-prof
-// (cpu-profile.ts) charges those to the builtin or to "(program)", so there a
-// decision's code looked smaller than the CPU it adds.
-import { spawn, spawnSync } from 'node:child_process';
+// JS frames), each charged to the innermost frame on it of Sluice's built
+// code (dist/), of a library or of the bench server's file. A function's
+// figure so holds what it costs with the builtins it calls, the objects it
+// allocates, the syscalls it makes: --cpu-prof (cpu-profile.ts) charges
+// those to the builtin or to "(program)", so there a decision's code looked
+// smaller than the CPU it adds.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,27 +107,43 @@ function byFolder(costs: PerfCosts): Map<string, number> {
 /**
  * A fresh server (`bench/lib/servers/<file>`) under perf: `load` once to warm
  * it up, once sampled; what the sampled load returned, and its costs per
- * completed request.
+ * completed request. Rejects when perf recorded nothing (not allowed to
+ * sample, say), rather than report zeros.
  */
 export async function perfRun<T extends { completed: number }>(name: string, file: string, args: object, load: (child: Child) => Promise<T>): Promise<{ result: T; costs: PerfCosts }> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-perf-'));
   const data = join(dir, 'perf.data');
   const child = await forkServer(`${name} (perf)`, file, args, ['--perf-basic-prof']);
+  let perf: ChildProcess | undefined;
   try {
     await load(child); // warm-up: JIT, pools
-    const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '10000', '-g', '-p', String(child.pid), '-o', data], { stdio: 'ignore' });
-    const recorded = new Promise((resolve) => perf.once('exit', resolve));
+    perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '10000', '-g', '-p', String(child.pid), '-o', data], { stdio: 'ignore' });
+    const recorded = new Promise((resolve) => perf!.once('exit', resolve));
     await sleep(300); // perf attaches to the running process
     const result = await load(child);
     perf.kill('SIGINT');
     await recorded;
-    const script = spawn('perf', ['script', '-i', data], { stdio: ['ignore', 'pipe', 'ignore'] });
-    return { result, costs: await attribute(createInterface({ input: script.stdout }), result.completed) };
+    return { result, costs: await attributeRecording(data, result.completed) };
   } finally {
+    if (perf && perf.exitCode === null && perf.signalCode === null) perf.kill('SIGKILL'); // the load failed: no perf left behind
     await child.stop();
     rmSync(dir, { recursive: true, force: true });
     rmSync(`/tmp/perf-${child.pid}.map`, { force: true }); // where --perf-basic-prof writes, whatever TMPDIR says
   }
+}
+
+/** `perf script` over the recording `data`, attributed; rejects when it fails or holds no sample. */
+export async function attributeRecording(data: string, requests: number): Promise<PerfCosts> {
+  const script = spawn('perf', ['script', '-i', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  script.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const closed = new Promise<number | null>((resolve) => script.once('close', resolve));
+  const costs = await attribute(createInterface({ input: script.stdout }), requests);
+  const code = await closed;
+  if (code !== 0 || costs.cpuUs === 0) throw new Error(`perf recorded no sample of the server (perf script exited ${code}): ${stderr.trim().slice(-500)}`);
+  return costs;
 }
 
 /** Each run's total by folder and its costliest functions; then what the second run (Sluice's code) adds over the first (the bare call), by folder. */

@@ -3,8 +3,10 @@
 // V8 and the kernel below it go with that frame. Samples in the form
 // `perf script` prints them, with node's --perf-basic-prof names.
 import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { attribute, folderOf, OUTSIDE, printPerfSplit } from '../../bench/lib/perf-profile.js';
+import { attribute, attributeRecording, folderOf, OUTSIDE, printPerfSplit } from '../../bench/lib/perf-profile.js';
 
 const sample = (frames: string[], periodNs = 100_000) =>
   [`node  9587  2607.602427:     ${periodNs} cpu-clock: `, ...frames.map((frame) => `\t    7ffaec1fea11 ${frame}`), ''].join('\n');
@@ -60,5 +62,9 @@ describe('perf attribution (bench/lib/perf-profile.ts)', () => {
     assert.match(lines.at(-1)!, /^sluice − bare, under perf: 200 µs per request; by folder stores \+200, limiter \+100, libraries \+0, node, V8 and the kernel on their own \(socket reads, the event loop, timers, GC\) -100$/);
     assert.match(lines[2]!, /^bare \(100 µs\/request under perf\): by folder libraries 100, node, V8 .* 100; costliest functions of dist\/ $/);
     assert.deepEqual(printPerfSplit([]), []);
+  });
+
+  it('rejects a recording perf could not read, rather than report zero µs', async () => {
+    await assert.rejects(attributeRecording(join(tmpdir(), 'no-such-perf.data'), 100), /perf recorded no sample of the server \(perf script exited \d+\)/);
   });
 });
