@@ -19,10 +19,12 @@ import { round } from './latency.js';
 /** What a sample with no frame of dist/, of a library or of the bench server is charged to: node's core, V8, the kernel on their own. */
 export const OUTSIDE = 'node, V8 and the kernel on their own (socket reads, the event loop, timers, GC)';
 
+/** What a frame of the bench server's own file (not Sluice's code, not a library) is charged to. */
+const BENCH_FILE = 'the bench server file';
+
 /** One target's run under perf. */
 export interface PerfRun {
   target: string;
-  cpuUs: number;
   costs: PerfCosts;
 }
 
@@ -53,7 +55,7 @@ function chargedTo(line: string): string | undefined {
   if (dist >= 0) return `${url.slice(dist + '/dist/'.length)} ${name || '(anonymous)'}`;
   const library = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (library) return `library ${library[1]}`;
-  return url.includes('/bench/') ? 'the bench server file' : undefined;
+  return url.includes('/bench/') ? BENCH_FILE : undefined;
 }
 
 /**
@@ -100,7 +102,10 @@ export function folderOf(where: string): string {
 /** µs per request by folder, largest first. */
 function byFolder(costs: PerfCosts): Map<string, number> {
   const sums = new Map<string, number>();
-  for (const [where, us] of costs.byFunction) sums.set(folderOf(where), (sums.get(folderOf(where)) ?? 0) + us);
+  for (const [where, us] of costs.byFunction) {
+    const folder = folderOf(where);
+    sums.set(folder, (sums.get(folder) ?? 0) + us);
+  }
   return new Map([...sums].sort((a, b) => b[1] - a[1]));
 }
 
@@ -151,15 +156,15 @@ export function printPerfSplit(perf: readonly PerfRun[]): string[] {
   if (perf.length === 0) return [];
   const list = (entries: Iterable<[string, number]>, sign = false) =>
     [...entries].map(([where, us]) => `${where} ${sign && us >= 0 ? '+' : ''}${round(us, 2)}`).join(', ');
-  const lines = perf.map(({ target, cpuUs, costs }) => {
-    const top = costs.byFunction.filter(([where]) => where !== OUTSIDE && !where.startsWith('library ')).slice(0, 12);
-    return `${target} (${cpuUs} µs/request under perf): by folder ${list(byFolder(costs))}; costliest functions of dist/ ${list(top)}`;
+  const lines = perf.map(({ target, costs }) => {
+    const top = costs.byFunction.filter(([where]) => where !== OUTSIDE && where !== BENCH_FILE && !where.startsWith('library ')).slice(0, 12);
+    return `${target} (${round(costs.cpuUs, 1)} µs/request under perf): by folder ${list(byFolder(costs))}; costliest functions of dist/ ${list(top)}`;
   });
   const [bare, sluice] = perf as [PerfRun, PerfRun];
   const before = byFolder(bare.costs);
   const after = byFolder(sluice.costs);
   const added = [...new Set([...after.keys(), ...before.keys()])].map((folder): [string, number] => [folder, (after.get(folder) ?? 0) - (before.get(folder) ?? 0)]);
   added.sort((a, b) => b[1] - a[1]);
-  lines.push(`${sluice.target} − ${bare.target}, under perf: ${round(sluice.cpuUs - bare.cpuUs, 1)} µs per request; by folder ${list(added, true)}`);
+  lines.push(`${sluice.target} − ${bare.target}, under perf: ${round(sluice.costs.cpuUs - bare.costs.cpuUs, 1)} µs per request; by folder ${list(added, true)}`);
   return ['', 'where the CPU goes, paced (Linux perf; µs per request, charged to the innermost function of dist/, library or bench file on the stack):', ...lines];
 }

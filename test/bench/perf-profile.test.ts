@@ -56,12 +56,19 @@ describe('perf attribution (bench/lib/perf-profile.ts)', () => {
   });
 
   it('prints what the second run adds over the first, by folder', async () => {
-    const bare = { target: 'bare', cpuUs: 100, costs: await attribute([ioredisWrite, timers].join('\n').split('\n'), 1) };
-    const sluice = { target: 'sluice', cpuUs: 300, costs: await attribute([ioredisWrite, guardLookup, closure].join('\n').split('\n'), 1) };
+    const bare = { target: 'bare', costs: await attribute([ioredisWrite, timers].join('\n').split('\n'), 1) };
+    const sluice = { target: 'sluice', costs: await attribute([ioredisWrite, guardLookup, closure].join('\n').split('\n'), 1) };
     const lines = printPerfSplit([bare, sluice]);
     assert.match(lines.at(-1)!, /^sluice − bare, under perf: 200 µs per request; by folder stores \+200, limiter \+100, libraries \+0, node, V8 and the kernel on their own \(socket reads, the event loop, timers, GC\) -100$/);
-    assert.match(lines[2]!, /^bare \(100 µs\/request under perf\): by folder libraries 100, node, V8 .* 100; costliest functions of dist\/ $/);
+    assert.match(lines[2]!, /^bare \(200 µs\/request under perf\): by folder libraries 100, node, V8 .* 100; costliest functions of dist\/ $/);
+    assert.match(lines[3]!, /^sluice \(400 µs\/request under perf\): .*; costliest functions of dist\/ stores\/redis\/connection-watch\.js \(anonymous\) 200, limiter\/guard\.js runClosed 100$/);
     assert.deepEqual(printPerfSplit([]), []);
+  });
+
+  it('lists the bench server\'s own file by folder, not among the functions of dist/', async () => {
+    const withBench = { target: 'with bench', costs: await attribute([bench, guardLookup].join('\n').split('\n'), 1) };
+    const [, , line] = printPerfSplit([withBench, withBench]);
+    assert.match(line!, /by folder .*the bench server file 100.*; costliest functions of dist\/ limiter\/guard\.js runClosed 100$/);
   });
 
   it('rejects a recording perf could not read, rather than report zero µs', async () => {
