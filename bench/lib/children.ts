@@ -4,7 +4,9 @@
 // package: built.ts) and says `{ url }` over IPC once listening;
 // a native one (nginx, HAProxy) is spawned and polled until its port answers.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBuilt } from './built.js';
@@ -64,6 +66,34 @@ export function forkServer(name: string, file: string, args: object, nodeArgs: s
       reject(new Error(`${name} exited with code ${code} before listening`));
     });
   });
+}
+
+/**
+ * A fresh server for one measured load (a profile, a perf recording): forked
+ * with `nodeArgs(dir)`, `dir` a new temp dir for what it writes, warmed up by
+ * one `load` (JIT, pools), then `measure(child, dir)`. The server is stopped
+ * and the dir removed however `measure` ends.
+ */
+export async function measuredRun<T>(
+  label: string,
+  file: string,
+  args: object,
+  nodeArgs: (dir: string) => string[],
+  load: (child: Child) => Promise<unknown>,
+  measure: (child: Child, dir: string) => Promise<T>,
+): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-run-'));
+  try {
+    const child = await forkServer(label, file, args, nodeArgs(dir));
+    try {
+      await load(child);
+      return await measure(child, dir);
+    } finally {
+      await child.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Spawns a native server that listens on `port`, waiting until the port accepts connections. */

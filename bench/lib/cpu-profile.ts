@@ -1,10 +1,9 @@
 // Where a process's CPU time went, from the .cpuprofile node's `--cpu-prof`
 // writes on exit: self time of every sample, grouped by where the function
 // lives (Sluice's folders, the libraries, node's core, GC), idle left out.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Child, forkServer } from './children.js';
+import { type Child, measuredRun } from './children.js';
 import { round } from './latency.js';
 
 interface ProfileNode {
@@ -92,17 +91,13 @@ export function summariseProfiles(dir: string, windowMs: number): ProfileShare[]
  * warm it up, once measured; what the measured load returned, and where the
  * server's time went during it.
  */
-export async function profiledRun<T>(name: string, file: string, args: object, load: (child: Child) => Promise<T>): Promise<{ result: T; shares: ProfileShare[] }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-prof-'));
-  try {
-    const child = await forkServer(`${name} (profiled)`, file, args, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-    await load(child); // warm-up
+export function profiledRun<T>(name: string, file: string, args: object, load: (child: Child) => Promise<T>): Promise<{ result: T; shares: ProfileShare[] }> {
+  const flags = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  return measuredRun(`${name} (profiled)`, file, args, flags, load, async (child, dir) => {
     const began = Date.now();
     const result = await load(child);
     const loadMs = Date.now() - began;
-    await child.stop();
+    await child.stop(); // node writes the profile on exit
     return { result, shares: summariseProfiles(dir, loadMs) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }

@@ -7,13 +7,12 @@
 // allocates, the syscalls it makes: --cpu-prof (cpu-profile.ts) charges
 // those to the builtin or to "(program)", so there a decision's code looked
 // smaller than the CPU it adds.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Child, forkServer } from './children.js';
+import { type Child, measuredRun } from './children.js';
 import { round } from './latency.js';
 
 /** What a sample with no frame of dist/, of a library or of the bench server is charged to: node's core, V8, the kernel on their own. */
@@ -116,24 +115,25 @@ function byFolder(costs: PerfCosts): Map<string, number> {
  * sample, say), rather than report zeros.
  */
 export async function perfRun<T extends { completed: number }>(name: string, file: string, args: object, load: (child: Child) => Promise<T>): Promise<{ result: T; costs: PerfCosts }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-perf-'));
-  const data = join(dir, 'perf.data');
-  const child = await forkServer(`${name} (perf)`, file, args, ['--perf-basic-prof']);
-  let perf: ChildProcess | undefined;
+  let pid: number | undefined;
   try {
-    await load(child); // warm-up: JIT, pools
-    perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '10000', '-g', '-p', String(child.pid), '-o', data], { stdio: 'ignore' });
-    const recorded = new Promise((resolve) => perf!.once('exit', resolve));
-    await sleep(300); // perf attaches to the running process
-    const result = await load(child);
-    perf.kill('SIGINT');
-    await recorded;
-    return { result, costs: await attributeRecording(data, result.completed) };
+    return await measuredRun(`${name} (perf)`, file, args, () => ['--perf-basic-prof'], load, async (child, dir) => {
+      pid = child.pid;
+      const data = join(dir, 'perf.data');
+      const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '10000', '-g', '-p', String(child.pid), '-o', data], { stdio: 'ignore' });
+      const recorded = new Promise((resolve) => perf.once('exit', resolve));
+      try {
+        await sleep(300); // perf attaches to the running process
+        const result = await load(child);
+        perf.kill('SIGINT');
+        await recorded;
+        return { result, costs: await attributeRecording(data, result.completed) };
+      } finally {
+        if (perf.exitCode === null && perf.signalCode === null) perf.kill('SIGKILL'); // the load failed: no perf left behind
+      }
+    });
   } finally {
-    if (perf && perf.exitCode === null && perf.signalCode === null) perf.kill('SIGKILL'); // the load failed: no perf left behind
-    await child.stop();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(`/tmp/perf-${child.pid}.map`, { force: true }); // where --perf-basic-prof writes, whatever TMPDIR says
+    if (pid !== undefined) rmSync(`/tmp/perf-${pid}.map`, { force: true }); // where --perf-basic-prof writes, whatever TMPDIR says
   }
 }
 
