@@ -44,10 +44,10 @@ const allowAll: Engine = {
   close: async () => {},
 };
 
-/** allowAll after one Redis call (`call`, per tenant or bucket tag) on a connection of its own. */
-function callThenAllow(url: string, call: (redis: Redis, tenant: string) => Promise<unknown>, prepare?: (redis: Redis) => Promise<unknown>): Engine {
+/** allowAll after one Redis call (`call`, per tenant or bucket tag) on a connection of its own; `prepare` done before the server listens (its failure is the server's start error). */
+async function callThenAllow(url: string, call: (redis: Redis, tenant: string) => Promise<unknown>, prepare?: (redis: Redis) => Promise<unknown>): Promise<Engine> {
   const redis = new Redis(url);
-  void prepare?.(redis); // sent first on the connection: every call comes after it
+  await prepare?.(redis);
   return {
     ...allowAll,
     decide: async (tenant) => {
@@ -80,10 +80,12 @@ const config = parseConfig(
 );
 // The token bucket's arguments as Sluice sends them: key, cost, '' (Redis's clock), capacity, rate, field.
 const bareScript = (redis: Redis, tenant: string) => redis.evalsha(scriptSha('token_bucket'), 1, `bench:{${tenant}}`, 1, '', 1e9, 1e9, 'create-order');
-const engines: Partial<Record<Args['limiter'], () => Engine>> = {
+const engines: Partial<Record<Args['limiter'], () => Engine | Promise<Engine>>> = {
   none: () => allowAll,
   ping: () => callThenAllow(redisUrl!, (redis) => redis.ping()),
   script: () => callThenAllow(redisUrl!, bareScript, (redis) => redis.script('LOAD', scriptSource('token_bucket'))),
 };
-const engine = engines[limiter]?.();
-await serve(() => startSluice(config, engine ? { engine } : {}));
+await serve(async () => {
+  const engine = await engines[limiter]?.();
+  return startSluice(config, engine ? { engine } : {});
+});
