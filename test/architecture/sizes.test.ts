@@ -1,5 +1,5 @@
-// Small files with one job, short functions: every source file stays under 250
-// lines and every function under 40, so each concern reads on one screen. The
+// Small files with one job, short functions: every source file stays under 500
+// lines and every function under 80, so a concept stays whole in one file and still reads in one sitting. The
 // policy models are exempt: each is meant to read line by line beside its Lua
 // twin.
 import assert from 'node:assert/strict';
@@ -8,8 +8,8 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import ts from 'typescript';
 
-const MAX_FILE_LINES = 250;
-const MAX_FUNCTION_LINES = 40;
+const MAX_FILE_LINES = 500;
+const MAX_FUNCTION_LINES = 80;
 const EXEMPT_FUNCTIONS = /^src\/policies\/[^/]+\/model\.ts$/;
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
