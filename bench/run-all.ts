@@ -1,7 +1,7 @@
 // npm run bench [-- --quick] [-- --out DIR]
 // Runs every bench in turn, one progress line per step, then writes
 // REPORT.md and results.json (every figure, plus the machine) to DIR
-// (default bench/results).
+// (default bench/results; a --quick run without --out writes to a temporary folder).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAccuracyBench } from './accuracy.js';
@@ -14,7 +14,7 @@ import { runHotKeyBench } from './hotkey.js';
 import { runWorkersBench } from './workers.js';
 import { cleanupAll, runMain } from './lib/cleanup.js';
 import { machineInfo } from './lib/machine.js';
-import { parseOptions } from './lib/options.js';
+import { parseOptions, reportDir } from './lib/options.js';
 import { type BenchResults, renderReport } from './lib/report.js';
 import { scaleOnPaper } from './lib/scale.js';
 
@@ -62,8 +62,9 @@ await runMain(async () => {
       ...(engine.ceiling.sluiceTokenBucket.error ? [`redis-benchmark ceiling: ${engine.ceiling.sluiceTokenBucket.error}`] : []),
     ],
   };
-  mkdirSync(options.out, { recursive: true });
-  writeFileSync(join(options.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(join(options.out, 'REPORT.md'), renderReport(results));
-  console.log(`bench: wrote ${join(options.out, 'REPORT.md')} and results.json in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+  const out = reportDir(options);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(join(out, 'REPORT.md'), renderReport(results));
+  console.log(`bench: wrote ${join(out, 'REPORT.md')} and results.json in ${((performance.now() - began) / 1000).toFixed(1)} s`);
 });

@@ -1,7 +1,7 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
 // on start. It mirrors migrations/001, 004, 005 and 006 column for column and CHECK for CHECK
-// (test/rules/schema-parity.test.ts feeds the same rows to both); SQLite has no
+// (test/rules/schema-parity.int.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
 import type { RulesLogger } from './logger.js';

@@ -1,5 +1,5 @@
 // The same checks of named tokens, roles and the audit log, run on the embedded
-// store and on PostgreSQL (team-embedded.test.ts, team-postgres.test.ts).
+// store and on PostgreSQL (team-embedded.int.test.ts, team-postgres.int.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ReloadReport } from '../../src/admin/config-reload.js';

@@ -1,7 +1,7 @@
 // The lookups of envoyproxy/ratelimit's config tests (basic_config.yaml and
 // wildcard.yaml's situations, in configs of our own): which limit a
 // descriptor lands on. Asked of the loader (reference-config.test.ts) and over
-// gRPC (reference-answers.test.ts).
+// gRPC (reference-answers.int.test.ts).
 
 export type Pairs = [string, string][];
 
