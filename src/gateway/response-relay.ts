@@ -2,7 +2,7 @@
 // undici dispatch handler. `pool.stream()` made, per request, an AsyncResource,
 // a promise, an object of the parsed headers and the listeners of
 // `stream.finished()` on the response; this handler makes none of them and
-// hands the upstream's raw header list on (docs/performance.md has what it saved).
+// hands the upstream's raw header list on, since those allocations per request showed in the gateway's CPU.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 
