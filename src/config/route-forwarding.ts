@@ -64,6 +64,8 @@ export const routeForwardingFields = {
   upstream: upstreamSchema,
   /** For a `/prefix/*` route: forward without the prefix (`/api/orders` → `/orders`). */
   stripPrefix: z.boolean().default(false),
+  /** Match the path lower-cased: for an upstream that serves `/API/Login` as `/api/login`. */
+  caseInsensitive: z.boolean().default(false),
   rewrite: rewriteSchema.optional(),
   requestHeaders: headerEdits.optional(),
   responseHeaders: headerEdits.optional(),

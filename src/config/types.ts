@@ -24,6 +24,8 @@ export interface RouteConfig {
   readonly host: string | undefined;
   /** Forward a `/prefix/*` route's requests without the prefix. */
   readonly stripPrefix: boolean;
+  /** Match the path lower-cased (an upstream that ignores case); false: the upstream must be case-sensitive. */
+  readonly caseInsensitive: boolean;
   readonly rewrite: { readonly pattern: string; readonly replacement: string } | undefined;
   readonly requestHeaders: HeaderEdits | undefined;
   readonly responseHeaders: HeaderEdits | undefined;

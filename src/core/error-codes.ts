@@ -49,6 +49,26 @@ export const GATEWAY_ERRORS = {
     meaning: 'the HTTP request is malformed (e.g. a body shorter than its Content-Length)',
     action: "fix the client's request",
   },
+  invalid_path: {
+    status: 400,
+    meaning: "the request path cannot be normalized: it carries a fragment (`#`), a malformed escape (`%zz`) or a `..` that climbs above the root, or the route's rewrite of it would leave the route's target",
+    action: 'send the path without `#…` and without `..` segments above the root',
+  },
+  invalid_host: {
+    status: 400,
+    meaning: 'the Host header (or `:authority`) is not a host name, an IP address or `[IPv6]`, with an optional port, or it came more than once',
+    action: 'send one Host header naming the host, e.g. `api.example.com` or `api.example.com:8080`',
+  },
+  duplicate_api_key: {
+    status: 400,
+    meaning: 'the API key header came more than once, or with a comma-separated list of values',
+    action: 'send the key once, in one header',
+  },
+  upgrade_with_body: {
+    status: 400,
+    meaning: 'an upgrade request (WebSocket) carries a body (Content-Length above 0 or Transfer-Encoding)',
+    action: 'send the upgrade request without a body, as RFC 6455 asks',
+  },
   headers_too_large: { status: 431, meaning: 'the request headers exceed `limits.maxHeaderBytes`', action: 'send smaller headers, or raise `limits.maxHeaderBytes`' },
   body_too_large: { status: 413, meaning: 'the request body exceeds `limits.maxBodyBytes`', action: 'send a smaller body, or raise `limits.maxBodyBytes`' },
   request_timeout: {

@@ -23,6 +23,7 @@ import { answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
+import { screenRequest } from './request-screen.js';
 import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, type RequestWatch, watchRequest } from './request-observer.js';
 import { type LimitedTarget, routeTarget } from './route-target.js';
 import { type CompiledRoute, RouteTable } from './routes.js';
@@ -122,6 +123,11 @@ export class Gateway {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
       const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
+      const refused = screenRequest(req); // a bad Host, path or upgrade: 400 (request-screen.ts); else req.url normalized
+      if (refused !== undefined) {
+        sendError(res, refused, undefined, true);
+        return;
+      }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
       if (watch && match) watch.route = match.route.id;
       const tenant = this.tenantOf(req, res, match);
@@ -143,7 +149,7 @@ export class Gateway {
 
   /** The API key's tenant (identify.ts); a missing or unknown key is answered here. */
   private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): string | undefined | typeof ANSWERED {
-    const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.tenants);
+    const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.tenants, req.rawHeaders);
     if ('tenant' in found) return found.tenant;
     sendError(res, found.problem);
     return ANSWERED;

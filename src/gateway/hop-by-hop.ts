@@ -16,8 +16,37 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** Request headers the gateway drops: hop-by-hop, the Host (undici sets the upstream's), Expect (node already answered 100-continue) and the forwarding headers it rebuilds. */
-const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded']);
+/**
+ * Headers that tell an upstream who the client is, where it came from or what
+ * it asked for, that Sluice never sets: each one a client sends would be
+ * believed by some framework (Express's trust proxy, Symfony, IIS's
+ * X-Original-URL, method-override middleware), so none is passed on.
+ */
+const UNVOUCHED = [
+  'x-real-ip',
+  'x-client-ip',
+  'true-client-ip',
+  'x-cluster-client-ip',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'x-forwarded-server',
+  'x-forwarded-ssl',
+  'x-forwarded-scheme',
+  'x-forwarded-uri',
+  'x-forwarded-method',
+  'x-original-url',
+  'x-original-uri',
+  'x-original-method',
+  'x-original-host',
+  'x-rewrite-url',
+  'x-host',
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+];
+
+/** Request headers the gateway drops: hop-by-hop, the Host (undici sets the upstream's), Expect (node already answered 100-continue), the forwarding headers it rebuilds and the ones it does not vouch for. */
+const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded', ...UNVOUCHED]);
 
 /** The header names listed in a Connection header (they are hop-by-hop too). */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
@@ -46,18 +75,26 @@ export function forwardedRequestHeaders(req: IncomingMessage, clientIp: ClientIp
     const name = raw[i]!;
     const lower = name.toLowerCase();
     // HTTP/2's pseudo-headers (`:method`, `:path`, `:authority`…) are the request line, not headers.
-    if (REQUEST_DROP.has(lower) || named?.has(lower) || lower.charCodeAt(0) === 58) continue;
+    // A name with `_` is dropped as nginx does: many servers read `X_Forwarded_For` as X-Forwarded-For.
+    if (REQUEST_DROP.has(lower) || named?.has(lower) || lower.charCodeAt(0) === 58 || lower.includes('_')) continue;
     out.push(name, raw[i + 1]!);
   }
   pushForwarding(out, req, clientIp);
   return out;
 }
 
+/**
+ * A trusted proxy's own forwarding headers are kept, of the family Sluice
+ * reads (`clientIp.header`): X-Forwarded-For/-Proto/-Host, or Forwarded. The
+ * other family that proxy never wrote (and a client could have), so it starts
+ * again at this hop.
+ */
 function pushForwarding(out: string[], req: IncomingMessage, clientIp: ClientIpResolver): void {
   const peer = parseIp(req.socket.remoteAddress);
   const trusted = peer !== undefined && clientIp.isTrusted(peer);
+  const readsForwarded = clientIp.header === 'forwarded';
   const kept = (name: 'x-forwarded-for' | 'x-forwarded-proto' | 'x-forwarded-host' | 'forwarded') => {
-    const value = trusted ? req.headers[name] : undefined;
+    const value = trusted && (name === 'forwarded') === readsForwarded ? req.headers[name] : undefined;
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
   const client = peer?.address ?? '';
@@ -79,13 +116,18 @@ export function requestHost(req: IncomingMessage): string | undefined {
   return typeof host === 'string' && host !== '' ? host : undefined;
 }
 
-/** The Host header's name, lower-cased, without its port (`[::1]:8080` → `[::1]`). */
+/**
+ * The Host header's name, lower-cased, without its port (`[::1]:8080` → `[::1]`)
+ * and its trailing dot: `api.example.com.` is the same fully qualified name
+ * (RFC 1034 §3.1), so it must meet the same host route.
+ */
 export function hostName(host: string | undefined): string {
   if (!host) return '';
   const lower = host.toLowerCase();
   if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1);
   const colon = lower.indexOf(':');
-  return colon === -1 ? lower : lower.slice(0, colon);
+  const name = colon === -1 ? lower : lower.slice(0, colon);
+  return name.endsWith('.') ? name.slice(0, -1) : name;
 }
 
 /** RFC 7239 §6: an IPv6 node is quoted and bracketed. */

@@ -3,14 +3,31 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RouteConfig } from '../config/types.js';
 import type { TenantResolver } from '../rules/types.js';
+import { countHeader } from './request-screen.js';
 
-export type KeyProblem = 'missing_api_key' | 'unknown_api_key';
+export type KeyProblem = 'missing_api_key' | 'unknown_api_key' | 'duplicate_api_key';
 
-/** The tenant (undefined on an anonymous route), or why the request has none: a missing key is a 401 even before a 404. */
-export function tenantOfRequest(route: RouteConfig | undefined, headers: IncomingHttpHeaders, keyHeader: string, tenants: TenantResolver): { tenant: string | undefined } | { problem: KeyProblem } {
+/**
+ * The tenant (undefined on an anonymous route), or why the request has none: a
+ * missing key is a 401 even before a 404. A key sent twice (two headers, which
+ * node joins with `, `, or one holding a list) is refused: read as one unknown
+ * key it would be a fresh anonymous tenant under `unknownKeys: default-rule`,
+ * while the upstream, reading the first value, served the real tenant.
+ * `rawHeaders` (when given) also catches a repeated header node keeps only the
+ * first of (Authorization).
+ */
+export function tenantOfRequest(
+  route: RouteConfig | undefined,
+  headers: IncomingHttpHeaders,
+  keyHeader: string,
+  tenants: TenantResolver,
+  rawHeaders?: readonly string[],
+): { tenant: string | undefined } | { problem: KeyProblem } {
   if (route?.anonymous) return { tenant: undefined };
   const apiKey = headers[keyHeader];
+  if (Array.isArray(apiKey) || (typeof apiKey === 'string' && apiKey.includes(','))) return { problem: 'duplicate_api_key' };
   if (typeof apiKey !== 'string' || apiKey === '') return { problem: 'missing_api_key' };
+  if (rawHeaders !== undefined && countHeader(rawHeaders, keyHeader) > 1) return { problem: 'duplicate_api_key' };
   const tenant = tenants.tenantFor(apiKey);
   return tenant === undefined ? { problem: 'unknown_api_key' } : { tenant };
 }

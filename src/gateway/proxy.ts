@@ -99,10 +99,12 @@ export async function forward(req: IncomingMessage, res: ServerResponse, target:
   };
   res.once('close', onClose);
   try {
+    const path = target.plan.path(req.url ?? '/'); // undefined: the route's rewrite would leave its target
+    if (path === undefined) return fail(res, 'invalid_path', extraHeaders);
     const read = await readBody(req, limits);
     if (read.kind === 'failed') return fail(res, read.reason, extraHeaders);
     const body = requestBody(req, read, limits);
-    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path: target.plan.path(req.url ?? '/'), headers: target.plan.requestHeaders(req, context), route: context.route };
+    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path, headers: target.plan.requestHeaders(req, context), route: context.route };
     return await dispatchWithRetry(call);
   } finally {
     res.off('close', onClose);
@@ -217,7 +219,7 @@ function failedAttempt(call: UpstreamCall, instance: Instance, canRetry: boolean
 
 function fail(res: ServerResponse, outcome: Exclude<ForwardOutcome, 'ok'>, extraHeaders: string[]): ForwardOutcome {
   if (outcome === 'aborted') res.destroy();
-  else sendError(res, outcome, extraHeaders, outcome === 'body_too_large' || outcome === 'bad_request' || outcome === 'request_timeout');
+  else sendError(res, outcome, extraHeaders, outcome === 'body_too_large' || outcome === 'bad_request' || outcome === 'request_timeout' || outcome === 'invalid_path');
   return outcome;
 }
 

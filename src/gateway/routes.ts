@@ -1,9 +1,12 @@
 // Route matching: first declared route whose method and path match wins.
 // Patterns: `/orders` (exact), `/orders/:id` (one segment per parameter),
 // `/api/*` (the prefix itself and anything under it), `/*` (every path); a
-// route with a `host` matches only requests for that host.
+// route with a `host` matches only requests for that host. Paths are matched
+// normalized (request-path.ts), lower-cased on a `caseInsensitive` route; host
+// names lower-cased, without their port and trailing dot.
 import type { RouteConfig } from '../config/types.js';
 import { hostName } from './hop-by-hop.js';
+import { normalizeTarget, splitTarget } from './request-path.js';
 
 type PathMatcher = (path: string) => boolean;
 
@@ -16,6 +19,7 @@ export interface CompiledRoute<T> {
 interface Entry<T> extends CompiledRoute<T> {
   methods: ReadonlySet<string> | undefined;
   matches: PathMatcher;
+  caseInsensitive: boolean;
   host: ((host: string) => boolean) | undefined;
 }
 
@@ -27,7 +31,8 @@ export class RouteTable<T> {
       route,
       target: target(route),
       methods: route.methods ? new Set(route.methods) : undefined,
-      matches: compilePath(route.path),
+      matches: compilePath(route.caseInsensitive ? route.path.toLowerCase() : route.path),
+      caseInsensitive: route.caseInsensitive,
       host: route.host === undefined ? undefined : compileHost(route.host),
     }));
   }
@@ -37,13 +42,21 @@ export class RouteTable<T> {
     return this.entries.map((entry) => entry.target);
   }
 
-  /** `url` is the request target as node gives it (path and query); `host` the Host header (a route with a host needs it). */
+  /**
+   * `url` is the request target as node gives it (path and query); `host` the
+   * Host header (a route with a host needs it). A path that cannot be
+   * normalized (a fragment, `..` above the root) matches no route.
+   */
   match(method: string, url: string, host?: string): CompiledRoute<T> | undefined {
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
+    const normal = normalizeTarget(url);
+    if (normal === undefined) return undefined;
+    const [path] = splitTarget(normal);
+    let lower: string | undefined;
     let name: string | undefined;
     for (const entry of this.entries) {
-      if ((entry.methods !== undefined && !entry.methods.has(method)) || !entry.matches(path)) continue;
+      if (entry.methods !== undefined && !entry.methods.has(method)) continue;
+      if (entry.caseInsensitive && lower === undefined) lower = path.toLowerCase();
+      if (!entry.matches(entry.caseInsensitive ? lower! : path)) continue;
       if (entry.host === undefined) return entry;
       name ??= hostName(host);
       if (entry.host(name)) return entry;

@@ -39,13 +39,20 @@ export class Tunnels {
 
   /** Sends the admitted upgrade upstream and joins the sockets on a 101. */
   open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: RequestContext): void {
+    const path = target.plan.path(req.url ?? '/');
+    if (path === undefined) {
+      sendError(res, 'invalid_path', limitHeaders, true);
+      return;
+    }
     const instance = target.balancer.pick();
-    const url = new URL(target.plan.path(req.url ?? '/'), instance.url);
+    const url = new URL(path, instance.url);
     // Over HTTP/2 the handshake upstream is the gateway's own: its key, never one the client sent.
     const headers = 'key' in upgrade ? [...withoutHeader(target.plan.requestHeaders(req, context), 'sec-websocket-key'), 'sec-websocket-key', upgrade.key] : target.plan.requestHeaders(req, context);
     headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs });
+    // A connection of its own (agent: false), closed after an answer that is no 101: an upstream that
+    // ignored the Upgrade must never read a later request on it (the gateway refuses an upgrade with a body).
+    const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs, agent: false });
     upstream.once('upgrade', (answer, upSocket, upHead) => {
       if ('key' in upgrade) this.joinHttp2(res, upgrade, answer, upSocket, upHead, [...target.plan.responseHeaders(answer.rawHeaders), ...limitHeaders], context.route);
       else this.join(upgrade, answer, upSocket, upHead, limitHeaders, context.route);

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { HeaderEdits, RouteConfig } from '../config/types.js';
 import type { ClientIpResolver } from '../limits/client-ip.js';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
+import { normalizePath, splitTarget } from './request-path.js';
 
 /** Who is asking, for the `{tenant}`, `{route}` and `{clientIp}` placeholders. */
 export interface RequestContext {
@@ -31,6 +32,8 @@ export class UpstreamPlan {
   private readonly responseEdits: CompiledEdits | undefined;
   private readonly prefix: string | undefined;
   private readonly rewrite: { pattern: RegExp; replacement: string } | undefined;
+  /** Every path sent upstream starts with it. */
+  private readonly targetPrefix: string;
 
   constructor(
     route: RouteConfig,
@@ -40,20 +43,23 @@ export class UpstreamPlan {
     this.responseEdits = compileEdits(route.responseHeaders);
     this.prefix = route.stripPrefix ? route.path.slice(0, -2) : undefined;
     this.rewrite = route.rewrite ? { pattern: new RegExp(route.rewrite.pattern), replacement: route.rewrite.replacement } : undefined;
+    this.targetPrefix = route.rewrite ? literalPrefix(route.rewrite.replacement) : '/';
   }
 
-  /** The path and query sent upstream. */
-  path(url: string): string {
+  /**
+   * The path and query sent upstream: `url` (already normalized) with the
+   * prefix stripped or the rewrite applied, normalized again (a rewrite can
+   * join `//` or bring `..` back). Undefined when the result would leave the
+   * route's target: the replacement's literal prefix (`/public/v2/` of
+   * `/public/v2/$1`), or the root.
+   */
+  path(url: string): string | undefined {
     if (this.prefix === undefined && this.rewrite === undefined) return url;
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
-    const rest = query === -1 ? '' : url.slice(query);
-    if (this.prefix !== undefined) {
-      const stripped = path.slice(this.prefix.length);
-      return `${stripped.startsWith('/') ? stripped : `/${stripped}`}${rest}`;
-    }
-    const rewritten = path.replace(this.rewrite!.pattern, this.rewrite!.replacement);
-    return `${rewritten.startsWith('/') ? rewritten : `/${rewritten}`}${rest}`;
+    const [path, rest] = splitTarget(url);
+    const changed = this.prefix !== undefined ? path.slice(this.prefix.length) : path.replace(this.rewrite!.pattern, this.rewrite!.replacement);
+    const normal = normalizePath(changed.startsWith('/') ? changed : `/${changed}`);
+    if (normal === undefined || !(normal.startsWith(this.targetPrefix) || `${normal}/` === this.targetPrefix)) return undefined;
+    return `${normal}${rest}`;
   }
 
   requestHeaders(req: IncomingMessage, context: RequestContext): string[] {
@@ -70,6 +76,13 @@ export class UpstreamPlan {
   private fill(req: IncomingMessage, context: RequestContext): Record<string, string> {
     return { tenant: context.tenant ?? '', route: context.route, clientIp: this.clientIp.clientIp(req.socket.remoteAddress, req.headers)?.address ?? '' };
   }
+}
+
+/** The directory a replacement always writes: up to the last `/` before its first `$` group (`/public/v2/$1` → `/public/v2/`). */
+function literalPrefix(replacement: string): string {
+  const group = replacement.indexOf('$');
+  const literal = group === -1 ? replacement : replacement.slice(0, group);
+  return literal.slice(0, literal.lastIndexOf('/') + 1) || '/';
 }
 
 /** `flat` without the removed names, then the set ones (placeholders filled; a header whose value fills to '' is left out). */

@@ -30,7 +30,8 @@ export function parseCidr(text: string): [string, number, 'ipv4' | 'ipv6'] | und
 export class ClientIpResolver {
   private readonly trusted = new BlockList();
   private readonly anyTrusted: boolean;
-  private readonly header: ForwardedHeader;
+  /** The forwarding header read from trusted proxies (the other is never believed). */
+  readonly header: ForwardedHeader;
 
   constructor(options: ClientIpOptions) {
     this.header = options.header;
