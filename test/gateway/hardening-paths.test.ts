@@ -138,7 +138,7 @@ describe('hardening: paths and hosts', () => {
 });
 
 describe('hardening: examples/login-protection.yaml as shipped', () => {
-  it('/api/login#x, /api/Login and /api/%6Cogin are refused or counted by the login route's limit', async () => {
+  it('/api/login#x, /api/Login and /api/%6Cogin are refused or counted by the login route limit', async () => {
     // The upstream serves every spelling alike, as Express does (case-insensitive routing, decoded paths).
     const upstream = await recordingUpstream();
     const config = loadConfig('examples/login-protection.yaml', { SLUICE_LISTEN: '127.0.0.1:0', UPSTREAM_URL: upstream.url });
