@@ -6,9 +6,10 @@
 // outside its target; host names match without case, port or trailing dot.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { RunningSluice } from '../../src/app.js';
+import { type RunningSluice, startSluice } from '../../src/app.js';
+import { loadConfig } from '../../src/config/index.js';
 import { recordingUpstream, sendRaw } from './hardening-support.js';
-import { startGateway, type TestUpstream } from './support.js';
+import { silent, startGateway, type TestUpstream } from './support.js';
 
 const BIG = '{ policy: token_bucket, capacity: 1000, refillPerSecond: 100 }';
 const YAML = `
@@ -133,5 +134,27 @@ describe('hardening: paths and hosts', () => {
       ['api-host', 'api-host', 429],
       'every spelling is the host route, and the third is past its limit of 2',
     );
+  });
+});
+
+describe('hardening: examples/login-protection.yaml as shipped', () => {
+  it('/api/login#x, /api/Login and /api/%6Cogin are refused or counted by the login route limit', async () => {
+    // The upstream serves every spelling alike, as Express does (case-insensitive routing, decoded paths).
+    const upstream = await recordingUpstream();
+    const config = loadConfig('examples/login-protection.yaml', { SLUICE_LISTEN: '127.0.0.1:0', UPSTREAM_URL: upstream.url });
+    const app = await startSluice(config, { logger: silent });
+    try {
+      const replies = [];
+      for (let i = 0; i < 5; i++) for (const path of ['/api/login#x', '/api/Login', '/api/%6Cogin']) replies.push(await sendRaw(app.url, 'POST', path));
+      const statuses = replies.map((reply) => reply.status);
+      assert.equal(statuses.filter((status) => status === 400).length, 5, 'every fragment refused');
+      // The login limit (1 + burst 5, then 1 a second) counted every other one: ten in a row pass it only if spread over 4 s.
+      for (const reply of replies.filter((r) => r.status !== 400)) assert.match(String(reply.headers['ratelimit-policy']), /"login-per-ip"/);
+      assert.ok(statuses.includes(429), statuses.join(' '));
+      assert.ok(upstream.paths.every((path) => path.toLowerCase() === '/api/login'), upstream.paths.join(' '));
+    } finally {
+      await app.close();
+      await upstream.close();
+    }
   });
 });
