@@ -206,6 +206,11 @@ export class FallbackLimiter {
     this.started.clear();
   }
 
+  /** Entries kept per structure, each bounded (maxKeys or stateCacheSize) whatever the number of keys seen. */
+  sizes(): { buckets: number; lastStates: number; started: number; debts: number } {
+    return { buckets: this.store.size, lastStates: this.lastStates.size, started: this.started.size, debts: this.debtUntil.size };
+  }
+
   forget(key: string): void {
     this.lastStates.delete(key);
     this.started.delete(key);

@@ -45,6 +45,11 @@ export class InFlight {
     if (flow.answered >= flow.sent) this.flows.delete(key);
   }
 
+  /** Buckets with units in flight (none once every call is answered). */
+  get size(): number {
+    return this.flows.size;
+  }
+
   pending(key: string): number {
     const flow = this.flows.get(key);
     return flow === undefined ? 0 : flow.sent - flow.answered;

@@ -52,6 +52,11 @@ export class LastStates {
     return this.states.peek(key);
   }
 
+  /** Keys kept (at most the size given). */
+  get size(): number {
+    return this.states.size;
+  }
+
   /**
    * Records Redis's word on `key`; `taken`: the units this reply took. Returns
    * the units the bucket is missing against what this instance last saw, when
