@@ -58,16 +58,20 @@ export class LateReplies {
 
   /**
    * Watches the late reply of a multi-limit call: each bucket is corrected to
-   * what the request was finally told, charged (`charged[i]`) or not.
+   * what the request was finally told, charged (`charged[i]`) or not, and held
+   * (`delays[i]`, ms) or not.
    */
-  watchAll(baseKeys: readonly string[], calls: readonly StoreCall[], charged: readonly boolean[], reply: Promise<GroupReply>): void {
+  watchAll(baseKeys: readonly string[], calls: readonly StoreCall[], charged: readonly boolean[], reply: Promise<GroupReply>, delays: readonly number[] = [], sentAt?: number): void {
+    const localAt = this.options.now();
     reply.then(
       (redis) => {
         calls.forEach((call, i) => {
           const decision = redis.decisions[i]!;
-          const taken = redis.admitted && decision.allowed ? call.cost : 0;
-          this.restore(call.bucket, call.rule, this.options.fallback.remember(baseKeys[i]!, call.bucket.key, call.rule, decision, taken));
-          void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, redis.admitted && decision.allowed);
+          const admitted = redis.admitted && decision.allowed;
+          this.restore(call.bucket, call.rule, this.options.fallback.remember(baseKeys[i]!, call.bucket.key, call.rule, decision, admitted ? call.cost : 0));
+          const heldApart = charged[i]! && admitted && !sameRelease(call.rule, delays[i] ?? 0, localAt, decision.delayMs, sentAt ?? localAt, this.options.now());
+          if (heldApart) this.count('delay_mismatch');
+          else void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, admitted);
         });
       },
       () => this.count('lost'),

@@ -40,6 +40,8 @@ interface Outcome {
   late?: Promise<GroupReply>;
   /** With `late`: each limit's place among the units in flight for its bucket (InFlight.take). */
   places?: (number | undefined)[];
+  /** With `late`: when the call was sent. */
+  sentAt?: number;
 }
 
 export class MultiStep {
@@ -61,7 +63,7 @@ export class MultiStep {
     await this.refund(toRefund(!reply.admitted, calls, stored, storedReplies));
     groups.forEach((group, g) => {
       const late = outcomes[g]!.late;
-      if (late) this.reconcileLater(plans, calls, group, reply, late);
+      if (late) this.reconcileLater(plans, calls, group, reply, late, outcomes[g]!.sentAt);
     });
     return reply;
   }
@@ -94,7 +96,7 @@ export class MultiStep {
     } catch (error) {
       this.o.stats.noteFailure(error);
       const late = sent.call !== undefined && isDeadlineError(error);
-      return late ? { late: sent.call, places: sent.places } : {};
+      return late ? { late: sent.call, places: sent.places, sentAt: sent.at } : {};
     }
   }
 
@@ -150,9 +152,10 @@ export class MultiStep {
   }
 
   /** A group's call that came back after the deadline: each bucket corrected to what the request was told. */
-  private reconcileLater(plans: readonly Plan[], calls: readonly StoreCall[], group: number[], reply: GroupReply, late: Promise<GroupReply>): void {
+  private reconcileLater(plans: readonly Plan[], calls: readonly StoreCall[], group: number[], reply: GroupReply, late: Promise<GroupReply>, sentAt: number | undefined): void {
     const charged = group.map((i) => reply.admitted && reply.decisions[i]!.allowed);
-    this.o.late.watchAll(group.map((i) => plans[i]!.baseKey), group.map((i) => calls[i]!), charged, late);
+    const delays = group.map((i) => reply.decisions[i]!.delayMs);
+    this.o.late.watchAll(group.map((i) => plans[i]!.baseKey), group.map((i) => calls[i]!), charged, late, delays, sentAt);
     late.then(undefined, () =>
       // The reply never came (the connection died with it): what was admitted locally is owed.
       group.forEach((i, k) => {

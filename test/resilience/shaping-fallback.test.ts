@@ -122,3 +122,31 @@ test('a fixed window while the store is late is held to what the store last said
 });
 
 
+
+test('several limits decided together: a late reply with another delay for the shaped one is a disagreement too', bounded, async () => {
+  const store = new FakeSharedStore();
+  const chain = chainOver(store);
+  const other = chainOver(store);
+  const plans = [planFor('shop', 'multi-shaped', shaped, 1), planFor('shop', 'multi-bucket', parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 1 }), 1)];
+  try {
+    assert.equal((await chain.multi.decide(plans, [1, 1])).admitted, true);
+    for (let i = 0; i < 7; i++) await other.head.decide(plans[0]!, 1);
+    store.pause();
+    let late: Awaited<ReturnType<DecisionChain['multi']['decide']>>;
+    try {
+      late = await chain.multi.decide(plans, [1, 1]);
+    } finally {
+      store.resume();
+    }
+    assert.deepEqual([late.admitted, late.decisions[0]!.source, late.decisions[0]!.delayMs], [true, 'fallback', 0]);
+    await eventually(() => lateTotal(chain) >= 2, 5000, 'the late replies reconciled');
+    assert.equal(chain.stats.lateReplies.delay_mismatch, 1, JSON.stringify(chain.stats.lateReplies));
+    assert.equal(chain.stats.lateReplies.agreed, 1, 'the token bucket agreed');
+  } finally {
+    for (const c of [chain, other]) {
+      c.breaker.shutdown();
+      await c.fallback.close();
+    }
+    await store.close();
+  }
+});
