@@ -23,6 +23,8 @@ export class FakeSharedStore implements SharedStore {
   private lastReplyAt = Number.NEGATIVE_INFINITY;
   /** Calls run (not held), for assertions. */
   calls = 0;
+  /** Calls run per bucket key (a group call counts on its first bucket). */
+  readonly callsOn = new Map<string, number>();
 
   readonly connection: StoreConnection = {
     channelOf: () => 'fake',
@@ -55,15 +57,15 @@ export class FakeSharedStore implements SharedStore {
   }
 
   consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
-    return this.run(() => this.memory.consumeSync(bucket.key, rule, cost));
+    return this.run(bucket.key, () => this.memory.consumeSync(bucket.key, rule, cost));
   }
 
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {
-    return this.run(() => this.memory.consumeAllSync(calls.map((call) => ({ key: call.bucket.key, rule: call.rule, cost: call.cost, shadow: call.shadow }))));
+    return this.run(calls[0]?.bucket.key ?? '', () => this.memory.consumeAllSync(calls.map((call) => ({ key: call.bucket.key, rule: call.rule, cost: call.cost, shadow: call.shadow }))));
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
-    return this.run(() => this.memory.peekSync(bucket.key, rule));
+    return this.run(bucket.key, () => this.memory.peekSync(bucket.key, rule));
   }
 
   canLease(rule: Rule): boolean {
@@ -72,7 +74,7 @@ export class FakeSharedStore implements SharedStore {
 
   lease(bucket: BucketKey, rule: Rule, need: number, want: number): Promise<LeaseReply> {
     const ask = Math.min(Math.max(need, want), capacityOf(rule));
-    return this.run(() => {
+    return this.run(bucket.key, () => {
       const decision = this.memory.consumeSync(bucket.key, rule, ask);
       return { granted: decision.allowed ? ask : 0, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: decision.retryAfterMs };
     });
@@ -83,7 +85,7 @@ export class FakeSharedStore implements SharedStore {
   }
 
   adjust(bucket: BucketKey, rule: Rule, delta: number): Promise<void> {
-    return this.run(() => {
+    return this.run(bucket.key, () => {
       const { model } = policyOf(rule);
       const now = this.now();
       const text = this.memory.inspectSync(bucket.key, rule).state;
@@ -93,11 +95,11 @@ export class FakeSharedStore implements SharedStore {
   }
 
   reset(bucket: BucketKey): Promise<void> {
-    return this.run(() => this.memory.forget(bucket.key));
+    return this.run(bucket.key, () => this.memory.forget(bucket.key));
   }
 
   inspect(bucket: BucketKey, rule: Rule): Promise<BucketInfo> {
-    return this.run(() => ({ ...this.memory.inspectSync(bucket.key, rule), location: 'fake' }));
+    return this.run(bucket.key, () => ({ ...this.memory.inspectSync(bucket.key, rule), location: 'fake' }));
   }
 
   close(): Promise<void> {
@@ -106,10 +108,11 @@ export class FakeSharedStore implements SharedStore {
   }
 
   /** `work` now, or once resumed; its answer on a later turn, as a reply read from a socket. */
-  private run<T>(work: () => T): Promise<T> {
+  private run<T>(key: string, work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const go = () => {
         this.calls++;
+        this.callsOn.set(key, (this.callsOn.get(key) ?? 0) + 1);
         try {
           const value = work();
           setImmediate(() => {
