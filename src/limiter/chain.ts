@@ -71,7 +71,7 @@ export function buildChain(options: ChainOptions): DecisionChain {
   // `debts` is built below (it needs the fallback); the fallback asks it only once decisions flow.
   const owes = (key: string): boolean => debts.owes(key);
   const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, owes, now });
-  const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats });
+  const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats, now });
   const deadline = options.deadlineMs === undefined ? new AdaptiveDeadline(now()) : new FixedDeadline(options.deadlineMs);
   const current = { adaptive: deadline.adaptive, ms: () => deadline.msAt(now()) };
   const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: current.ms, fallback, stats, logger });

@@ -4,10 +4,15 @@
 // A fresh full local bucket is only handed out once the breaker is open and the
 // key was never seen. Otherwise the bucket starts from the last state Redis
 // reported for the key (full for a key it never reported), minus what may still
-// be taken from it: other calls in flight to Redis and, while the breaker is
-// closed, what this instance already admitted locally. A request's own call,
-// late, is not counted: its reply is reconciled with this decision
-// (late-replies.ts), which charges an over-admission or refunds a false refusal.
+// be taken from it: the calls in flight to Redis that run before this one
+// there (in-flight.ts) and, while the breaker is closed, what this instance
+// admitted locally that no call in flight counts. How a word is carried is the
+// policy registry's `carry`: a time-based state (token bucket, GCRA, leaky
+// bucket: a shaped request keeps its place in the queue, so its delay) is
+// rebuilt from it; a window's count is held to its share of what was left.
+// A request's own call, late, is not counted: its reply is reconciled with
+// this decision (late-replies.ts), which charges an over-admission or refunds
+// a false refusal.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
 import type { BucketInfo, GroupReply } from '../stores/store.js';
@@ -15,7 +20,7 @@ import { type Clock, systemClock } from '../stores/clock.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { LastStates, type RedisWord } from './last-states.js';
 import { BoundedLru } from './lru.js';
-import { isTimeBased, seedState } from './scale-rule.js';
+import { seedState, unitMsOf } from './scale-rule.js';
 
 /** One limit decided locally: its local key, this instance's rule, and what is still in flight to Redis for it. */
 export interface LocalCall {
@@ -24,8 +29,10 @@ export interface LocalCall {
   cost: number;
   shadow: boolean;
   pendingMs: number;
-  /** The units still in flight to Redis for it (a window policy's share is held below them). */
+  /** The units still in flight to Redis ahead of it (a window policy's share is held below them). */
   pendingUnits?: number;
+  /** Its own call is late: its reply is reconciled with this decision. */
+  late?: boolean;
 }
 
 export interface FallbackLimiterOptions {
@@ -98,7 +105,7 @@ export class FallbackLimiter {
     if (capped !== undefined) return capped;
     this.prepare(key, rule, breakerOpen, pendingMs, now);
     const decision = this.store.consumeSync(key, rule, cost, now);
-    if (decision.allowed) this.noteLocalAdmission(key, rule, cost, now, breakerOpen, !late);
+    if (decision.allowed) this.noteLocalAdmission(key, rule, cost, now, breakerOpen, late);
     return decision;
   }
 
@@ -113,7 +120,7 @@ export class FallbackLimiter {
     const reply = this.store.consumeAllSync(calls, now);
     if (reply.admitted) {
       calls.forEach((call, i) => {
-        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call.key, call.rule, call.cost, now, breakerOpen);
+        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call.key, call.rule, call.cost, now, breakerOpen, call.late);
       });
     }
     return reply;
@@ -143,7 +150,7 @@ export class FallbackLimiter {
    * flight (Redis may yet take them). Undefined: the local bucket decides.
    */
   private windowRefusal(key: string, rule: Rule, need: number, now: number): Decision | undefined {
-    if (isTimeBased(rule)) return undefined;
+    if (unitMsOf(rule) !== undefined) return undefined;
     const share = this.lastStates.windowShare(key, rule, now);
     if (share === undefined || share.left >= need) return undefined;
     const waitMs = Math.ceil(share.untilMs - now);
@@ -152,33 +159,33 @@ export class FallbackLimiter {
   }
 
   /**
-   * Counted against the last word (`counted`: not while its late call is
-   * still in flight, counted there; see unanswered); while the breaker is
-   * closed it also weighs on the bucket until Redis counts it (settle).
+   * Counted against the last word, unless `late`: its call is still in
+   * flight, so Redis counts it (see unanswered), and later decisions count it
+   * among the units in flight ahead of theirs. Otherwise, while the breaker is
+   * closed, it weighs on the local bucket until the debt collector charges it
+   * (the debt's time runs out as the bucket refills meanwhile).
    */
-  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number, breakerOpen: boolean, counted = true): void {
-    if (counted) this.lastStates.noteLocal(key, cost);
-    if (breakerOpen || !isTimeBased(rule)) return;
-    const perUnitMs = 1000 / rule.refillPerSecond;
+  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number, breakerOpen: boolean, late = false): void {
+    if (late) return;
+    this.lastStates.noteLocal(key, cost);
+    if (!breakerOpen) this.weigh(key, rule, cost, now);
+  }
+
+  /** `cost` units admitted locally weigh on the bucket of `key`, as a debt of their refill time. */
+  private weigh(key: string, rule: Rule, cost: number, now: number): void {
+    const perUnitMs = unitMsOf(rule);
+    if (perUnitMs === undefined) return;
     this.debtUntil.set(key, Math.max(this.debtUntil.peek(key) ?? now, now) + cost * perUnitMs);
   }
 
   /**
-   * Redis answered the call of a request this limiter admitted with `rule`
-   * while the breaker was closed: Redis now counts it (its twin was admitted,
-   * or it is charged), so it no longer weighs on the local bucket.
+   * The late call of a local admission failed without a reply: whether it ran
+   * is unknown, it is owed (charged once Redis answers), and the admission now
+   * counts against the last word and weighs on the local bucket.
    */
-  settle(key: string, rule: Rule, cost: number): void {
-    const until = this.debtUntil.peek(key);
-    if (until === undefined || !isTimeBased(rule)) return;
-    const left = until - (cost * 1000) / rule.refillPerSecond;
-    if (left > this.now()) this.debtUntil.set(key, left);
-    else this.debtUntil.delete(key);
-  }
-
-  /** The late call of a local admission failed without a reply: the admission now counts against the last word. */
-  unanswered(key: string, cost: number): void {
+  unanswered(key: string, rule: Rule, cost: number): void {
     this.lastStates.noteLocal(key, cost);
+    this.weigh(key, rule, cost, this.now());
   }
 
   async peek(key: string, rule: Rule): Promise<Decision> {
@@ -197,6 +204,11 @@ export class FallbackLimiter {
   /** The breaker closed: Redis is authoritative again; the next episode re-seeds from it. */
   endEpisode(): void {
     this.started.clear();
+  }
+
+  /** Entries kept per structure, each bounded (maxKeys or stateCacheSize) whatever the number of keys seen. */
+  sizes(): { buckets: number; lastStates: number; started: number; debts: number } {
+    return { buckets: this.store.size, lastStates: this.lastStates.size, started: this.started.size, debts: this.debtUntil.size };
   }
 
   forget(key: string): void {
@@ -219,7 +231,7 @@ export class FallbackLimiter {
    * bucket too (the store may still hold an older local state of the key).
    */
   private seed(key: string, rule: Rule, pendingMs: number, now: number, fresh: boolean, always = false): boolean {
-    if (!isTimeBased(rule)) return false;
+    if (unitMsOf(rule) === undefined) return false;
     const known = this.lastStates.peek(key);
     const last = known?.rule.policy === rule.policy ? known : undefined;
     if (last === undefined && !fresh) return false;

@@ -15,7 +15,7 @@ import type { Sent, StoreGuard } from './guard.js';
 import type { InstanceCount } from './instances.js';
 import type { LateReplies } from './late-replies.js';
 import { type Plan, storeDownDecision } from './plan.js';
-import { isTimeBased, scaleRule } from './scale-rule.js';
+import { scaleRule, unitMsOf } from './scale-rule.js';
 import type { ChainStats } from './stats.js';
 
 export interface FallbackStepOptions {
@@ -43,8 +43,8 @@ export class FallbackStep {
       return decision;
     } catch (error) {
       const late = sent.call !== undefined && isDeadlineError(error);
-      const decision = this.degraded(plan, cost, error, late);
-      if (late) this.reconcileLater(plan, cost, decision, sent.call!);
+      const decision = this.degraded(plan, cost, error, late, sent.places?.[0]);
+      if (late) this.reconcileLater(plan, cost, decision, sent.call!, sent.at);
       return decision;
     }
   }
@@ -67,15 +67,18 @@ export class FallbackStep {
   /**
    * The decision when the store failed. `late`: this request's own call is
    * still running in Redis; its units are not pending for this decision, since
-   * its reply is reconciled with it (late-replies.ts). Other calls in flight
+   * its reply is reconciled with it (late-replies.ts), and `place` (its place
+   * among the units in flight) says which calls Redis runs before it: those
    * stay pending until Redis answers them, so a burst whose deadlines all fire
-   * at once is not admitted again locally.
+   * at once is neither admitted again locally nor each request held behind
+   * the whole burst (a shaped request keeps its place in the queue).
    */
-  degraded(plan: Plan, cost: number, error: unknown, late = false): Decision {
+  degraded(plan: Plan, cost: number, error: unknown, late = false, place?: number): Decision {
     return this.whenDown(plan, error, (rule) => {
       const { guard, fallback, debts } = this.options;
       const breakerOpen = !guard.closed;
-      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, cost, late), this.pendingUnits(plan, cost, late), late);
+      const ahead = late ? place : undefined;
+      const decision = fallback.decide(plan.baseKey, rule, cost, breakerOpen, this.pendingMs(plan, ahead), this.pendingUnits(plan, ahead), late);
       // Charged once Redis answers: an open breaker's call never ran, nor one that failed (not timed out) with it closed.
       const mayHaveRun = late || isDeadlineError(error);
       if (decision.allowed && (breakerOpen || !mayHaveRun)) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
@@ -83,14 +86,20 @@ export class FallbackStep {
     });
   }
 
-  /** The units still in flight to Redis for the plan's bucket (less the request's own when `late`). */
-  pendingUnits(plan: Plan, cost: number, late: boolean): number {
-    return Math.max(0, this.options.guard.inFlight.pending(plan.baseKey) - (late ? cost : 0));
+  /**
+   * The units still in flight to Redis for the plan's bucket: those sent
+   * before the request's own late call at `place` (InFlight.take), or all of
+   * them for a request whose call is not in flight.
+   */
+  pendingUnits(plan: Plan, place: number | undefined): number {
+    const { inFlight } = this.options.guard;
+    return place === undefined ? inFlight.pending(plan.baseKey) : inFlight.aheadOf(plan.baseKey, place);
   }
 
-  /** The refill time of those units. */
-  pendingMs(plan: Plan, cost: number, late: boolean): number {
-    return isTimeBased(plan.rule) ? (this.pendingUnits(plan, cost, late) * 1000) / plan.rule.refillPerSecond : 0;
+  /** The refill (or leak) time of those units. */
+  pendingMs(plan: Plan, place: number | undefined): number {
+    const perUnitMs = unitMsOf(plan.rule);
+    return perUnitMs === undefined ? 0 : this.pendingUnits(plan, place) * perUnitMs;
   }
 
   /** The decision of a rule whose `onStoreDown` is `open` or `closed`; undefined for `fallback` (the local limiter decides). */
@@ -113,16 +122,15 @@ export class FallbackStep {
   }
 
   /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
-  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>): void {
-    this.options.late.watch(plan.baseKey, plan.bucket, plan.rule, cost, local, call);
+  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>, sentAt: number | undefined): void {
+    this.options.late.watch(plan.baseKey, plan.bucket, plan.rule, cost, local, call, sentAt);
     if (local.allowed && local.source === 'fallback') {
-      const rule = this.fallbackRule(plan);
       // No reply (the connection died with the call): whether it ran is unknown; charged, so the error is a refusal too many.
       const owe = () => {
         this.options.debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
-        this.options.fallback.unanswered(plan.baseKey, cost);
+        this.options.fallback.unanswered(plan.baseKey, this.fallbackRule(plan), cost);
       };
-      call.then(() => this.options.fallback.settle(plan.baseKey, rule, cost), owe);
+      call.then(undefined, owe);
     }
   }
 }

@@ -16,6 +16,10 @@ import type { ChainStats } from './stats.js';
 /** Where the guard leaves the call it sent, for reconciling a reply that comes after the deadline. */
 export interface Sent<T> {
   call?: Promise<T>;
+  /** When the call was sent (the guard's clock). */
+  at?: number;
+  /** Per bucket charged (in the order of the call's charges): its place among the units in flight (InFlight.take). */
+  places?: (number | undefined)[];
 }
 
 /** Units a call may take from a bucket (its base key). */
@@ -112,8 +116,11 @@ export class StoreGuard {
       if (deadlines.settle(silence)) breaker.failed(error);
       return Promise.reject(error);
     }
-    if (sent) sent.call = running;
-    for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
+    if (sent) {
+      sent.call = running;
+      sent.at = deadlines.started;
+      sent.places = charges.map(([baseKey, units]) => (units > 0 ? this.inFlight.take(baseKey, units) : undefined));
+    } else for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
     // The guard's bookkeeping and the request's deadline share one reaction to the call (not a `then` each).
     return new Promise<T>((resolve, reject) => {
       const request = deadlines.watch(deadlineMs, reject);

@@ -1,15 +1,16 @@
 // What Redis last said about each key (a bounded LRU), and what this instance
 // admitted locally since. Three uses:
-//  - seeding a time-based fallback bucket from it (fallback-limiter.ts);
+//  - seeding a fallback bucket whose state is a time from it (token bucket,
+//    GCRA, leaky bucket: the registry's `carry`; fallback-limiter.ts);
 //  - capping a window policy's fallback at this instance's share of what was
 //    left (a quota half spent does not come back whole while Redis is down);
 //  - after the breaker opened (a failover, a restart, a partition), holding
 //    the first reply of each key to what this instance last saw: a master that
 //    died with acknowledged writes not yet replicated hands its replica a
 //    bucket fuller than it was, and those units (`lostUnits`) are charged back.
-import type { Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../core/rule.js';
 import { BoundedLru } from './lru.js';
-import { isTimeBased } from './scale-rule.js';
+import { unitMsOf } from './scale-rule.js';
 
 /** The part of a Redis reply kept: a decision's or a lease's. */
 export interface RedisWord {
@@ -49,6 +50,11 @@ export class LastStates {
 
   peek(key: string): LastState | undefined {
     return this.states.peek(key);
+  }
+
+  /** Keys kept (at most the size given). */
+  get size(): number {
+    return this.states.size;
   }
 
   /**
@@ -119,12 +125,12 @@ export class LastStates {
  */
 export function lostUnits(last: LastState, rule: Rule, word: RedisWord, taken: number, now: number): number {
   if (last.rule.policy !== rule.policy) return 0;
-  if (isTimeBased(rule) && isTimeBased(last.rule)) {
-    const perUnitMs = 1000 / rule.refillPerSecond;
+  const perUnitMs = unitMsOf(rule);
+  if (perUnitMs !== undefined && unitMsOf(last.rule) !== undefined) {
     // Full again at: each unit taken moves that time later by perUnitMs, whatever else happened.
     const expectedFullAt = last.at + last.resetAfterMs + (last.localUnits + taken) * perUnitMs;
     const reportedFullAt = now + word.resetAfterMs;
-    return clampUnits((expectedFullAt - reportedFullAt) / perUnitMs, rule.capacity);
+    return clampUnits((expectedFullAt - reportedFullAt) / perUnitMs, capacityOf(rule));
   }
   if (!('limit' in rule) || !('limit' in last.rule) || last.rule.limit !== rule.limit) return 0;
   const elapsed = now - last.at;
@@ -136,7 +142,7 @@ export function lostUnits(last: LastState, rule: Rule, word: RedisWord, taken: n
 /** `word` with `units` more taken from its bucket: fewer left and, for a time-based policy, full again that much later. */
 function lessUnits(word: RedisWord, rule: Rule, units: number): RedisWord {
   if (units === 0) return { remaining: word.remaining, resetAfterMs: word.resetAfterMs };
-  const laterMs = isTimeBased(rule) ? (units * 1000) / rule.refillPerSecond : 0;
+  const laterMs = units * (unitMsOf(rule) ?? 0);
   return { remaining: Math.max(0, word.remaining - units), resetAfterMs: word.resetAfterMs + laterMs };
 }
 

@@ -6,16 +6,21 @@
 //     charged to the bucket (a debt past empty if need be), so later requests pay;
 //   fallback refused, Redis admitted  → a false refusal: Redis took units for
 //     a request that was refused, they are given back;
-//   both the same                     → nothing to do.
+//   both the same                     → nothing to do;
+//   both admitted, told another delay → a shaped request's place in the queue
+//     lost (or invented): counted as a disagreement, `delay_mismatch`; the
+//     units are the same, there is nothing to correct.
 // Policies without an adjust (the window policies) stay uncorrected.
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import type { Clock } from '../stores/clock.js';
 import { withTimeout } from '../core/timeout.js';
 import type { GroupReply, SharedStore, StoreCall } from '../stores/store.js';
 import type { FallbackLimiter } from './fallback-limiter.js';
 import { lateReplies } from './metrics.js';
+import { unitMsOf } from './scale-rule.js';
 import type { ChainStats, LateOutcome } from './stats.js';
 
 export type { LateOutcome } from './stats.js';
@@ -31,17 +36,21 @@ export interface LateRepliesOptions {
   counts: Record<LateOutcome, number>;
   /** Where the units restored after a failover are counted. */
   stats: Pick<ChainStats, 'noteRestored'>;
+  now: Clock;
 }
 
 export class LateReplies {
   constructor(private readonly options: LateRepliesOptions) {}
 
-  /** Watches the late reply of a call whose request got `local` from the fallback. */
-  watch(baseKey: string, bucket: BucketKey, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>): void {
+  /** Watches the late reply of a call sent at `sentAt` whose request got `local` from the fallback (just now). */
+  watch(baseKey: string, bucket: BucketKey, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>, sentAt?: number): void {
+    const localAt = this.options.now();
     reply.then(
       (redis) => {
         this.restore(bucket, rule, this.options.fallback.remember(baseKey, bucket.key, rule, redis, redis.allowed ? cost : 0));
-        void this.reconcile(bucket, rule, cost, local.allowed, redis.allowed);
+        const heldApart = local.allowed && redis.allowed && !sameRelease(rule, local.delayMs, localAt, redis.delayMs, sentAt ?? localAt, this.options.now());
+        if (heldApart) this.count('delay_mismatch');
+        else void this.reconcile(bucket, rule, cost, local.allowed, redis.allowed);
       },
       () => this.count('lost'),
     );
@@ -49,16 +58,20 @@ export class LateReplies {
 
   /**
    * Watches the late reply of a multi-limit call: each bucket is corrected to
-   * what the request was finally told, charged (`charged[i]`) or not.
+   * what the request was finally told, charged (`charged[i]`) or not, and held
+   * (`delays[i]`, ms) or not.
    */
-  watchAll(baseKeys: readonly string[], calls: readonly StoreCall[], charged: readonly boolean[], reply: Promise<GroupReply>): void {
+  watchAll(baseKeys: readonly string[], calls: readonly StoreCall[], charged: readonly boolean[], reply: Promise<GroupReply>, delays: readonly number[] = [], sentAt?: number): void {
+    const localAt = this.options.now();
     reply.then(
       (redis) => {
         calls.forEach((call, i) => {
           const decision = redis.decisions[i]!;
-          const taken = redis.admitted && decision.allowed ? call.cost : 0;
-          this.restore(call.bucket, call.rule, this.options.fallback.remember(baseKeys[i]!, call.bucket.key, call.rule, decision, taken));
-          void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, redis.admitted && decision.allowed);
+          const admitted = redis.admitted && decision.allowed;
+          this.restore(call.bucket, call.rule, this.options.fallback.remember(baseKeys[i]!, call.bucket.key, call.rule, decision, admitted ? call.cost : 0));
+          const heldApart = charged[i]! && admitted && !sameRelease(call.rule, delays[i] ?? 0, localAt, decision.delayMs, sentAt ?? localAt, this.options.now());
+          if (heldApart) this.count('delay_mismatch');
+          else void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, admitted);
         });
       },
       () => this.count('lost'),
@@ -98,4 +111,18 @@ export class LateReplies {
     this.options.counts[outcome]++;
     lateReplies.inc({ outcome });
   }
+}
+
+/**
+ * Whether a request told at `localAt` to wait `localMs` is released when
+ * Redis's queue would release it: Redis ran the call at some time between
+ * `sentAt` and `repliedAt` (unknown where: the reply was late) and said wait
+ * `redisMs` from then. Within half a unit's leak time either way it is the same
+ * place in the queue (the delays are rounded up to whole ms).
+ */
+function sameRelease(rule: Rule, localMs: number, localAt: number, redisMs: number, sentAt: number, repliedAt: number): boolean {
+  if (localMs === 0 && redisMs === 0) return true;
+  const slackMs = Math.max(1, (unitMsOf(rule) ?? 0) / 2);
+  const release = localAt + localMs;
+  return release >= sentAt + redisMs - slackMs && release <= repliedAt + redisMs + slackMs;
 }

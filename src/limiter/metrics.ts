@@ -54,7 +54,10 @@ export const fallbackChargedUnits = lazyCounter(resilienceRegistry, {
  * `refunded` (a false refusal: Redis admitted what the fallback refused, the
  * units went back to the bucket), `charged` (an over-admission: Redis refused
  * what the fallback admitted, charged to the bucket as a debt), `uncorrected`
- * (the policy has no adjust, or the correction failed), `lost` (no reply).
+ * (the policy has no adjust, or the correction failed), `delay_mismatch`
+ * (both admitted a shaped request, but the client was told another delay than
+ * Redis's queue gave it: a place in the queue lost or invented; the units
+ * are the same, nothing to correct), `lost` (no reply).
  */
 export const lateReplies = lazyCounter(resilienceRegistry, {
   name: 'sluice_late_replies_total',

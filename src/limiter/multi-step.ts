@@ -38,6 +38,10 @@ export interface MultiStepOptions {
 interface Outcome {
   reply?: GroupReply;
   late?: Promise<GroupReply>;
+  /** With `late`: each limit's place among the units in flight for its bucket (InFlight.take). */
+  places?: (number | undefined)[];
+  /** With `late`: when the call was sent. */
+  sentAt?: number;
 }
 
 export class MultiStep {
@@ -52,14 +56,14 @@ export class MultiStep {
     const stored = groups.filter((_, g) => outcomes[g]!.reply !== undefined);
     const storedReplies = outcomes.flatMap((outcome) => (outcome.reply ? [outcome.reply] : []));
     const failed = groups.filter((_, g) => outcomes[g]!.reply === undefined).flat();
-    const lateOnes = new Set(groups.filter((_, g) => outcomes[g]!.late !== undefined).flat());
+    const lateOnes = new Map(groups.flatMap((group, g) => (outcomes[g]!.late === undefined ? [] : group.map((i, k) => [i, outcomes[g]!.places?.[k]] as const))));
     const refused = storedReplies.some((reply) => !reply.admitted);
     const local = failed.length > 0 ? await this.local(plans, calls, failed, refused, lateOnes) : undefined;
     const reply = mergeGroups(calls, local ? [...stored, failed] : stored, local ? [...storedReplies, local] : storedReplies);
     await this.refund(toRefund(!reply.admitted, calls, stored, storedReplies));
     groups.forEach((group, g) => {
       const late = outcomes[g]!.late;
-      if (late) this.reconcileLater(plans, calls, group, reply, late);
+      if (late) this.reconcileLater(plans, calls, group, reply, late, outcomes[g]!.sentAt);
     });
     return reply;
   }
@@ -91,7 +95,8 @@ export class MultiStep {
       return { reply };
     } catch (error) {
       this.o.stats.noteFailure(error);
-      return { late: sent.call !== undefined && isDeadlineError(error) ? sent.call : undefined };
+      const late = sent.call !== undefined && isDeadlineError(error);
+      return late ? { late: sent.call, places: sent.places, sentAt: sent.at } : {};
     }
   }
 
@@ -101,16 +106,17 @@ export class MultiStep {
    * only when nothing else refused (the store's groups: `refused`). A late
    * call's own units are not pending for it: its reply is reconciled.
    */
-  private async local(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], refused: boolean, late: ReadonlySet<number>): Promise<GroupReply> {
+  private async local(plans: readonly Plan[], calls: readonly StoreCall[], indexes: number[], refused: boolean, late: ReadonlyMap<number, number | undefined>): Promise<GroupReply> {
     const { fallbackStep, fallback, guard } = this.o;
     const decisions: Decision[] = indexes.map((i) => fallbackStep.storeDownDecision(plans[i]!) as Decision);
     const onLimiter = indexes.map((_, k) => (decisions[k] === undefined ? k : -1)).filter((k) => k >= 0);
     const closed = decisions.some((decision, k) => decision?.allowed === false && !calls[indexes[k]!]!.shadow);
     const localCalls = onLimiter.map((k): LocalCall => {
       const i = indexes[k]!;
-      const pendingMs = fallbackStep.pendingMs(plans[i]!, calls[i]!.cost, late.has(i));
-      const pendingUnits = fallbackStep.pendingUnits(plans[i]!, calls[i]!.cost, late.has(i));
-      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs, pendingUnits };
+      const place = late.get(i);
+      const pendingMs = fallbackStep.pendingMs(plans[i]!, place);
+      const pendingUnits = fallbackStep.pendingUnits(plans[i]!, place);
+      return { key: plans[i]!.baseKey, rule: fallbackStep.fallbackRule(plans[i]!), cost: calls[i]!.cost, shadow: calls[i]!.shadow, pendingMs, pendingUnits, late: late.has(i) };
     });
     if (refused || closed) {
       const peeks = await Promise.all(localCalls.map((call) => fallback.peek(call.key, call.rule)));
@@ -124,7 +130,7 @@ export class MultiStep {
       decisions[k] = reply.decisions[j]!;
     });
     // The breaker closed, a call that failed (not late) never ran: owed like the open breaker's; a late one is reconciled.
-    if (reply.admitted) this.owe(plans, calls, onLimiter.map((k) => indexes[k]!), reply, guard.closed ? late : new Set());
+    if (reply.admitted) this.owe(plans, calls, onLimiter.map((k) => indexes[k]!), reply, guard.closed ? new Set(late.keys()) : new Set());
     return { admitted: decisions.every((decision, k) => decision.allowed || calls[indexes[k]!]!.shadow), decisions };
   }
 
@@ -146,19 +152,17 @@ export class MultiStep {
   }
 
   /** A group's call that came back after the deadline: each bucket corrected to what the request was told. */
-  private reconcileLater(plans: readonly Plan[], calls: readonly StoreCall[], group: number[], reply: GroupReply, late: Promise<GroupReply>): void {
+  private reconcileLater(plans: readonly Plan[], calls: readonly StoreCall[], group: number[], reply: GroupReply, late: Promise<GroupReply>, sentAt: number | undefined): void {
     const charged = group.map((i) => reply.admitted && reply.decisions[i]!.allowed);
-    this.o.late.watchAll(group.map((i) => plans[i]!.baseKey), group.map((i) => calls[i]!), charged, late);
-    late.then(
-      () =>
-        group.forEach((i, k) => {
-          if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.fallback.settle(plans[i]!.baseKey, this.o.fallbackStep.fallbackRule(plans[i]!), calls[i]!.cost);
-        }),
+    const delays = group.map((i) => reply.decisions[i]!.delayMs);
+    this.o.late.watchAll(group.map((i) => plans[i]!.baseKey), group.map((i) => calls[i]!), charged, late, delays, sentAt);
+    late.then(undefined, () =>
       // The reply never came (the connection died with it): what was admitted locally is owed.
-      () =>
-        group.forEach((i, k) => {
-          if (charged[k] && reply.decisions[i]!.source === 'fallback') this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
-        }),
+      group.forEach((i, k) => {
+        if (!charged[k] || reply.decisions[i]!.source !== 'fallback') return;
+        this.o.debts.owe(plans[i]!.bucket, plans[i]!.rule, plans[i]!.fingerprint, calls[i]!.cost);
+        this.o.fallback.unanswered(plans[i]!.baseKey, this.o.fallbackStep.fallbackRule(plans[i]!), calls[i]!.cost);
+      }),
     );
   }
 }

@@ -41,9 +41,14 @@ function compute(rule: Rule, factor: number): Rule {
   }
 }
 
-/** Policies whose state is a time (when the bucket is full again) and can therefore be leased and carried over. */
-export function isTimeBased(rule: Rule): rule is Extract<Rule, { policy: 'token_bucket' | 'gcra' }> {
-  return rule.policy === 'token_bucket' || rule.policy === 'gcra';
+/**
+ * The ms one unit moves the state of a policy carried as a time into the
+ * fallback (the registry's `carry`: token bucket, GCRA, leaky bucket);
+ * undefined for a window policy.
+ */
+export function unitMsOf(rule: Rule): number | undefined {
+  const entry = policyOf(rule);
+  return entry.carry === 'time' ? entry.model.unitMs?.(rule) : undefined;
 }
 
 /**
@@ -52,7 +57,7 @@ export function isTimeBased(rule: Rule): rule is Extract<Rule, { policy: 'token_
  * capacity and rate by the same factor leaves that time unchanged, so the
  * local bucket holds 1/N of what Redis had. The time is rebuilt on the local
  * clock, so a skew between the gateway's and Redis's clocks does not matter.
- * Policies that are not time-based: undefined.
+ * Window policies: undefined.
  */
 export function seedState(rule: Rule, localAtMs: number, resetAfterMs: number): unknown {
   return policyOf(rule).model.fromReset?.(localAtMs, resetAfterMs, rule);

@@ -7,7 +7,7 @@ import { isOpenBreakerError } from './breaker.js';
 import { isDeadlineError } from './deadline.js';
 import { failoverRestoredUnits, storeFailures } from './metrics.js';
 
-export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'lost';
+export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'delay_mismatch' | 'lost';
 
 export interface EngineCounters {
   decisions: number;
@@ -39,7 +39,7 @@ export class ChainStats {
   breakerRejects = 0;
   chargedUnits = 0;
   restoredUnits = 0;
-  readonly lateReplies: Record<LateOutcome, number> = { agreed: 0, refunded: 0, charged: 0, uncorrected: 0, lost: 0 };
+  readonly lateReplies: Record<LateOutcome, number> = { agreed: 0, refunded: 0, charged: 0, uncorrected: 0, delay_mismatch: 0, lost: 0 };
   readonly bySource: Partial<Record<DecisionSource, number>> = {};
 
   constructor(private readonly logger?: Logger) {}

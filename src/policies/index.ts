@@ -15,6 +15,16 @@ export interface PolicyEntry {
   lua: URL;
   /** The Lua twin of the model's `adjust`. */
   adjustLua?: URL;
+  /**
+   * How Redis's last word on a bucket (units left, time to reset) is carried
+   * into the fallback's local decision while Redis is late or away
+   * (limiter/fallback-limiter.ts). `time`: the state is a time (full again, or
+   * the queue empty, at), rebuilt by the model's `fromReset`, each unit
+   * `unitMs` of it. `window`: a count within a window, which a word cannot
+   * rebuild; the local bucket is held to its share of what was left until
+   * that window has passed (limiter/last-states.ts).
+   */
+  carry: 'time' | 'window';
 }
 
 const TAT_ADJUST = new URL('./tat-adjust.lua', import.meta.url);
@@ -24,24 +34,28 @@ export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
     model: tokenBucket,
     lua: new URL('./token-bucket/token-bucket.lua', import.meta.url),
     adjustLua: new URL('./token-bucket/adjust.lua', import.meta.url),
+    carry: 'time',
   },
-  gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url), adjustLua: TAT_ADJUST },
+  gcra: { model: gcra, lua: new URL('./gcra/gcra.lua', import.meta.url), adjustLua: TAT_ADJUST, carry: 'time' },
   fixed_window: {
     model: fixedWindow,
     lua: new URL('./fixed-window/fixed-window.lua', import.meta.url),
     adjustLua: new URL('./fixed-window/adjust.lua', import.meta.url),
+    carry: 'window',
   },
   sliding_window_log: {
     model: slidingWindowLog,
     lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url),
     adjustLua: new URL('./sliding-window-log/adjust.lua', import.meta.url),
+    carry: 'window',
   },
   sliding_window_counter: {
     model: slidingWindowCounter,
     lua: new URL('./sliding-window-counter/sliding-window-counter.lua', import.meta.url),
     adjustLua: new URL('./sliding-window-counter/adjust.lua', import.meta.url),
+    carry: 'window',
   },
-  leaky_bucket: { model: leakyBucket, lua: new URL('./leaky-bucket/leaky-bucket.lua', import.meta.url), adjustLua: TAT_ADJUST },
+  leaky_bucket: { model: leakyBucket, lua: new URL('./leaky-bucket/leaky-bucket.lua', import.meta.url), adjustLua: TAT_ADJUST, carry: 'time' },
 };
 
 export function policyOf(rule: Rule): PolicyEntry {

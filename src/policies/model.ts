@@ -37,10 +37,13 @@ export interface PolicyModel<P extends PolicyName, S> {
   /** Inverse of `serialize`. */
   deserialize(text: string): S;
   /**
-   * Time-based policies only: the state of a bucket that is full again
-   * `resetAfterMs` after `now`, e.g. to rebuild locally what Redis last reported.
+   * Time-based policies only: the state of a bucket that is full again (a
+   * queue empty again) `resetAfterMs` after `now`, e.g. to rebuild locally what
+   * Redis last reported.
    */
   fromReset?(now: number, resetAfterMs: number, rule: RuleOf<P>): S;
+  /** With `fromReset`: how much later (ms) one unit taken makes that time, e.g. 1000 / rate. */
+  unitMs?(rule: RuleOf<P>): number;
   /**
    * Takes `delta` units from the bucket whatever the limit (negative gives them
    * back, never past a full bucket or an empty window). A charge past empty is a

@@ -63,6 +63,7 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
     // TAT = anchor + units * T: a TAT `resetAfterMs` ahead with no units counted since.
     return { anchor: toMicros(now + resetAfterMs), units: 0 };
   },
+  unitMs: (rule) => 1000 / rule.refillPerSecond,
 
   serialize: serializeTat,
   deserialize: deserializeTat,

@@ -67,6 +67,12 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
     return { state: flow, ttlMs: Math.max(1, ceilMs(ahead)) };
   },
 
+  fromReset(now, resetAfterMs) {
+    // The queue is empty `resetAfterMs` from now: its TAT, with no request counted since.
+    return { anchor: toMicros(now + resetAfterMs), units: 0 };
+  },
+  unitMs: (rule) => 1000 / rule.ratePerSecond,
+
   serialize: serializeTat,
   deserialize: deserializeTat,
   luaArgs: (rule) => [rule.ratePerSecond, rule.burst, undelayed(rule)],

@@ -82,6 +82,7 @@ export const tokenBucket: PolicyModel<'token_bucket', TokenBucketState> = {
     const deficit = Math.floor(resetAfterMs * 1000 * rule.refillPerSecond + 0.5);
     return { deficit: Math.min(rule.capacity * SCALE, deficit), ts: toMicros(now) };
   },
+  unitMs: (rule) => 1000 / rule.refillPerSecond,
 
   serialize: (state) => `${state.deficit}:${state.ts}`,
   deserialize: (text) => {

@@ -1,0 +1,49 @@
+// Per-key state stays bounded whatever the number of distinct keys (counted
+// in entries, not bytes): a flood of fresh API keys must not grow the process
+// (docs/limits.md#memory-under-many-clients).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseRule } from '../../src/core/rule.js';
+import { FallbackLimiter } from '../../src/limiter/fallback-limiter.js';
+import { InFlight } from '../../src/limiter/in-flight.js';
+import { MAX_PLANS, PlanCache } from '../../src/limiter/plan-cache.js';
+
+const KEYS = 30_000;
+const rule = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 });
+const shaped = parseRule({ policy: 'leaky_bucket', ratePerSecond: 2, burst: 10, delay: 4 });
+
+test('the fallback keeps at most its bounds of buckets, last words, episode marks and debts after many distinct keys', () => {
+  let now = 1_000_000;
+  const fallback = new FallbackLimiter({ maxKeys: 500, stateCacheSize: 300, now: () => now });
+  for (let i = 0; i < KEYS; i++) {
+    const key = `fresh-${i}`;
+    const policy = i % 2 === 0 ? rule : shaped;
+    fallback.remember(key, key, policy, { remaining: 5, resetAfterMs: 2000 }, 1);
+    fallback.decide(key, policy, 1, i % 3 === 0, 0); // breaker closed (a debt) or open (an episode mark)
+    now += 1;
+  }
+  const sizes = fallback.sizes();
+  assert.ok(sizes.buckets <= 500, `buckets ${sizes.buckets}`);
+  assert.ok(sizes.started <= 500, `started ${sizes.started}`);
+  assert.ok(sizes.lastStates <= 300, `last states ${sizes.lastStates}`);
+  assert.ok(sizes.debts <= 300, `debts ${sizes.debts}`);
+  assert.ok(sizes.buckets > 0 && sizes.lastStates > 0, 'something was kept (the bound is reached, not avoided)');
+});
+
+test('the plan cache keeps at most MAX_PLANS plans after many distinct tenants', () => {
+  const plans = new PlanCache();
+  for (let i = 0; i < KEYS; i++) plans.plan(`tenant-${i}`, 'orders', rule, 1);
+  assert.ok(plans.plans <= MAX_PLANS, `${plans.plans} plans`);
+  assert.ok(plans.plans > 0);
+});
+
+test('in-flight bookkeeping keeps no entry for a bucket once its calls are answered', () => {
+  const inFlight = new InFlight();
+  for (let i = 0; i < KEYS; i++) {
+    inFlight.take(`fresh-${i}`, 1);
+    if (i > 0) inFlight.release(`fresh-${i - 1}`, 1);
+  }
+  assert.equal(inFlight.size, 1, 'only the call still unanswered');
+  inFlight.release(`fresh-${KEYS - 1}`, 1);
+  assert.equal(inFlight.size, 0);
+});
