@@ -3,7 +3,7 @@
 // policy with a state to carry (a shaped leaky bucket keeps its delays), and a
 // late reply whose delay differs from the local one counts as a disagreement.
 // Over the fake shared store (test/helpers/fake-shared-store.ts): the point is
-// the limiter's logic, not Redis; test/resilience/shaping-fallback-redis.test.ts
+// the limiter's logic, not Redis; test/resilience/shaping-fallback-redis.sys.test.ts
 // is the same burst on a real, paused redis-server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
