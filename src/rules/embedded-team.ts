@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { SluiceError } from '../core/errors.js';
 import { pendingEntry } from './call-scope.js';
 import { hashApiKey, newApiKey } from './keys.js';
-import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
+import { type AdminToken, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
@@ -60,7 +60,13 @@ export class EmbeddedTeamStore implements TeamStore {
     const result = this.db.transaction(() => {
       const value = work();
       const pending = pendingEntry(value);
-      if (pending) this.insertAudit(pending.entry);
+      if (pending) {
+        try {
+          this.insertAudit(pending.entry);
+        } catch (error) {
+          throw auditRefused(error);
+        }
+      }
       recorded = pending?.committed;
       return value;
     })();

@@ -14,6 +14,7 @@ import { PgListener } from './pg-listener.js';
 import { seedOnce } from './pg-seed.js';
 import { PgOverrideStore } from './pg-overrides.js';
 import { PgTeamStore } from './pg-team.js';
+import { auditRefused } from './team.js';
 import { StoreTimeoutError, waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { currentCall, pendingEntry } from './call-scope.js';
 import { assertRuleTarget } from './rule-columns.js';
@@ -148,7 +149,8 @@ export class PostgresRuleStore implements RuleStore {
         return writeBeforeDeadline<R, T>(client, new Date(deadlineMs), sql, params, async (result) => {
           const shaped = shape(result);
           const pending = pendingEntry(shaped);
-          if (pending) await client.query(...this.team.auditInsert(pending.entry));
+          // A refused entry (not a lost connection, which the deadline logic below answers) fails the change with it.
+          if (pending) await client.query(...this.team.auditInsert(pending.entry)).catch((error) => Promise.reject(isConnectionError(error) ? error : auditRefused(error)));
           recorded = pending?.committed;
           return shaped;
         });

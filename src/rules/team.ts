@@ -4,6 +4,7 @@
 // instance sharing a PostgreSQL store sees the same tokens and the same log.
 // A token is 32 random bytes shown once; only its SHA-256 is kept.
 import { SluiceError } from '../core/errors.js';
+import { errorMessage } from './logger.js';
 
 export const ROLES = ['read', 'write', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -49,6 +50,10 @@ export interface AuditEntry {
 }
 
 export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at'>;
+
+/** A change whose entry the store would not take (a constraint, a full disk) is rolled back with it: never a change without its entry. */
+export const auditRefused = (error: unknown): SluiceError =>
+  new SluiceError('ERR_STORE_UNAVAILABLE', `the rule store refused the audit entry of this change (${errorMessage(error)}), so the change was rolled back`);
 
 export interface AuditFilter {
   since?: string | undefined;
