@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { SluiceError } from '../core/errors.js';
 import { pendingEntry } from './call-scope.js';
 import { hashApiKey, newApiKey } from './keys.js';
-import { type AdminToken, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
+import { type AdminToken, auditCap, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
@@ -82,10 +82,12 @@ export class EmbeddedTeamStore implements TeamStore {
   private insertAudit(entry: NewAuditEntry): void {
     const now = new Date();
     const oldest = new Date(now.getTime() - this.retention.days * 86_400_000).toISOString();
-    this.db.prepare('DELETE FROM audit_log WHERE at < ? OR id <= (SELECT max(id) FROM audit_log) - ?').run(oldest, this.retention.entries - 1);
+    // seq numbers each outcome apart (embedded-schema.ts V6): the cap prunes the entry's own outcome only.
+    const last = (this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM audit_log WHERE outcome = ?').get(entry.outcome) as { seq: number }).seq;
+    this.db.prepare('DELETE FROM audit_log WHERE at < ? OR (outcome = ? AND seq <= ?)').run(oldest, entry.outcome, last - (auditCap(this.retention, entry.outcome) - 1));
     this.db
-      .prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(now.toISOString(), entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null);
+      .prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}, seq) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(now.toISOString(), entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null, last + 1);
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditEntry[]> {

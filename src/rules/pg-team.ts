@@ -3,7 +3,7 @@
 import { SluiceError } from '../core/errors.js';
 import { hashApiKey, newApiKey } from './keys.js';
 import type { PgAccess } from './pg-overrides.js';
-import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
+import { type AdminToken, auditCap, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
@@ -52,10 +52,15 @@ export class PgTeamStore implements TeamStore {
   /** One statement: the entry, and the prune of what the retention no longer keeps. Run alone (appendAudit) or in the transaction of the change it records. */
   auditInsert(entry: NewAuditEntry): [string, unknown[]] {
     return [
-      `WITH pruned AS (DELETE FROM audit_log WHERE at < now() - make_interval(days => $10) OR id <= (SELECT max(id) FROM audit_log) - $11)
-       INSERT INTO audit_log (actor, address, kind, action, target, before, after, outcome, error)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)`,
-      [entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null, this.retention.days, this.retention.entries - 1],
+      // seq numbers each outcome apart (migrations/007): the cap prunes the entry's own outcome only.
+      `WITH last AS (SELECT coalesce(max(seq), 0) AS seq FROM audit_log WHERE outcome = $8),
+       pruned AS (DELETE FROM audit_log WHERE at < now() - make_interval(days => $10) OR (outcome = $8 AND seq <= (SELECT seq FROM last) - $11))
+       INSERT INTO audit_log (actor, address, kind, action, target, before, after, outcome, error, seq)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, (SELECT seq FROM last) + 1)`,
+      [
+        ...[entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null],
+        ...[this.retention.days, auditCap(this.retention, entry.outcome) - 1],
+      ],
     ];
   }
 

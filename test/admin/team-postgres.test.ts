@@ -10,7 +10,7 @@ import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { eventually } from '../rules/store-contract.js';
 import { startTeamAdmin } from './team-fixture.js';
-import { teamSuite } from './team-suite.js';
+import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 
 let server: PostgresServer;
 before(async () => {
@@ -61,6 +61,18 @@ describe('the audit log is bounded', () => {
       for (const target of ['a/1', 'b/2', 'c/3', 'd/4']) await opened.store.team.appendAudit({ ...entry, target });
       const kept = await opened.store.team.listAudit({ limit: 100 });
       assert.deepEqual(kept.map((e) => e.target), ['d/4', 'c/3', 'b/2']);
+    } finally {
+      await opened.close();
+    }
+  });
+});
+
+describe('refused writes keep to their own cap (PostgreSQL)', () => {
+  it('a flood of a read token\'s refused writes never pushes a change out', async () => {
+    const url = await createDatabase(server);
+    const opened = await withRetention({ SLUICE_AUDIT_KEEP_ENTRIES: '50', SLUICE_AUDIT_KEEP_FAILED: '5' }, () => openStore(url));
+    try {
+      await floodRefusedWrites(opened.store);
     } finally {
       await opened.close();
     }
