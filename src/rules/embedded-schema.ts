@@ -141,7 +141,7 @@ ${VERSIONED_TABLES.flatMap((table) =>
 /** migrations/007: each outcome of the audit log numbered apart, so failed attempts are capped apart from changes. */
 const V6_AUDIT_SEQ = `
 ALTER TABLE audit_log ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
-UPDATE audit_log SET seq = (SELECT n FROM (SELECT id, row_number() OVER (PARTITION BY outcome ORDER BY id) AS n FROM audit_log) numbered WHERE numbered.id = audit_log.id);
+UPDATE audit_log SET seq = numbered.n FROM (SELECT id, row_number() OVER (PARTITION BY outcome ORDER BY id) AS n FROM audit_log) AS numbered WHERE numbered.id = audit_log.id;
 CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
 `;
 
