@@ -1,15 +1,20 @@
 // Every write through the admin API leaves an entry in the audit log: who (the
 // token's name), from where, what (kind, endpoint, target), the state before
 // and after, and whether it succeeded. A refused or failed write is logged as
-// failed, with its error. The entry is written after the change, in a
-// transaction of its own: if the store cannot take it, the failure is logged
-// to stderr and the write's own answer still goes back.
+// failed, with its error. The entry of a change to the store goes into the
+// change's own transaction (call-scope.ts): if the entry cannot be written the
+// change is rolled back and the call fails. A bucket reset or a reload (no store
+// change) and a failed write get an entry of their own; if the store cannot take
+// it, that is logged to stderr and the call's answer still goes back, never
+// later than the call's deadline.
 import type { IncomingMessage } from 'node:http';
 import { isSluiceError } from '../core/errors.js';
+import { currentCall, outsideCall } from '../rules/call-scope.js';
 import { errorMessage, type RulesLogger } from '../rules/logger.js';
+import { waitAtMost } from '../rules/pg-timed.js';
 import { overrideTarget } from '../rules/override-rows.js';
 import type { RuleStore } from '../rules/store.js';
-import type { AuditKind } from '../rules/team.js';
+import type { AuditKind, NewAuditEntry } from '../rules/team.js';
 import type { Principal } from './auth.js';
 import type { Reply } from './handlers.js';
 
@@ -72,23 +77,33 @@ export interface AuditContext {
 export async function audited(ctx: AuditContext, principal: Principal, req: IncomingMessage, parts: readonly string[], run: () => Promise<Reply>): Promise<Reply> {
   const subject = subjectOf(ctx.store, req.method ?? 'GET', parts);
   if (!subject) return run();
+  const call = currentCall();
   const before = await subject.before();
   const base = { actor: principal.name, address: req.socket.remoteAddress ?? 'unknown', kind: subject.kind, action: subject.action, before };
+  const okEntry = (after: unknown): NewAuditEntry => {
+    const named = (after as { id?: string; name?: string } | null) ?? {};
+    return { ...base, target: subject.target ?? named.id ?? named.name ?? '', after, outcome: 'ok' };
+  };
+  // What the store's write returns: the answer's body, or whether something was deleted (false, undefined: nothing changed, the call fails).
+  if (call) call.entryFor = (result) => (result === false || result === undefined ? undefined : okEntry(result === true ? null : withoutSecrets(result, subject.kind)));
   try {
     const reply = await run();
-    const after = withoutSecrets(reply.body, subject.kind);
-    const named = (after as { id?: string; name?: string } | null) ?? {};
-    await record(ctx, { ...base, target: subject.target ?? named.id ?? named.name ?? '', after, outcome: 'ok' });
+    if (call) call.entryFor = undefined;
+    if (!call?.recorded) await record(ctx, okEntry(withoutSecrets(reply.body, subject.kind)));
     return reply;
   } catch (error) {
+    if (call) call.entryFor = undefined;
     // An override's error may quote the selector (a clear header value): its code only.
     const text = isSluiceError(error) ? (subject.kind === 'override' ? error.code : `${error.code}: ${error.message}`) : errorMessage(error);
-    await record(ctx, { ...base, target: subject.target ?? '(new)', after: before, outcome: 'failed', error: text });
+    // Nothing changed, so this entry stands alone, on its own timeout; the answer waits for it only until the call's deadline.
+    const writing = outsideCall(() => record(ctx, { ...base, target: subject.target ?? '(new)', after: before, outcome: 'failed', error: text }));
+    const left = (call?.deadline ?? Number.POSITIVE_INFINITY) - Date.now();
+    await (left === Number.POSITIVE_INFINITY ? writing : waitAtMost(writing, Math.max(0, left)));
     throw error;
   }
 }
 
-async function record(ctx: AuditContext, entry: Parameters<RuleStore['team']['appendAudit']>[0]): Promise<void> {
+async function record(ctx: AuditContext, entry: NewAuditEntry): Promise<void> {
   try {
     await ctx.store.team.appendAudit(entry);
   } catch (error) {

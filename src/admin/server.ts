@@ -11,6 +11,7 @@ import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
 import { assertAllowed, type Principal, requiredRole, TokenAuth } from './auth.js';
 import { audited } from './audit-trail.js';
+import { inCall } from '../rules/call-scope.js';
 import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
@@ -81,14 +82,18 @@ function requestHandler(options: AdminServerOptions, logger: RulesLogger): (req:
     if (parts[0] === 'ui') return serveUi(req, res, parts, { dashboard: options.dashboard, authorize: (r) => auth.authorize(r) });
     const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz' || parts[0] === 'metrics');
     if (!open) {
-      const principal = await auth.authorize(req);
-      const method = req.method ?? 'GET';
-      const act = async (): Promise<h.Reply> => {
-        assertAllowed(principal, requiredRole(method, parts));
-        return parts.length === 1 && parts[0] === 'reload' ? reloadConfig(method, options.reload) : route(req, parts, url.searchParams, principal);
-      };
-      const write = method !== 'GET' && method !== 'HEAD';
-      return sendReply(res, write ? await audited({ store: options.store, logger }, principal, req, parts, act) : await act());
+      // One deadline for every store call the request makes (token, state before, write, audit entry).
+      const reply = await inCall(options.store.callTimeoutMs, async () => {
+        const principal = await auth.authorize(req);
+        const method = req.method ?? 'GET';
+        const act = async (): Promise<h.Reply> => {
+          assertAllowed(principal, requiredRole(method, parts));
+          return parts.length === 1 && parts[0] === 'reload' ? reloadConfig(method, options.reload) : route(req, parts, url.searchParams, principal);
+        };
+        const write = method !== 'GET' && method !== 'HEAD';
+        return write ? audited({ store: options.store, logger }, principal, req, parts, act) : act();
+      });
+      return sendReply(res, reply);
     }
     if (parts[0] === 'metrics') {
       // Prometheus text format; counters carry no tenant ids or keys.

@@ -1,5 +1,8 @@
 // `sluice audit`: the audit log through the admin API (any role), every page of
-// it, as JSON lines or CSV (csv-stringify quotes what needs quoting).
+// it, as JSON lines or CSV (csv-stringify quotes what needs quoting). A `read`
+// token's refused write puts text of its choosing in the log (its path is the
+// target), so a CSV cell that a spreadsheet would run as a formula (= + - @,
+// tab, CR) is prefixed with a single quote (OWASP's CSV injection advice).
 import { stringify } from 'csv-stringify/sync';
 import type { AuditEntry } from '../rules/team.js';
 import { clientFrom } from './admin-client.js';
@@ -25,15 +28,18 @@ export function run(argv: string[], io: CliIo = processIo): Promise<number> {
       const value = options.get(name);
       if (typeof value === 'string') query.set(name, value);
     }
-    if (format === 'csv') io.out(stringify([COLUMNS as unknown as string[]]));
+    if (format === 'csv') io.out(csv([COLUMNS as unknown as string[]]));
     for (;;) {
       const page = await client.call<{ entries: AuditEntry[]; next?: string }>('GET', `/audit?${query}`);
-      io.out(format === 'csv' ? stringify(page.entries.map(csvRow)) : page.entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      io.out(format === 'csv' ? csv(page.entries.map(csvRow)) : page.entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
       if (!page.next) return 0;
       query.set('cursor', page.next);
     }
   });
 }
+
+/** Rows as CSV text, formula-like cells defused. */
+const csv = (rows: string[][]): string => stringify(rows, { escape_formulas: true });
 
 function csvRow(entry: AuditEntry): string[] {
   return COLUMNS.map((column) => {

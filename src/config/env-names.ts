@@ -3,7 +3,7 @@
 import { type Env, envOverrides } from './env.js';
 
 /** Read outside the config: the file to load, the CLI's admin API, the audit log's retention (rules/team.ts). */
-const OTHER_VARIABLES = ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL', 'SLUICE_AUDIT_KEEP_DAYS', 'SLUICE_AUDIT_KEEP_ENTRIES'];
+const OTHER_VARIABLES = ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL', 'SLUICE_AUDIT_KEEP_DAYS', 'SLUICE_AUDIT_KEEP_ENTRIES', 'SLUICE_AUDIT_KEEP_FAILED'];
 
 /** Every SLUICE_* variable Sluice reads: the overrides (asked of envOverrides itself, so the list cannot drift) and the others. */
 export function knownVariables(): string[] {

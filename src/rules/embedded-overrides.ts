@@ -13,6 +13,8 @@ import type { StoredOverride } from './types.js';
 export interface SqliteAccess {
   db: Database.Database;
   emit(change: StoreChange): void;
+  /** A change in one transaction with its admin call's audit entry (EmbeddedTeamStore.change). */
+  change<T>(work: () => T): T;
   logger: RulesLogger;
   location: string;
 }
@@ -40,20 +42,23 @@ export class EmbeddedOverrideStore implements OverrideStore {
     const [id, canonical] = overrideTarget(limitId, selector);
     const [, , policy, capacity, refill, params, shadow] = overrideValues(id, canonical, rule);
     const updatedAt = new Date().toISOString();
-    this.access.db
-      .prepare(
-        `INSERT INTO limit_override (${OVERRIDE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (limit_id, selector) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
-      )
-      .run(id, canonical, policy, capacity, refill, JSON.stringify(params), shadow ? 1 : 0, updatedAt);
+    const stored = this.access.change(() => {
+      this.access.db
+        .prepare(
+          `INSERT INTO limit_override (${OVERRIDE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (limit_id, selector) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
+        )
+        .run(id, canonical, policy, capacity, refill, JSON.stringify(params), shadow ? 1 : 0, updatedAt);
+      return overrideFromWrite(id, canonical, rule, updatedAt);
+    });
     this.access.emit({ kind: 'override', limitId: id, selector: canonical });
-    return overrideFromWrite(id, canonical, rule, updatedAt);
+    return stored;
   }
 
   async delete(limitId: string, selector: string): Promise<boolean> {
     const [id, canonical] = overrideTarget(limitId, selector);
-    const result = this.access.db.prepare('DELETE FROM limit_override WHERE limit_id = ? AND selector = ?').run(id, canonical);
-    if (result.changes === 1) this.access.emit({ kind: 'override', limitId: id, selector: canonical });
-    return result.changes === 1;
+    const deleted = this.access.change(() => this.access.db.prepare('DELETE FROM limit_override WHERE limit_id = ? AND selector = ?').run(id, canonical).changes === 1);
+    if (deleted) this.access.emit({ kind: 'override', limitId: id, selector: canonical });
+    return deleted;
   }
 }

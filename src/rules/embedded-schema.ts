@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001, 004, 005 and 006 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001, 004, 005, 006 and 007 column for column and CHECK for CHECK
 // (test/rules/schema-parity.int.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -138,12 +138,20 @@ ${VERSIONED_TABLES.flatMap((table) =>
 ).join('\n')}
 `;
 
+/** migrations/007: each outcome of the audit log numbered apart, so failed attempts are capped apart from changes. */
+const V6_AUDIT_SEQ = `
+ALTER TABLE audit_log ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+UPDATE audit_log SET seq = numbered.n FROM (SELECT id, row_number() OVER (PARTITION BY outcome ORDER BY id) AS n FROM audit_log) AS numbered WHERE numbered.id = audit_log.id;
+CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
+`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
   (db) => db.exec(V3_OVERRIDES),
   (db) => db.exec(V4_TEAM),
   (db) => db.exec(V5_VERSION),
+  (db) => db.exec(V6_AUDIT_SEQ),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

@@ -61,7 +61,8 @@ export class EmbeddedRuleStore implements RuleStore {
       this.lock.release();
       throw error;
     }
-    this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (change) => this.emit(change), logger: this.logger, location: this.location });
+    const change = <T>(work: () => T): T => this.team.change(work);
+    this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (event) => this.emit(event), change, logger: this.logger, location: this.location });
   }
 
   /** The config's rules (parsed when the config was loaded), written on the first start only: afterwards the admin API owns them. */
@@ -118,21 +119,24 @@ export class EmbeddedRuleStore implements RuleStore {
   async putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule> {
     assertRuleTarget(tenant, route);
     const updatedAt = new Date().toISOString();
-    this.db
-      .prepare(
-        `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
-      )
-      .run(...sqliteValues(ruleValues(tenant, route, rule)), updatedAt);
+    const stored = this.team.change(() => {
+      this.db
+        .prepare(
+          `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('excluded.updated_at')}`,
+        )
+        .run(...sqliteValues(ruleValues(tenant, route, rule)), updatedAt);
+      return storedFromWrite(tenant, route, rule, updatedAt);
+    });
     this.emit({ kind: 'rule', tenant, route });
-    return storedFromWrite(tenant, route, rule, updatedAt);
+    return stored;
   }
 
   async deleteRule(tenant: string, route: string): Promise<boolean> {
     assertRuleTarget(tenant, route);
-    const result = this.db.prepare('DELETE FROM rate_limit_rule WHERE tenant_id = ? AND route_id = ?').run(tenant, route);
-    if (result.changes === 1) this.emit({ kind: 'rule', tenant, route });
-    return result.changes === 1;
+    const deleted = this.team.change(() => this.db.prepare('DELETE FROM rate_limit_rule WHERE tenant_id = ? AND route_id = ?').run(tenant, route).changes === 1);
+    if (deleted) this.emit({ kind: 'rule', tenant, route });
+    return deleted;
   }
 
   async createKey(tenant: string): Promise<CreatedKey> {
@@ -140,9 +144,12 @@ export class EmbeddedRuleStore implements RuleStore {
     const key = newApiKey();
     const id = newKeyId();
     const createdAt = new Date().toISOString();
-    this.db.prepare('INSERT INTO api_key (id, key_hash, tenant_id, created_at) VALUES (?, ?, ?, ?)').run(id, hashApiKey(key), tenant, createdAt);
+    const created = this.team.change(() => {
+      this.db.prepare('INSERT INTO api_key (id, key_hash, tenant_id, created_at) VALUES (?, ?, ?, ?)').run(id, hashApiKey(key), tenant, createdAt);
+      return { id, key, tenant, createdAt };
+    });
     this.emit({ kind: 'key', id });
-    return { id, key, tenant, createdAt };
+    return created;
   }
 
   async listKeys(tenant?: string): Promise<ApiKeyInfo[]> {
@@ -162,10 +169,14 @@ export class EmbeddedRuleStore implements RuleStore {
 
   async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
     assertValidKeyId(id);
-    const result = this.db.prepare('UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(new Date().toISOString(), id);
-    if (result.changes === 1) this.emit({ kind: 'key', id });
-    const row = this.db.prepare(`SELECT ${KEY_COLUMNS} FROM api_key WHERE id = ?`).get(id) as KeyRow | undefined;
-    return row ? toKeyInfo(row) : undefined;
+    let changed = false;
+    const info = this.team.change(() => {
+      changed = this.db.prepare('UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(new Date().toISOString(), id).changes === 1;
+      const row = this.db.prepare(`SELECT ${KEY_COLUMNS} FROM api_key WHERE id = ?`).get(id) as KeyRow | undefined;
+      return row ? toKeyInfo(row) : undefined;
+    });
+    if (changed) this.emit({ kind: 'key', id });
+    return info;
   }
 
   async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {

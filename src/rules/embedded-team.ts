@@ -3,8 +3,9 @@
 // embedded store, each instance has its own tokens.
 import type Database from 'better-sqlite3';
 import { SluiceError } from '../core/errors.js';
+import { pendingEntry } from './call-scope.js';
 import { hashApiKey, newApiKey } from './keys.js';
-import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
+import { type AdminToken, auditCap, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
@@ -21,10 +22,13 @@ export class EmbeddedTeamStore implements TeamStore {
     assertRole(role);
     const token = newApiKey();
     const createdAt = new Date().toISOString();
-    const taken = this.db.prepare('INSERT OR IGNORE INTO admin_token (name, role, token_hash, created_at) VALUES (?, ?, ?, ?)').run(name, role, hashApiKey(token), createdAt);
-    if (taken.changes !== 1) throw new SluiceError('ERR_BAD_REQUEST', `a token named ${name} exists; revoke it first`, 'name');
+    const created = this.change(() => {
+      const taken = this.db.prepare('INSERT OR IGNORE INTO admin_token (name, role, token_hash, created_at) VALUES (?, ?, ?, ?)').run(name, role, hashApiKey(token), createdAt);
+      if (taken.changes !== 1) throw new SluiceError('ERR_BAD_REQUEST', `a token named ${name} exists; revoke it first`, 'name');
+      return { name, role, token, createdAt };
+    });
     this.changed();
-    return { name, role, token, createdAt };
+    return created;
   }
 
   async listTokens(): Promise<AdminToken[]> {
@@ -37,7 +41,7 @@ export class EmbeddedTeamStore implements TeamStore {
 
   async revokeToken(name: string): Promise<boolean> {
     assertTokenName(name);
-    const revoked = this.db.prepare('DELETE FROM admin_token WHERE name = ?').run(name).changes === 1;
+    const revoked = this.change(() => this.db.prepare('DELETE FROM admin_token WHERE name = ?').run(name).changes === 1);
     if (revoked) this.changed();
     return revoked;
   }
@@ -47,15 +51,43 @@ export class EmbeddedTeamStore implements TeamStore {
     return row ? tokenFromRow(row) : undefined;
   }
 
+  /**
+   * `work` (a change, synchronous) in one transaction with the current admin
+   * call's audit entry of its result (call-scope.ts): both commit, or neither.
+   */
+  change<T>(work: () => T): T {
+    let recorded: (() => void) | undefined;
+    const result = this.db.transaction(() => {
+      const value = work();
+      const pending = pendingEntry(value);
+      if (pending) {
+        try {
+          this.insertAudit(pending.entry);
+        } catch (error) {
+          throw auditRefused(error);
+        }
+      }
+      recorded = pending?.committed;
+      return value;
+    })();
+    recorded?.();
+    return result;
+  }
+
   async appendAudit(entry: NewAuditEntry): Promise<void> {
+    this.db.transaction(() => this.insertAudit(entry))();
+  }
+
+  /** The entry, and the prune of what the retention no longer keeps; inside the caller's transaction. */
+  private insertAudit(entry: NewAuditEntry): void {
     const now = new Date();
     const oldest = new Date(now.getTime() - this.retention.days * 86_400_000).toISOString();
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM audit_log WHERE at < ? OR id <= (SELECT max(id) FROM audit_log) - ?').run(oldest, this.retention.entries - 1);
-      this.db
-        .prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-        .run(now.toISOString(), entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null);
-    })();
+    // seq numbers each outcome apart (embedded-schema.ts V6): the cap prunes the entry's own outcome only.
+    const last = (this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM audit_log WHERE outcome = ?').get(entry.outcome) as { seq: number }).seq;
+    this.db.prepare('DELETE FROM audit_log WHERE at < ? OR (outcome = ? AND seq <= ?)').run(oldest, entry.outcome, last - (auditCap(this.retention, entry.outcome) - 1));
+    this.db
+      .prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}, seq) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(now.toISOString(), entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null, last + 1);
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditEntry[]> {

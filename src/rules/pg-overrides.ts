@@ -12,7 +12,8 @@ import type { StoredOverride } from './types.js';
 
 export interface PgAccess {
   query<R extends pg.QueryResultRow>(sql: string, params: unknown[], timeoutMs?: number): Promise<pg.QueryResult<R>>;
-  write<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>>;
+  /** `shape` makes the answer inside the write's transaction (see PostgresRuleStore.write). */
+  write<R extends pg.QueryResultRow, T>(sql: string, params: unknown[], shape: (result: pg.QueryResult<R>) => T): Promise<T>;
   /** The timeout of a full (non-interactive) load. */
   fullLoadTimeoutMs: number;
   logger: RulesLogger;
@@ -42,16 +43,15 @@ export class PgOverrideStore implements OverrideStore {
 
   async put(limitId: string, selector: string, rule: Rule): Promise<StoredOverride> {
     const [id, canonical] = overrideTarget(limitId, selector);
-    const result = await this.db.write<{ updated_at: Date }>(
+    return this.db.write<{ updated_at: Date }, StoredOverride>(
       `INSERT INTO limit_override (${OVERRIDE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (limit_id, selector) DO UPDATE SET ${updateRuleColumns('now()')} RETURNING updated_at`,
       overrideValues(id, canonical, rule),
+      (result) => overrideFromWrite(id, canonical, rule, result.rows[0]!.updated_at),
     );
-    return overrideFromWrite(id, canonical, rule, result.rows[0]!.updated_at);
   }
 
   async delete(limitId: string, selector: string): Promise<boolean> {
-    const result = await this.db.write('DELETE FROM limit_override WHERE limit_id = $1 AND selector = $2', overrideTarget(limitId, selector));
-    return result.rowCount === 1;
+    return this.db.write('DELETE FROM limit_override WHERE limit_id = $1 AND selector = $2', overrideTarget(limitId, selector), (result) => result.rowCount === 1);
   }
 }

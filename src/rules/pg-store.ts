@@ -14,7 +14,9 @@ import { PgListener } from './pg-listener.js';
 import { seedOnce } from './pg-seed.js';
 import { PgOverrideStore } from './pg-overrides.js';
 import { PgTeamStore } from './pg-team.js';
-import { waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
+import { auditRefused } from './team.js';
+import { StoreTimeoutError, waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
+import { currentCall, pendingEntry } from './call-scope.js';
 import { assertRuleTarget } from './rule-columns.js';
 import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from './store.js';
@@ -42,6 +44,8 @@ export class PostgresRuleStore implements RuleStore {
   readonly location: string;
   readonly overrides: PgOverrideStore;
   readonly team: PgTeamStore;
+  /** How long one admin call may wait on this store, all its calls together (call-scope.ts). */
+  readonly callTimeoutMs: number;
   private readonly pool: pg.Pool;
   private readonly logger: RulesLogger;
   private ready: Promise<void> | undefined;
@@ -59,6 +63,7 @@ export class PostgresRuleStore implements RuleStore {
     this.logger = options.logger ?? silentLogger;
     this.location = describeUrl(options.connectionString);
     this.timeoutMs = options.statementTimeoutMs ?? 3000;
+    this.callTimeoutMs = this.timeoutMs;
     this.skewMs = options.maxClockSkewMs ?? 500;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 3000;
     this.fullLoadTimeoutMs = this.timeoutMs * 10;
@@ -96,28 +101,62 @@ export class PostgresRuleStore implements RuleStore {
     });
   }
 
-  /** A read, answered or abandoned within statementTimeoutMs. */
-  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], timeoutMs = this.timeoutMs): Promise<pg.QueryResult<R>> {
-    await this.ensureReady();
+  /** Migrated and seeded, or a timeout once `deadline` (epoch ms) has passed: a first call on a frozen server waits no longer than its admin call may. */
+  private async readyBy(deadline: number, timeoutMs: number): Promise<void> {
+    const ready = this.ensureReady();
+    if (deadline === Number.POSITIVE_INFINITY) return ready;
+    ready.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreTimeoutError(timeoutMs)), Math.max(0, deadline - Date.now()));
+    });
     try {
-      return await withTimedClient(this.pool, timeoutMs, (client) => client.query<R>(sql, params));
-    } catch (error) {
-      throw storeError(this.location, 'read', timeoutMs, error, this.connectTimeoutMs);
+      await Promise.race([ready, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  /** A write that can never commit after its answer said it failed: see writeBeforeDeadline. */
-  private async write<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
-    await this.ensureReady();
-    const answerMs = this.timeoutMs + this.skewMs;
-    const started = Date.now();
-    const deadline = new Date(started + this.timeoutMs);
-    let sent = false;
+  /** A read, answered or abandoned within statementTimeoutMs, and within what is left of its admin call's deadline. */
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], timeoutMs = this.timeoutMs): Promise<pg.QueryResult<R>> {
+    const deadline = Math.min(Date.now() + timeoutMs, currentCall()?.deadline ?? Number.POSITIVE_INFINITY);
+    const left = Math.max(0, deadline - Date.now());
     try {
-      return await withTimedClient(this.pool, answerMs, (client) => {
+      await this.readyBy(deadline, left);
+      return await withTimedClient(this.pool, Math.max(0, deadline - Date.now()), (client) => client.query<R>(sql, params));
+    } catch (error) {
+      throw storeError(this.location, 'read', left, error, this.connectTimeoutMs);
+    }
+  }
+
+  /**
+   * A write that can never commit after its answer said it failed (see
+   * writeBeforeDeadline), bounded by statementTimeoutMs and by its admin call's
+   * deadline. `shape` makes the method's answer from the statement's result,
+   * inside the transaction: the admin call's audit entry of that answer is
+   * written there too, so the change and its entry commit or fail together.
+   */
+  private async write<R extends pg.QueryResultRow, T>(sql: string, params: unknown[], shape: (result: pg.QueryResult<R>) => T): Promise<T> {
+    const started = Date.now();
+    const deadlineMs = Math.min(started + this.timeoutMs, currentCall()?.deadline ?? Number.POSITIVE_INFINITY);
+    const answerMs = Math.max(0, deadlineMs + this.skewMs - started);
+    let sent = false;
+    let recorded: (() => void) | undefined;
+    try {
+      await this.readyBy(deadlineMs, answerMs);
+      const answer = await withTimedClient(this.pool, Math.max(0, started + answerMs - Date.now()), (client) => {
         sent = true;
-        return writeBeforeDeadline<R>(client, deadline, sql, params);
+        return writeBeforeDeadline<R, T>(client, new Date(deadlineMs), sql, params, async (result) => {
+          const shaped = shape(result);
+          const pending = pendingEntry(shaped);
+          // A refused entry (not a lost connection, which the deadline logic below answers) fails the change with it.
+          if (pending) await client.query(...this.team.auditInsert(pending.entry)).catch((error) => Promise.reject(isConnectionError(error) ? error : auditRefused(error)));
+          recorded = pending?.committed;
+          return shaped;
+        });
       });
+      recorded?.();
+      return answer;
     } catch (error) {
       // A connection lost mid-write leaves the outcome open until the deadline: answer once it can no longer commit.
       while (sent && isConnectionError(error) && Date.now() < started + answerMs) await sleep(started + answerMs - Date.now());
@@ -158,27 +197,27 @@ export class PostgresRuleStore implements RuleStore {
   /** `rule` was parsed at the boundary (admin API, config): written as is. */
   async putRule(tenant: string, route: string, rule: Rule): Promise<StoredRule> {
     assertRuleTarget(tenant, route);
-    const result = await this.write<{ updated_at: Date }>(
+    return this.write<{ updated_at: Date }, StoredRule>(
       `INSERT INTO rate_limit_rule (${RULE_WRITE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (tenant_id, route_id) DO UPDATE SET ${updateRuleColumns('now()')} RETURNING updated_at`,
       ruleValues(tenant, route, rule),
+      (result) => storedFromWrite(tenant, route, rule, result.rows[0]!.updated_at),
     );
-    return storedFromWrite(tenant, route, rule, result.rows[0]!.updated_at);
   }
 
   async deleteRule(tenant: string, route: string): Promise<boolean> {
     assertRuleTarget(tenant, route);
-    const result = await this.write('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route]);
-    return result.rowCount === 1;
+    return this.write('DELETE FROM rate_limit_rule WHERE tenant_id = $1 AND route_id = $2', [tenant, route], (result) => result.rowCount === 1);
   }
 
   async createKey(tenant: string): Promise<CreatedKey> {
     assertValidId(tenant, 'tenant');
     const key = newApiKey();
     const sql = `INSERT INTO api_key (id, key_hash, tenant_id) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}`;
-    const result = await this.write<KeyRow>(sql, [newKeyId(), hashApiKey(key), tenant]);
-    const info = toKeyInfo(result.rows[0]!);
-    return { id: info.id, key, tenant, createdAt: info.createdAt };
+    return this.write<KeyRow, CreatedKey>(sql, [newKeyId(), hashApiKey(key), tenant], (result) => {
+      const info = toKeyInfo(result.rows[0]!);
+      return { id: info.id, key, tenant, createdAt: info.createdAt };
+    });
   }
 
   async listKeys(tenant?: string): Promise<ApiKeyInfo[]> {
@@ -197,8 +236,9 @@ export class PostgresRuleStore implements RuleStore {
 
   async revokeKey(id: string): Promise<ApiKeyInfo | undefined> {
     assertValidKeyId(id);
-    const result = await this.write<KeyRow>(`UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [id]);
-    return result.rows[0] ? toKeyInfo(result.rows[0]) : undefined;
+    return this.write<KeyRow, ApiKeyInfo | undefined>(`UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [id], (result) =>
+      result.rows[0] ? toKeyInfo(result.rows[0]) : undefined,
+    );
   }
 
   async listActiveKeyHashes(): Promise<ApiKeyRecord[]> {

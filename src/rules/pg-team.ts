@@ -3,7 +3,7 @@
 import { SluiceError } from '../core/errors.js';
 import { hashApiKey, newApiKey } from './keys.js';
 import type { PgAccess } from './pg-overrides.js';
-import { type AdminToken, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
+import { type AdminToken, auditCap, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './team.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
@@ -21,8 +21,10 @@ export class PgTeamStore implements TeamStore {
     assertRole(role);
     const token = newApiKey();
     try {
-      const result = await this.db.write<{ created_at: Date }>('INSERT INTO admin_token (name, role, token_hash) VALUES ($1, $2, $3) RETURNING created_at', [name, role, hashApiKey(token)]);
-      return { name, role, token, createdAt: result.rows[0]!.created_at.toISOString() };
+      return await this.db.write<{ created_at: Date }, CreatedToken>('INSERT INTO admin_token (name, role, token_hash) VALUES ($1, $2, $3) RETURNING created_at', [name, role, hashApiKey(token)], (result) => ({
+        ...{ name, role, token },
+        createdAt: result.rows[0]!.created_at.toISOString(),
+      }));
     } catch (error) {
       if (isDuplicate(error)) throw new SluiceError('ERR_BAD_REQUEST', `a token named ${name} exists; revoke it first`, 'name');
       throw error;
@@ -39,7 +41,7 @@ export class PgTeamStore implements TeamStore {
 
   async revokeToken(name: string): Promise<boolean> {
     assertTokenName(name);
-    return (await this.db.write('DELETE FROM admin_token WHERE name = $1', [name])).rowCount === 1;
+    return this.db.write('DELETE FROM admin_token WHERE name = $1', [name], (result) => result.rowCount === 1);
   }
 
   async tokenByHash(hash: Buffer): Promise<(AdminToken & { hash: Buffer }) | undefined> {
@@ -47,14 +49,23 @@ export class PgTeamStore implements TeamStore {
     return result.rows[0] ? tokenFromRow(result.rows[0]) : undefined;
   }
 
-  /** One statement: the entry, and the prune of what the retention no longer keeps. */
+  /** One statement: the entry, and the prune of what the retention no longer keeps. Run alone (appendAudit) or in the transaction of the change it records. */
+  auditInsert(entry: NewAuditEntry): [string, unknown[]] {
+    return [
+      // seq numbers each outcome apart (migrations/007): the cap prunes the entry's own outcome only.
+      `WITH last AS (SELECT coalesce(max(seq), 0) AS seq FROM audit_log WHERE outcome = $8),
+       pruned AS (DELETE FROM audit_log WHERE at < now() - make_interval(days => $10) OR (outcome = $8 AND seq <= (SELECT seq FROM last) - $11))
+       INSERT INTO audit_log (actor, address, kind, action, target, before, after, outcome, error, seq)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, (SELECT seq FROM last) + 1)`,
+      [
+        ...[entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null],
+        ...[this.retention.days, auditCap(this.retention, entry.outcome) - 1],
+      ],
+    ];
+  }
+
   async appendAudit(entry: NewAuditEntry): Promise<void> {
-    await this.db.write(
-      `WITH pruned AS (DELETE FROM audit_log WHERE at < now() - make_interval(days => $10) OR id <= (SELECT max(id) FROM audit_log) - $11)
-       INSERT INTO audit_log (actor, address, kind, action, target, before, after, outcome, error)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)`,
-      [entry.actor, entry.address, entry.kind, entry.action, entry.target, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null), entry.outcome, entry.error ?? null, this.retention.days, this.retention.entries - 1],
-    );
+    await this.db.write(...this.auditInsert(entry), () => undefined);
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditEntry[]> {

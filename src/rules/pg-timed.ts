@@ -82,16 +82,18 @@ export async function withTimedClient<T>(pool: pg.Pool, timeoutMs: number, work:
  * check and the commit record, and a commit whose reply is lost (it committed
  * before the report; reading the value back tells).
  */
-export async function writeBeforeDeadline<R extends pg.QueryResultRow>(
+export async function writeBeforeDeadline<R extends pg.QueryResultRow, T>(
   client: pg.PoolClient,
   deadline: Date,
   sql: string,
   params: unknown[],
-): Promise<pg.QueryResult<R>> {
+  /** Runs after the statement, in its transaction (the audit entry of the change goes in here). */
+  then: (result: pg.QueryResult<R>) => Promise<T>,
+): Promise<T> {
   // An ISO timestamp we made ourselves: safe to inline, and one round trip with BEGIN.
   await client.query(`BEGIN; SET LOCAL sluice.write_deadline = '${deadline.toISOString()}'`);
   try {
-    const result = await client.query<R>(sql, params);
+    const result = await then(await client.query<R>(sql, params));
     await client.query('COMMIT');
     return result;
   } catch (error) {

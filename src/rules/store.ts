@@ -87,6 +87,8 @@ export interface RuleStore {
   readonly team: TeamStore;
   /** Where the store lives, for logs and errors (never a password). */
   readonly location: string;
+  /** How long one admin call may wait on the store, all its calls together (call-scope.ts); absent for a local store. */
+  readonly callTimeoutMs?: number;
 
   listRules(filter?: RuleFilter): Promise<StoredRule[]>;
   getRule(tenant: string, route: string): Promise<StoredRule | undefined>;

@@ -4,6 +4,7 @@
 // instance sharing a PostgreSQL store sees the same tokens and the same log.
 // A token is 32 random bytes shown once; only its SHA-256 is kept.
 import { SluiceError } from '../core/errors.js';
+import { errorMessage } from './logger.js';
 
 export const ROLES = ['read', 'write', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -50,6 +51,10 @@ export interface AuditEntry {
 
 export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at'>;
 
+/** A change whose entry the store would not take (a constraint, a full disk) is rolled back with it: never a change without its entry. */
+export const auditRefused = (error: unknown): SluiceError =>
+  new SluiceError('ERR_STORE_UNAVAILABLE', `the rule store refused the audit entry of this change (${errorMessage(error)}), so the change was rolled back`);
+
 export interface AuditFilter {
   since?: string | undefined;
   until?: string | undefined;
@@ -60,13 +65,22 @@ export interface AuditFilter {
   limit: number;
 }
 
-/** How much of the log is kept: entries older than `days`, and beyond the newest `entries`, are pruned at each append. */
+/**
+ * How much of the log is kept: entries older than `days` are pruned at each
+ * append, and so are changes (outcome ok) beyond the newest `entries` and
+ * failed attempts beyond the newest `failedEntries`: each outcome counts
+ * apart, so refused writes never push a change out.
+ */
 export interface AuditRetention {
   days: number;
   entries: number;
+  failedEntries: number;
 }
 
-export const DEFAULT_RETENTION: AuditRetention = { days: 90, entries: 100_000 };
+export const DEFAULT_RETENTION: AuditRetention = { days: 90, entries: 100_000, failedEntries: 10_000 };
+
+/** The newest this many entries of `outcome` are kept. */
+export const auditCap = (retention: AuditRetention, outcome: AuditEntry['outcome']): number => (outcome === 'ok' ? retention.entries : retention.failedEntries);
 
 export interface TeamStore {
   createToken(name: string, role: Role): Promise<CreatedToken>;
@@ -126,7 +140,7 @@ export function auditFromRow(row: AuditRow): AuditEntry {
   return entry;
 }
 
-/** The log's bounds from SLUICE_AUDIT_KEEP_DAYS and SLUICE_AUDIT_KEEP_ENTRIES (whole numbers ≥ 1), read when a store opens. */
+/** The log's bounds from SLUICE_AUDIT_KEEP_DAYS, SLUICE_AUDIT_KEEP_ENTRIES and SLUICE_AUDIT_KEEP_FAILED (whole numbers ≥ 1), read when a store opens. */
 export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): AuditRetention {
   const read = (name: string, fallback: number): number => {
     const text = env[name];
@@ -135,5 +149,9 @@ export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): AuditRet
     if (!Number.isInteger(value) || value < 1) throw new SluiceError('ERR_CONFIG_INVALID', `must be a whole number ≥ 1, got ${JSON.stringify(text)}`, name);
     return value;
   };
-  return { days: read('SLUICE_AUDIT_KEEP_DAYS', DEFAULT_RETENTION.days), entries: read('SLUICE_AUDIT_KEEP_ENTRIES', DEFAULT_RETENTION.entries) };
+  return {
+    days: read('SLUICE_AUDIT_KEEP_DAYS', DEFAULT_RETENTION.days),
+    entries: read('SLUICE_AUDIT_KEEP_ENTRIES', DEFAULT_RETENTION.entries),
+    failedEntries: read('SLUICE_AUDIT_KEEP_FAILED', DEFAULT_RETENTION.failedEntries),
+  };
 }

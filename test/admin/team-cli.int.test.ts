@@ -62,4 +62,15 @@ describe('sluice audit', () => {
     assert.ok(rows.some((row) => row.outcome === 'failed' && row.target?.includes('"q"')), 'the invalid tenant is logged as failed, quoted in CSV');
     assert.notEqual((await cli(audit, ['--format', 'xml'])).code, 0);
   });
+
+  it("defuses formula cells in CSV: a read token's refused write cannot plant =HYPERLINK(...)", async () => {
+    const reader = JSON.parse((await cli(tokens, ['create', 'csv-reader', 'read', '--json'])).out).token;
+    const planted = ['=HYPERLINK("http://attacker.example/","click")', '+1+1', '-2+3', '@SUM(A1)', '\tx', '\rx'];
+    for (const tenant of planted) assert.equal((await f.call('PUT', `/rules/${encodeURIComponent(tenant)}/r`, { body: {}, token: reader })).status, 403);
+    const csv = await cli(audit, ['--actor', 'csv-reader', '--format', 'csv']);
+    assert.equal(csv.code, 0, csv.err);
+    const rows = parse(csv.out, { columns: true }) as Record<string, string>[];
+    assert.deepEqual(rows.map((row) => row.target).reverse(), planted.map((tenant) => `'${tenant}/r`));
+    assert.ok(rows.every((row) => row.outcome === 'failed'));
+  });
 });

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
-import { teamSuite } from './team-suite.js';
+import { startTeamAdmin } from './team-fixture.js';
+import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 
 teamSuite('embedded store', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-team-'));
@@ -41,6 +42,39 @@ describe('the embedded audit log is bounded', () => {
       for (const target of ['a/1', 'b/2', 'c/3', 'd/4']) await store.team.appendAudit({ ...entry, target });
       assert.deepEqual((await store.team.listAudit({ limit: 100 })).map((e) => e.target), ['d/4', 'c/3', 'b/2']);
     } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refused writes keep to their own cap (SLUICE_AUDIT_KEEP_FAILED): a flood never pushes a change out', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-team-'));
+    const store = await withRetention({ SLUICE_AUDIT_KEEP_ENTRIES: '50', SLUICE_AUDIT_KEEP_FAILED: '5' }, async () => new EmbeddedRuleStore({ dataDir: dir }));
+    try {
+      await floodRefusedWrites(store);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an audit entry the store refuses rolls the change back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-team-'));
+    const store = new EmbeddedRuleStore({ dataDir: dir });
+    const f = await startTeamAdmin(store);
+    try {
+      const db = new Database(join(dir, 'rules.sqlite'));
+      db.exec("CREATE TRIGGER refuse_entries BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'no more entries'); END");
+      const put = await f.call('PUT', '/rules/atomic/orders', { body: { policy: 'gcra', capacity: 2, refillPerSecond: 1 } });
+      assert.equal(put.status, 503, JSON.stringify(put.body));
+      assert.match(put.body.error.message, /no more entries.*rolled back/);
+      assert.equal(await store.getRule('atomic', 'orders'), undefined, 'the change is not there without its entry');
+      db.exec('DROP TRIGGER refuse_entries');
+      db.close();
+      assert.equal((await f.call('PUT', '/rules/atomic/orders', { body: { policy: 'gcra', capacity: 2, refillPerSecond: 1 } })).status, 200);
+      assert.equal((await store.team.listAudit({ limit: 10 })).filter((e) => e.target === 'atomic/orders' && e.outcome === 'ok').length, 1);
+    } finally {
+      await f.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -2,6 +2,7 @@
 // starts), and a token revoked on one instance refused by another sharing the
 // database within the token cache's time (polled, never timed).
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
@@ -9,7 +10,7 @@ import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { eventually } from '../rules/store-contract.js';
 import { startTeamAdmin } from './team-fixture.js';
-import { teamSuite } from './team-suite.js';
+import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 
 let server: PostgresServer;
 before(async () => {
@@ -62,6 +63,77 @@ describe('the audit log is bounded', () => {
       assert.deepEqual(kept.map((e) => e.target), ['d/4', 'c/3', 'b/2']);
     } finally {
       await opened.close();
+    }
+  });
+});
+
+describe('refused writes keep to their own cap (PostgreSQL)', () => {
+  it('a flood of a read token\'s refused writes never pushes a change out', async () => {
+    const url = await createDatabase(server);
+    const opened = await withRetention({ SLUICE_AUDIT_KEEP_ENTRIES: '50', SLUICE_AUDIT_KEEP_FAILED: '5' }, () => openStore(url));
+    try {
+      await floodRefusedWrites(opened.store);
+    } finally {
+      await opened.close();
+    }
+  });
+});
+
+describe('an audited change and its entry commit together (PostgreSQL)', () => {
+  const rule = { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 };
+  const count = async (url: string, table: string, where: string): Promise<number> => (await sql(url, `SELECT count(*)::int AS n FROM ${table} WHERE ${where}`)).rows[0].n;
+
+  it('an audit entry the store refuses rolls the change back', async () => {
+    const url = await createDatabase(server);
+    const opened = await openStore(url);
+    const f = await startTeamAdmin(opened.store);
+    try {
+      // NOT VALID: the rows there stay, every new one is refused.
+      await sql(url, 'ALTER TABLE audit_log ADD CONSTRAINT refuse_entries CHECK (false) NOT VALID');
+      const put = await f.call('PUT', '/rules/atomic/orders', { body: rule });
+      assert.equal(put.status, 503, JSON.stringify(put.body));
+      assert.match(put.body.error.message, /refused the audit entry of this change .* rolled back/);
+      assert.equal(await count(url, 'rate_limit_rule', "tenant_id = 'atomic'"), 0, 'the change is not there without its entry');
+      await sql(url, 'ALTER TABLE audit_log DROP CONSTRAINT refuse_entries');
+      assert.equal((await f.call('PUT', '/rules/atomic/orders', { body: rule })).status, 200);
+      assert.equal(await count(url, 'rate_limit_rule', "tenant_id = 'atomic'"), 1);
+      assert.equal(await count(url, 'audit_log', "target = 'atomic/orders' AND outcome = 'ok'"), 1);
+    } finally {
+      await f.close();
+      await opened.close();
+    }
+  });
+
+  it('frozen: a PUT is answered 503 within statementTimeoutMs + maxClockSkewMs, and after SIGCONT neither the change nor its entry is there', async () => {
+    const url = await createDatabase(server);
+    const [timeoutMs, skewMs] = [1500, 300];
+    const store = new PostgresRuleStore({ connectionString: url, logger: silentLogger, statementTimeoutMs: timeoutMs, maxClockSkewMs: skewMs, connectTimeoutMs: timeoutMs });
+    const f = await startTeamAdmin(store);
+    try {
+      assert.equal((await f.call('PUT', '/rules/frozen/orders', { body: rule })).status, 200);
+      server.freeze();
+      const started = Date.now();
+      const put = await f.call('PUT', '/rules/frozen/orders', { body: { ...rule, capacity: 99 } });
+      const ms = Date.now() - started;
+      assert.equal(put.status, 503, JSON.stringify(put.body));
+      assert.equal(put.body.error.code, 'ERR_STORE_UNAVAILABLE');
+      // The bound is 1800 ms; before one deadline covered the call, the read before, the write and the entry took one each (5100 ms).
+      assert.ok(ms < timeoutMs + skewMs + 1700, `answered after ${ms} ms`);
+    } finally {
+      server.thaw();
+    }
+    try {
+      // The resumed server runs whatever it had received.
+      await sleep(2000);
+      const capacity = (await sql(url, "SELECT capacity FROM rate_limit_rule WHERE tenant_id = 'frozen'")).rows[0].capacity;
+      const changes = await count(url, 'audit_log', "target = 'frozen/orders' AND outcome = 'ok' AND after->'rule'->>'capacity' = '99'");
+      assert.deepEqual({ capacity, changes }, { capacity: 5, changes: 0 });
+      // A later write lands, with its entry.
+      assert.equal((await f.call('PUT', '/rules/frozen/orders', { body: { ...rule, capacity: 7 } })).status, 200);
+      assert.equal(await count(url, 'audit_log', "target = 'frozen/orders' AND outcome = 'ok' AND after->'rule'->>'capacity' = '7'"), 1);
+    } finally {
+      await f.close();
+      await store.close();
     }
   });
 });

@@ -139,3 +139,30 @@ export function teamSuite(name: string, open: () => Promise<{ store: RuleStore; 
     });
   });
 }
+
+/** SLUICE_AUDIT_KEEP_* set while `open` makes the store (the store reads them when it opens). */
+export async function withRetention<T>(env: Record<string, string>, open: () => Promise<T>): Promise<T> {
+  Object.assign(process.env, env);
+  try {
+    return await open();
+  } finally {
+    for (const name of Object.keys(env)) delete process.env[name];
+  }
+}
+
+/** Changes, then a flood of a `read` token's refused writes: every change stays, the failed attempts keep to their own cap. Caps: 50 changes, 5 failed. */
+export async function floodRefusedWrites(store: RuleStore): Promise<void> {
+  const f = await startTeamAdmin(store);
+  try {
+    const reader = (await f.call('POST', '/tokens', { body: { name: 'flooder', role: 'read' } })).body.token;
+    for (let i = 0; i < 10; i++) assert.equal((await f.call('PUT', `/rules/kept/r${i}`, { body: rule })).status, 200);
+    for (let i = 0; i < 120; i++) assert.equal((await f.call('PUT', `/rules/flood/r${i}`, { body: rule, token: reader })).status, 403);
+    const { entries } = (await f.call('GET', '/audit?limit=1000')).body;
+    const changes = entries.filter((e: { outcome: string; kind: string }) => e.outcome === 'ok' && e.kind === 'rule').map((e: { target: string }) => e.target);
+    assert.deepEqual(changes.reverse(), Array.from({ length: 10 }, (_, i) => `kept/r${i}`), 'no change was pushed out');
+    const failed = entries.filter((e: { outcome: string }) => e.outcome === 'failed');
+    assert.deepEqual(failed.map((e: { target: string }) => e.target), ['flood/r119', 'flood/r118', 'flood/r117', 'flood/r116', 'flood/r115']);
+  } finally {
+    await f.close();
+  }
+}

@@ -81,7 +81,9 @@ describe('embedded schema migrations', () => {
       assert.deepEqual(db.prepare('SELECT (SELECT count(*) FROM admin_token) + (SELECT count(*) FROM audit_log) AS n').get(), { n: 0 });
       // ...and the rule-set version (migration 5), raised by the rows the migrations kept.
       assert.deepEqual(db.prepare('SELECT count(*) AS n FROM rule_set_version').get(), { n: 1 });
-      assert.equal(db.pragma('user_version', { simple: true }), 5);
+      // ...and the audit log's per-outcome numbering (migration 6).
+      assert.ok((db.prepare('PRAGMA table_info(audit_log)').all() as { name: string }[]).some((column) => column.name === 'seq'));
+      assert.equal(db.pragma('user_version', { simple: true }), 6);
     } finally {
       db.close();
     }
