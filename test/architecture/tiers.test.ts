@@ -21,7 +21,7 @@ const SERVER_IMPORTS =
   /^import (?!type )[^;]*from '(?:node:(?:child_process|net|tls|http2?|https|dgram)|ioredis|pg|undici|playwright-core|@grpc\/grpc-js|[./]+helpers\/(?:redis-server|redis-cluster|redis-sentinel|postgres|postgres-db|delay-proxy|delay-proxy-process)\.js)'/m;
 const SERVER_CALLS = /\.listen\(|\bfetch\(/;
 /** A real server frozen or killed: the system tier's business. */
-const FREEZES = /SIGSTOP|SIGKILL|\b(?:redis|server|pg|postgres)\.(?:pause|kill|restart)\(\)/;
+const FREEZES = /SIGSTOP|SIGKILL|\b(?:redis|server|pg|postgres)\.(?:pause|kill|restart|freeze)\(\)/;
 
 /** A test file's text with that of the test helpers it imports (not for types), followed through. */
 function withHelpers(file: string, seen = new Set<string>()): string {
