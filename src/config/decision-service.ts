@@ -77,6 +77,8 @@ export interface GrpcTls {
   readonly reload?: { readonly files: readonly string[]; read(): GrpcTls };
 }
 
+export type ForwardAuthProxy = 'nginx' | 'caddy' | 'traefik' | 'apisix';
+
 export interface DecisionServiceConfig {
   /** Envoy's RateLimitService over gRPC; undefined = off. */
   readonly grpcListen: ListenAddress | undefined;
@@ -90,6 +92,8 @@ export interface DecisionServiceConfig {
   readonly refusedStatus: number;
   /** /decide for a request no route matches: deny (404) or allow (200, unlimited). */
   readonly noRoute: 'deny' | 'allow';
+  /** The proxy asking /decide: its headers (and only its) carry the original method, URI and host. */
+  readonly forwardAuthProxy: ForwardAuthProxy;
   /** Files naming one domain add to it (MERGE_DOMAIN_CONFIG) instead of being refused. */
   readonly mergeDomains: boolean;
   /** TLS (and mutual TLS) on the gRPC listener, PEM text; undefined = plaintext. Set by `sluice ratelimit` (GRPC_SERVER_USE_TLS…). */
@@ -125,6 +129,7 @@ export function noDecisionService(fail: (path: ConfigPath, message: string) => n
       warnings: [],
       refusedStatus: 429,
       noRoute: 'deny',
+      forwardAuthProxy: 'nginx',
     };
   };
 }

@@ -25,5 +25,6 @@ export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionSe
     warnings,
     refusedStatus: section?.refusedStatus ?? 429,
     noRoute: section?.noRoute ?? 'deny',
+    forwardAuthProxy: section?.forwardAuthProxy ?? 'nginx',
   };
 }
