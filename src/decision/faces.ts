@@ -9,12 +9,13 @@ import type { DecisionDeps } from './deps.js';
 
 export interface DecisionFaces {
   decider: RateLimitDecider;
-  forwardAuth: ForwardAuth;
+  /** Undefined without routes (`sluice ratelimit`): /decide is then a 404, as on the reference, which has no such endpoint. */
+  forwardAuth: ForwardAuth | undefined;
 }
 
 export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFaces {
   return {
     decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe: deps.observer ? (outcomes) => deps.observer?.descriptors(outcomes) : undefined }),
-    forwardAuth: new ForwardAuth({ config, ...deps }),
+    forwardAuth: config.routes.length === 0 ? undefined : new ForwardAuth({ config, ...deps }),
   };
 }

@@ -20,10 +20,12 @@ import type { DecisionObserver } from './deps.js';
 
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
 const ignore = (): void => {};
+/** The name envoyproxy/ratelimit registers its health under (server_impl.go); probes ask `-service=ratelimit`. */
+const REFERENCE_HEALTH_NAME = 'ratelimit';
 
 export class RlsGrpcServer {
   private readonly server: Http2Server | Http2SecureServer;
-  private readonly health = new GrpcHealth(['', RLS_SERVICE_NAME]);
+  private readonly health = new GrpcHealth(['', RLS_SERVICE_NAME, REFERENCE_HEALTH_NAME]);
   private readonly sessions = new Set<ServerHttp2Session>();
   private readonly stopWatching: () => void;
 

@@ -1,0 +1,67 @@
+// `sluice ratelimit` against the reference's last details, through its real
+// listeners: gRPC health under the name `ratelimit`, /healthcheck's `OK`,
+// no forward-auth /decide (404), and a shadow_mode limit's hits counted as
+// the reference counts them (over_limit and shadow_mode).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { protoPath as healthProto } from 'grpc-health-check';
+import { call } from '../gateway/support.js';
+import { ConfigMapFolder, type RatelimitProcess, startRatelimitProcess, tempDir } from './ratelimit-support.js';
+import { descriptor, EXAMPLES, rlsClient } from './support.js';
+
+describe('sluice ratelimit: the reference’s health names, /healthcheck, /decide and shadow_mode counts', () => {
+  const root = tempDir('sluice-dropin-');
+  let service: RatelimitProcess;
+  before(async () => {
+    new ConfigMapFolder(join(root, 'config')).swap({ 'config.yaml': readFileSync(join(EXAMPLES, 'ratelimit-config.yaml'), 'utf8') });
+    service = await startRatelimitProcess({ RUNTIME_ROOT: root, RUNTIME_SUBDIRECTORY: '', RUNTIME_WATCH_ROOT: 'false', USE_PROMETHEUS: 'true' });
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  it('grpc.health.v1 Check answers SERVING for "ratelimit" (and still for "")', async () => {
+    const loaded = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } };
+    const health = new loaded.grpc.health.v1.Health(service.grpc, grpc.credentials.createInsecure()) as grpc.Client & Record<string, (...args: unknown[]) => unknown>;
+    const check = (name: string) => new Promise<string>((done, fail) => health.Check!({ service: name }, (error: Error | null, answer: { status: string }) => (error ? fail(error) : done(answer.status))));
+    try {
+      assert.equal(await check('ratelimit'), 'SERVING');
+      assert.equal(await check(''), 'SERVING');
+    } finally {
+      health.close();
+    }
+  });
+
+  it('GET /healthcheck answers OK, as the reference writes it', async () => {
+    const reply = await call(`${service.http}/healthcheck`);
+    assert.deepEqual([reply.status, reply.body], [200, 'OK']);
+  });
+
+  it('/decide is not served on the reference’s HTTP listener: 404 with or without a URI', async () => {
+    assert.equal((await call(`${service.http}/decide`)).status, 404);
+    assert.equal((await call(`${service.http}/decide`, { headers: { 'x-original-uri': '/orders', 'x-forwarded-uri': '/orders', 'x-api-key': 'k' } })).status, 404);
+  });
+
+  it('three hits on the 1-per-second shadow limit: within 1, over_limit 2, shadow_mode 2, every answer OK', async () => {
+    const client = rlsClient(service.grpc);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const answer = await client.ask({ domain: 'shop', descriptors: [descriptor(['generic_key', 'trial'])] });
+        assert.equal(answer.overall_code, 'OK');
+      }
+    } finally {
+      client.close();
+    }
+    const metrics = (await call(service.metrics)).body;
+    const count = (stat: string) => Number(new RegExp(`^ratelimit_service_rate_limit_${stat}\\{domain="shop",key1="generic_key_trial"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 'NaN');
+    assert.deepEqual(
+      ['total_hits', 'within_limit', 'over_limit', 'shadow_mode'].map(count),
+      [3, 1, 2, 2],
+      metrics,
+    );
+  });
+});
