@@ -164,6 +164,10 @@ export const configFileSchema = z
         forwardAuthProxy: z.enum(['nginx', 'caddy', 'traefik', 'apisix'], 'must be nginx, caddy, traefik or apisix').default('nginx'),
         /** envoyproxy/ratelimit's MERGE_DOMAIN_CONFIG: files naming one domain are merged. */
         mergeDomains: z.boolean().default(false),
+        /** Bounds on one gRPC ShouldRateLimit call (Envoy sends a handful of descriptors): larger ones are refused before they are decided. */
+        grpcMaxMessageBytes: positiveInt(4 * 1024 * 1024).default(65_536),
+        maxDescriptors: positiveInt(10_000).default(64),
+        maxDescriptorEntries: positiveInt(1_000).default(32),
         /** envoyproxy/ratelimit's SHADOW_MODE: every request answered OK, its limits decided and reported. */
         shadowMode: z.boolean().default(false),
       })
