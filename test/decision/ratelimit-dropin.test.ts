@@ -1,7 +1,8 @@
 // `sluice ratelimit` against the reference's last details, through its real
 // listeners: gRPC health under the name `ratelimit`, /healthcheck's `OK`,
-// no forward-auth /decide (404), and a shadow_mode limit's hits counted as
-// the reference counts them (over_limit and shadow_mode).
+// no forward-auth /decide (404), a shadow_mode limit's hits counted as the
+// reference counts them (over_limit and shadow_mode), and LOG_FORMAT=json in
+// logrus's field names, with LOG_LEVEL=debug's lines.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ describe('sluice ratelimit: the reference’s health names, /healthcheck, /decid
   let service: RatelimitProcess;
   before(async () => {
     new ConfigMapFolder(join(root, 'config')).swap({ 'config.yaml': readFileSync(join(EXAMPLES, 'ratelimit-config.yaml'), 'utf8') });
-    service = await startRatelimitProcess({ RUNTIME_ROOT: root, RUNTIME_SUBDIRECTORY: '', RUNTIME_WATCH_ROOT: 'false', USE_PROMETHEUS: 'true' });
+    service = await startRatelimitProcess({ RUNTIME_ROOT: root, RUNTIME_SUBDIRECTORY: '', RUNTIME_WATCH_ROOT: 'false', USE_PROMETHEUS: 'true', LOG_LEVEL: 'debug' });
   });
   after(async () => {
     await service?.stop();
@@ -63,5 +64,25 @@ describe('sluice ratelimit: the reference’s health names, /healthcheck, /decid
       [3, 1, 2, 2],
       metrics,
     );
+  });
+
+  it('LOG_FORMAT=json: @timestamp (RFC 3339), @message, level as a word; LOG_LEVEL=debug logs the config load and each descriptor, no value', async () => {
+    const serving = await service.waitForLog(/^sluice ratelimit serving$/);
+    assert.match(String(serving['@timestamp']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(serving.level, 'info');
+    for (const field of ['msg', 'time', 'pid', 'hostname']) assert.equal(field in serving, false, `no pino ${field}`);
+    const loaded = await service.waitForLog(/^config loaded$/);
+    assert.deepEqual([loaded.level, loaded.domains], ['debug', ['shop']]);
+    const from = service.logs.length;
+    const client = rlsClient(service.grpc);
+    try {
+      await client.ask({ domain: 'shop', descriptors: [descriptor(['api_key', 'secret-key-value-1'])] });
+    } finally {
+      client.close();
+    }
+    const decided = await service.waitForLog(/^descriptor decided$/, from);
+    assert.equal(decided.level, 'debug');
+    assert.match(String((decided.cacheKeys as string[])[0]), /^~rls\./);
+    assert.equal(JSON.stringify(service.logs).includes('secret-key-value-1'), false, 'no descriptor value in the log');
   });
 });
