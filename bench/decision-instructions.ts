@@ -60,7 +60,7 @@ export async function runInstructionsBench(calls: number, rounds: number): Promi
     const [decisionUrl, grpcAddress] = url.split('|') as [string, string];
     writeFileSync(join(dir, 'body'), framedRequest('bench-tenant-0'));
     const grpc = (n: number) => h2load(['-n', String(n), '-c', '1', '-m', '64', '-H', 'content-type: application/grpc', '-H', 'te: trailers', '-d', `${dir}/body`, `http://${grpcAddress}${RLS_PATH}`]);
-    const forwardAuth = (n: number) => h2load(['--h1', '-n', String(n), '-c', '64', '-H', 'x-api-key: bench-tenant-0', '-H', 'x-forwarded-method: GET', '-H', 'x-forwarded-uri: /orders', `${decisionUrl}/decide`]);
+    const forwardAuth = (n: number) => h2load(['--h1', '-n', String(n), '-c', '64', '-H', 'x-api-key: bench-tenant-0', '-H', 'x-original-method: GET', '-H', 'x-original-uri: /orders', `${decisionUrl}/decide`]);
     const counted = instructionCounter(child, dir, calls);
     for (let w = 0; w < 3; w++) {
       grpc(calls); // warm-up: JIT, leases, connections

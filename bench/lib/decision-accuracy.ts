@@ -61,7 +61,7 @@ export async function grpcAccuracy(addresses: string[], rule: Rule, rate: number
 export async function forwardAuthAccuracy(decisionUrls: string[], rule: Rule, rate: number, durationMs: number): Promise<DecisionAccuracyRow> {
   const key = `acc-forward-auth-${Date.now()}`;
   const decide: Decide = async (i) => {
-    const response = await request(`${decisionUrls[i]}/decide`, { headers: { 'x-api-key': key, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/orders' } });
+    const response = await request(`${decisionUrls[i]}/decide`, { headers: { 'x-api-key': key, 'x-original-method': 'GET', 'x-original-uri': '/orders' } });
     await response.body.dump();
     return response.statusCode === 200;
   };

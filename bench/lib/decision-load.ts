@@ -39,7 +39,7 @@ export const grpcRequest = (key: string, domain = 'bench') => ({ domain, descrip
 
 /** autocannon, 64 connections, on `path` with the forward-auth headers a proxy sends; its errors counted by message. */
 export async function httpLoad(url: string, path: string, durationMs: number, forwarded: boolean): Promise<LoadResult> {
-  const headers = (key: string): Record<string, string> => (forwarded ? { 'x-api-key': key, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/orders' } : { 'x-api-key': key });
+  const headers = (key: string): Record<string, string> => (forwarded ? { 'x-api-key': key, 'x-original-method': 'GET', 'x-original-uri': '/orders' } : { 'x-api-key': key });
   const errorKinds: Record<string, number> = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon({ url, connections: 64, pipelining: 1, duration: durationMs / 1000, requests: TENANTS.map((key) => ({ method: 'GET', path, headers: headers(key) })) }, (error, done) => (error ? reject(error) : resolve(done)));

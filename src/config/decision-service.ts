@@ -77,6 +77,16 @@ export interface GrpcTls {
   readonly reload?: { readonly files: readonly string[]; read(): GrpcTls };
 }
 
+export type ForwardAuthProxy = 'nginx' | 'caddy' | 'traefik' | 'apisix';
+
+export interface GrpcRequestLimits {
+  readonly maxMessageBytes: number;
+  readonly maxDescriptors: number;
+  readonly maxEntries: number;
+}
+
+export const DEFAULT_GRPC_LIMITS: GrpcRequestLimits = Object.freeze({ maxMessageBytes: 65_536, maxDescriptors: 64, maxEntries: 32 });
+
 export interface DecisionServiceConfig {
   /** Envoy's RateLimitService over gRPC; undefined = off. */
   readonly grpcListen: ListenAddress | undefined;
@@ -90,6 +100,10 @@ export interface DecisionServiceConfig {
   readonly refusedStatus: number;
   /** /decide for a request no route matches: deny (404) or allow (200, unlimited). */
   readonly noRoute: 'deny' | 'allow';
+  /** Bounds on one gRPC call: its message (refused before decoding), its descriptors, each descriptor's entries. */
+  readonly grpcLimits: GrpcRequestLimits;
+  /** The proxy asking /decide: its headers (and only its) carry the original method, URI and host. */
+  readonly forwardAuthProxy: ForwardAuthProxy;
   /** Files naming one domain add to it (MERGE_DOMAIN_CONFIG) instead of being refused. */
   readonly mergeDomains: boolean;
   /** TLS (and mutual TLS) on the gRPC listener, PEM text; undefined = plaintext. Set by `sluice ratelimit` (GRPC_SERVER_USE_TLS…). */
@@ -125,6 +139,8 @@ export function noDecisionService(fail: (path: ConfigPath, message: string) => n
       warnings: [],
       refusedStatus: 429,
       noRoute: 'deny',
+      forwardAuthProxy: 'nginx',
+      grpcLimits: DEFAULT_GRPC_LIMITS,
     };
   };
 }

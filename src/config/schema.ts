@@ -160,8 +160,14 @@ export const configFileSchema = z
         envoyConfig: z.union([z.string().min(1, 'must not be empty'), z.array(z.string().min(1, 'must not be empty')).min(1, 'must list at least one path')]).optional(),
         refusedStatus: z.number().int('must be an integer').min(400, 'must be a 4xx status').max(499, 'must be a 4xx status').default(429),
         noRoute: z.enum(['deny', 'allow'], 'must be deny or allow').default('deny'),
+        /** The proxy in front of /decide: it says which headers carry the original request (the ones that proxy sets and overwrites). */
+        forwardAuthProxy: z.enum(['nginx', 'caddy', 'traefik', 'apisix'], 'must be nginx, caddy, traefik or apisix').default('nginx'),
         /** envoyproxy/ratelimit's MERGE_DOMAIN_CONFIG: files naming one domain are merged. */
         mergeDomains: z.boolean().default(false),
+        /** Bounds on one gRPC ShouldRateLimit call (Envoy sends a handful of descriptors): larger ones are refused before they are decided. */
+        grpcMaxMessageBytes: positiveInt(4 * 1024 * 1024).default(65_536),
+        maxDescriptors: positiveInt(10_000).default(64),
+        maxDescriptorEntries: positiveInt(1_000).default(32),
         /** envoyproxy/ratelimit's SHADOW_MODE: every request answered OK, its limits decided and reported. */
         shadowMode: z.boolean().default(false),
       })

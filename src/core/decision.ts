@@ -23,6 +23,8 @@ export interface Decision {
   /** Traffic shaping only: how long to hold an accepted request before serving it. */
   delayMs: number;
   source: DecisionSource;
+  /** Set by shadow mode on a decision it turned into an admission: the rule would have refused (counted as over by the decision service). */
+  shadowRefused?: true;
 }
 
 /** What a pure policy model decides; the store adds the source. */

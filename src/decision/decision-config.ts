@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import { listenAddress } from '../config/listeners.js';
 import type { ConfigFile } from '../config/schema.js';
+import { DEFAULT_GRPC_LIMITS } from '../config/decision-service.js';
 import type { DecisionServiceConfig } from '../config/types.js';
 import { loadEnvoyFiles } from './envoy-config.js';
 
@@ -25,5 +26,9 @@ export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionSe
     warnings,
     refusedStatus: section?.refusedStatus ?? 429,
     noRoute: section?.noRoute ?? 'deny',
+    forwardAuthProxy: section?.forwardAuthProxy ?? 'nginx',
+    grpcLimits: section
+      ? { maxMessageBytes: section.grpcMaxMessageBytes, maxDescriptors: section.maxDescriptors, maxEntries: section.maxDescriptorEntries }
+      : DEFAULT_GRPC_LIMITS,
   };
 }

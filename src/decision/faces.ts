@@ -2,19 +2,39 @@
 // the Envoy decider (domains, header options) and forward-auth (routes, their
 // limits). A reload builds new ones and swaps them whole; the listeners read
 // them per request, so no connection is dropped.
+import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import { ForwardAuth } from './forward-auth.js';
 import { RateLimitDecider } from './rls.js';
 import type { DecisionDeps } from './deps.js';
+import type { Outcome } from './rls-status.js';
 
 export interface DecisionFaces {
   decider: RateLimitDecider;
-  forwardAuth: ForwardAuth;
+  /** Undefined without routes (`sluice ratelimit`): /decide is then a 404, as on the reference, which has no such endpoint. */
+  forwardAuth: ForwardAuth | undefined;
 }
 
 export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFaces {
+  const debug = deps.logger.isLevelEnabled('debug');
+  const observe = deps.observer || debug ? (outcomes: readonly Outcome[]) => {
+    deps.observer?.descriptors(outcomes);
+    if (debug) logDescriptors(deps.logger, outcomes);
+  } : undefined;
   return {
-    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe: deps.observer ? (outcomes) => deps.observer?.descriptors(outcomes) : undefined }),
-    forwardAuth: new ForwardAuth({ config, ...deps }),
+    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe }),
+    forwardAuth: config.routes.length === 0 ? undefined : new ForwardAuth({ config, ...deps }),
   };
+}
+
+/**
+ * LOG_LEVEL=debug, as the reference logs each request: per limited descriptor
+ * its limit, hits and its buckets' keys. The keys are hashes and the stat key
+ * (which carries values under detailed_metric) is left out: no descriptor
+ * value reaches the log.
+ */
+function logDescriptors(logger: Logger, outcomes: readonly Outcome[]): void {
+  for (const { plan, over } of outcomes) {
+    logger.debug({ limit: plan.reported, hits: plan.hits, cacheKeys: plan.calls.map((call) => `${call.tag}.${call.name}`), over }, 'descriptor decided');
+  }
 }

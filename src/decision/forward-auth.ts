@@ -1,11 +1,15 @@
 // Forward-auth: `/decide` on the decision listener. The proxy in front (nginx
 // auth_request, Caddy forward_auth, Traefik forwardAuth, APISIX) asks before it
-// forwards; the original method and URI come from X-Forwarded-Method/-Uri (or
-// nginx's X-Original-Method/-URI), the API key from the forwarded headers, the
-// client IP from X-Forwarded-For only when the caller is a trusted proxy. The
-// gateway's routes, keys and limits apply, decided through Engine.decideAll.
+// forwards; the original method, URI and host come only from the headers that
+// proxy kind sets and overwrites (decisionService.forwardAuthProxy): a header
+// the proxy passes through untouched is the client's, and believing it would
+// let the client pick the route it is limited by. The API key comes from the
+// forwarded headers, the client IP from X-Forwarded-For only when the caller
+// is a trusted proxy. The gateway's routes, keys and limits apply, decided
+// through Engine.decideAll.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { ForwardAuthProxy } from '../config/decision-service.js';
 import type { SluiceConfig } from '../config/types.js';
 import { sendError } from '../gateway/errors.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
@@ -30,12 +34,26 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
   return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
+/**
+ * Where each proxy kind puts the original request. nginx's recipe sets
+ * X-Original-Method/-URI and Host with proxy_set_header (a client's
+ * X-Forwarded-* pass through it untouched); Caddy, Traefik and APISIX set
+ * X-Forwarded-Method/-Uri/-Host themselves, over the client's.
+ */
+const ORIGINAL_REQUEST_HEADERS: Readonly<Record<ForwardAuthProxy, { method: string; uri: string; host: string }>> = {
+  nginx: { method: 'x-original-method', uri: 'x-original-uri', host: 'host' },
+  caddy: { method: 'x-forwarded-method', uri: 'x-forwarded-uri', host: 'x-forwarded-host' },
+  traefik: { method: 'x-forwarded-method', uri: 'x-forwarded-uri', host: 'x-forwarded-host' },
+  apisix: { method: 'x-forwarded-method', uri: 'x-forwarded-uri', host: 'x-forwarded-host' },
+};
+
 export class ForwardAuth {
   private readonly routes: RouteTable<RouteLimits>;
   private readonly keyHeader: string;
   private readonly headerOptions: HeaderOptions;
   private readonly refusedStatus: number;
   private readonly allowUnrouted: boolean;
+  private readonly original: { method: string; uri: string; host: string };
 
   constructor(private readonly options: ForwardAuthOptions) {
     const { config } = options;
@@ -45,16 +63,17 @@ export class ForwardAuth {
     this.headerOptions = config.headers;
     this.refusedStatus = config.decisionService.refusedStatus;
     this.allowUnrouted = config.decisionService.noRoute === 'allow';
+    this.original = ORIGINAL_REQUEST_HEADERS[config.decisionService.forwardAuthProxy];
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
-    const method = (header(req, 'x-forwarded-method') ?? header(req, 'x-original-method') ?? 'GET').toUpperCase();
-    const uri = header(req, 'x-forwarded-uri') ?? header(req, 'x-original-uri');
+    const method = (header(req, this.original.method) ?? 'GET').toUpperCase();
+    const uri = header(req, this.original.uri);
     if (uri === undefined || !uri.startsWith('/')) {
       sendError(res, 'bad_request');
       return;
     }
-    const match = this.routes.match(method, uri);
+    const match = this.routes.match(method, uri, header(req, this.original.host));
     const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.options.tenants);
     if ('problem' in found) {
       sendError(res, found.problem);

@@ -3,6 +3,7 @@
 // objects on every call: a request is read straight off the decoded message.
 // The RateLimitResponse is written by rls-response-frame.ts, with these enums.
 import protobuf from 'protobufjs';
+import { DEFAULT_GRPC_LIMITS } from '../config/decision-service.js';
 import { protoPath as healthProto } from 'grpc-health-check';
 import { GrpcError, GrpcStatus } from './grpc-wire.js';
 import { PROTO_DIR } from './proto-files.js';
@@ -37,9 +38,33 @@ function decoded<T>(type: protobuf.Type, bytes: Uint8Array): T {
   }
 }
 
-export function decodeRequest(bytes: Uint8Array): RlsRequestIn {
+/** RateLimitRequest's `descriptors` field number. */
+const DESCRIPTORS_FIELD = 2;
+
+/**
+ * Counts the top-level descriptors without decoding them (a field scan), so a
+ * message of thousands is refused before any is built.
+ */
+function checkDescriptorCount(bytes: Uint8Array, max: number): void {
+  const reader = protobuf.Reader.create(bytes);
+  let count = 0;
+  try {
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      if (tag >>> 3 === DESCRIPTORS_FIELD && ++count > max) break;
+      reader.skipType(tag & 7);
+    }
+  } catch {
+    return; // not a message: the decode says so
+  }
+  if (count > max) throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, `more than ${max} descriptors in one request (decisionService.maxDescriptors)`);
+}
+
+export function decodeRequest(bytes: Uint8Array, limits: { maxDescriptors: number; maxEntries: number } = DEFAULT_GRPC_LIMITS): RlsRequestIn {
+  checkDescriptorCount(bytes, limits.maxDescriptors);
   const message = decoded<{ domain: string; descriptors: DecodedDescriptor[]; hits_addend: number | Long }>(RequestType, bytes);
-  const descriptors = message.descriptors.map((descriptor): RlsDescriptorIn => {
+  const descriptors = message.descriptors.map((descriptor, index): RlsDescriptorIn => {
+    if (descriptor.entries.length > limits.maxEntries) throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, `descriptors[${index}]: more than ${limits.maxEntries} entries (decisionService.maxDescriptorEntries)`);
     const out: RlsDescriptorIn = { entries: descriptor.entries };
     if (descriptor.limit) out.limit = descriptor.limit;
     if (descriptor.hits_addend) out.hits_addend = { value: numberOf(descriptor.hits_addend.value) ?? 0 };

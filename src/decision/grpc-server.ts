@@ -15,17 +15,21 @@ import { watchTlsFiles } from './grpc-tls-watch.js';
 import { answerFrame, fail, GrpcError, GrpcStatus, isGrpc, readMessage } from './grpc-wire.js';
 import { RLS_SERVICE_NAME } from './proto-files.js';
 import { responseFrame } from './rls-response-frame.js';
-import { RlsBadRequest, RlsServiceError } from './rls-request.js';
+import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
+import { DEFAULT_GRPC_LIMITS, type GrpcRequestLimits } from '../config/decision-service.js';
 import type { DecisionObserver } from './deps.js';
 
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
 const ignore = (): void => {};
+/** The name envoyproxy/ratelimit registers its health under (server_impl.go); probes ask `-service=ratelimit`. */
+const REFERENCE_HEALTH_NAME = 'ratelimit';
 
 export class RlsGrpcServer {
   private readonly server: Http2Server | Http2SecureServer;
-  private readonly health = new GrpcHealth(['', RLS_SERVICE_NAME]);
+  private readonly health = new GrpcHealth(['', RLS_SERVICE_NAME, REFERENCE_HEALTH_NAME]);
   private readonly sessions = new Set<ServerHttp2Session>();
   private readonly stopWatching: () => void;
+  private readonly decode: (bytes: Uint8Array) => RlsRequestIn;
 
   /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
@@ -34,7 +38,9 @@ export class RlsGrpcServer {
     private readonly observer?: Pick<DecisionObserver, 'call'>,
     private readonly tls?: GrpcTls,
     private readonly connectionAge?: { maxAgeMs: number; graceMs: number },
+    private readonly limits: GrpcRequestLimits = DEFAULT_GRPC_LIMITS,
   ) {
+    this.decode = (bytes) => decodeRequest(bytes, limits);
     this.server = tls ? createSecureServer(secureOptions(tls)) : createServer();
     this.stopWatching = tls ? watchTlsFiles(this.server as Http2SecureServer, tls, log) : () => {};
     this.server.on('session', (session: ServerHttp2Session) => this.opened(session));
@@ -114,8 +120,9 @@ export class RlsGrpcServer {
   private async shouldRateLimit(stream: ServerHttp2Stream): Promise<void> {
     const started = this.observer ? performance.now() : 0;
     try {
-      const message = await readMessage(stream);
-      answerFrame(stream, responseFrame(await this.faces.decider.shouldRateLimitMessage(message, decodeRequest)));
+      // The size cap refuses while the bytes arrive, before any decoding.
+      const message = await readMessage(stream, this.limits.maxMessageBytes);
+      answerFrame(stream, responseFrame(await this.faces.decider.shouldRateLimitMessage(message, this.decode)));
       this.observer?.call('ShouldRateLimit', performance.now() - started, undefined);
     } catch (error) {
       const [code, details] = this.failure(error);

@@ -26,13 +26,13 @@ export function isGrpc(stream: ServerHttp2Stream, headers: IncomingHttpHeaders):
 }
 
 /** The request's message, once its stream ended; rejects with a GrpcError for a compressed, oversized or broken frame. */
-export function readMessage(stream: ServerHttp2Stream): Promise<Buffer> {
+export function readMessage(stream: ServerHttp2Stream, maxBytes = MAX_MESSAGE_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_MESSAGE_BYTES + 5) reject(new GrpcError(status.RESOURCE_EXHAUSTED, `message larger than ${MAX_MESSAGE_BYTES} bytes`));
+      if (size > maxBytes + 5) reject(new GrpcError(status.RESOURCE_EXHAUSTED, `message larger than ${maxBytes} bytes`));
       else chunks.push(chunk);
     });
     // `on`, not `once`: each is emitted once, and once() wraps its listener per call.

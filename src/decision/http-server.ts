@@ -1,6 +1,7 @@
 // The decision service's HTTP listener: POST /json (a RateLimitRequest as JSON,
 // as the reference serves it), /decide (forward-auth, any method: proxies send
-// GET or the original one) and GET /healthcheck (503 while draining).
+// GET or the original one; not served without routes) and GET /healthcheck
+// (`OK` as the reference writes it; 503 while draining).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -46,9 +47,10 @@ export class DecisionHttpServer {
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
     try {
-      if (path === '/decide') this.faces.forwardAuth.handle(req, res);
+      const forwardAuth = this.faces.forwardAuth;
+      if (path === '/decide' && forwardAuth) forwardAuth.handle(req, res);
       else if (path === '/json' && req.method === 'POST') this.json(req, res);
-      else if (path === '/healthcheck') res.writeHead(this.draining ? 503 : 200, { 'content-type': 'text/plain' }).end(this.draining ? 'draining\n' : 'OK\n');
+      else if (path === '/healthcheck') res.writeHead(this.draining ? 503 : 200, { 'content-type': 'text/plain' }).end(this.draining ? 'draining\n' : 'OK');
       else sendError(res, 'no_route');
     } catch (error) {
       this.log.error({ err: error }, 'unexpected error in the decision service');

@@ -98,7 +98,8 @@ export class RateLimitDecider {
       if (result.consulted && mine.some((k) => !result.consulted![k])) continue;
       const decisions = mine.map((k) => result.decisions[k]!);
       const i = batch.indexes[j]!;
-      outcomes[i] = { plan: plans[i]!, decisions, over: decisions.some((decision) => !decision.allowed) };
+      // A shadow_mode limit's would-be refusal is over: OK in its status, counted in over_limit and shadow_mode, as the reference counts it.
+      outcomes[i] = { plan: plans[i]!, decisions, over: decisions.some((decision) => !decision.allowed || decision.shadowRefused === true) };
     }
     return result.allowed;
   }

@@ -35,7 +35,7 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
       return faces.forwardAuth;
     },
   };
-  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer, config.decisionService.grpcTls, config.decisionService.grpcConnectionAge) : undefined;
+  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer, config.decisionService.grpcTls, config.decisionService.grpcConnectionAge, config.decisionService.grpcLimits) : undefined;
   const http = httpListen ? new DecisionHttpServer(current, deps.logger) : undefined;
   let grpcAddress: string | undefined;
   let httpUrl: string | undefined;

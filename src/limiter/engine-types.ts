@@ -68,5 +68,7 @@ export interface Engine {
 /** A shadow rule is counted but never refuses; the decision says so. */
 export function applyShadow(rule: Rule, decision: Decision): Decision {
   if (!rule.shadow) return decision;
-  return { ...decision, allowed: true, retryAfterMs: 0, delayMs: 0, source: 'shadow' };
+  const shadowed: Decision = { ...decision, allowed: true, retryAfterMs: 0, delayMs: 0, source: 'shadow' };
+  if (!decision.allowed) shadowed.shadowRefused = true;
+  return shadowed;
 }

@@ -49,7 +49,7 @@ describe('forward-auth through the real proxies, from the example files', () => 
   });
 
   it('Caddy 2.6 with forward_auth (Sluice answering 429, passed through)', async () => {
-    const sluice = await startDecisionSluice(exampleSluiceYaml(), { UPSTREAM_URL: upstream.url });
+    const sluice = await startDecisionSluice(exampleSluiceYaml(), { UPSTREAM_URL: upstream.url, SLUICE_FORWARD_AUTH_PROXY: 'caddy' });
     const entry: { sluice?: RunningSluice; proxy?: RunningProxy } = { sluice };
     started.push(entry);
     entry.proxy = await startCaddy({ listen: await freePort(), sluice: portOf(sluice.decisionUrl!), upstream: portOf(upstream.url) });

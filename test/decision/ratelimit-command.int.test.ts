@@ -51,7 +51,7 @@ describe('sluice ratelimit: the reference binary’s environment, a ConfigMap fo
   it('logs each variable it does not use once, and starts anyway', () => {
     const ignored = service.logs.filter((line) => line.variable !== undefined).map((line) => line.variable);
     assert.deepEqual(ignored.sort(), ['MEMCACHE_HOST_PORT', 'USE_STATSD']);
-    assert.match(String(service.logs.find((line) => line.variable === 'USE_STATSD')?.msg), /USE_STATSD is not used by Sluice: Sluice serves Prometheus only/);
+    assert.match(String(service.logs.find((line) => line.variable === 'USE_STATSD')?.['@message']), /USE_STATSD is not used by Sluice: Sluice serves Prometheus only/);
   });
 
   it('serves /rlconfig in the reference’s words, and reloads when kubelet swaps ..data', async () => {
@@ -73,7 +73,7 @@ describe('sluice ratelimit: the reference binary’s environment, a ConfigMap fo
     const from = service.logs.length;
     folder.swap({ 'shop.yaml': 'domain: shop\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: fortnight, requests_per_unit: 1 }\n' });
     const logged = await service.waitForLog(/^config folder not reloaded, the last good config stays: .*shop\.yaml:4: descriptors\[0\]\.rate_limit\.unit: invalid rate limit unit 'fortnight'/, from);
-    assert.equal(logged.level, 50);
+    assert.equal(logged.level, 'error', 'logrus’s level name');
     assert.match((await call(`${service.debug}/rlconfig`)).body, /shop\.api_key: unit=MINUTE requests_per_unit=7/);
     folder.swap({ 'shop.yaml': limitOf(9) });
     await waitForRlconfig(service.debug, /requests_per_unit=9/);

@@ -20,7 +20,7 @@ export interface RatelimitProcess {
   /** Every log line so far, parsed. */
   readonly logs: Record<string, unknown>[];
   readonly stderr: () => string;
-  /** Resolves with the first log line whose msg matches (after `from` lines). */
+  /** Resolves with the first log line whose `@message` matches (after `from` lines). */
   waitForLog(pattern: RegExp, from?: number): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
@@ -49,7 +49,7 @@ export async function startRatelimitProcess(env: Record<string, string>): Promis
     stderr: () => stderr,
     async waitForLog(pattern, from = 0) {
       for (let i = 0; i < 400; i++) {
-        const found = logs.slice(from).find((line) => pattern.test(String(line.msg)));
+        const found = logs.slice(from).find((line) => pattern.test(String(line['@message'])));
         if (found) return found;
         if (child.exitCode !== null) throw new Error(`sluice ratelimit exited with ${child.exitCode}: ${stderr}`);
         await sleep(50);

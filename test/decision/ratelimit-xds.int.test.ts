@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { loadAds, RATE_LIMIT_CONFIG_TYPE_URL } from '../../src/decision/proto-files.js';
+import { encodeRateLimitConfig } from '../../src/decision/reference/xds-resources.js';
 import { freePort } from '../helpers/ports.js';
 import { type RatelimitProcess, startRatelimitProcess, tempDir, waitForRlconfig } from './ratelimit-support.js';
 import { descriptor, rlsClient } from './support.js';
@@ -21,7 +22,7 @@ class ManagementServer {
   readonly requests: Request[] = [];
   private server = new grpc.Server();
   private streams = new Set<grpc.ServerDuplexStream<Request, unknown>>();
-  private state: { version: string; limit: unknown } | undefined;
+  private state: { version: string; value: Uint8Array } | undefined;
   private nonce = 0;
 
   constructor(
@@ -46,7 +47,12 @@ class ManagementServer {
   }
 
   push(version: string, rateLimit: unknown): void {
-    this.state = { version, limit: rateLimit };
+    this.pushBytes(version, encodeRateLimitConfig({ name: 'shop-config', domain: 'shop', descriptors: [{ key: 'api_key', rate_limit: rateLimit as never }] }));
+  }
+
+  /** A resource of these bytes, whether or not they are a RateLimitConfig. */
+  pushBytes(version: string, value: Uint8Array): void {
+    this.state = { version, value };
     for (const stream of this.streams) this.send(stream);
   }
 
@@ -56,7 +62,7 @@ class ManagementServer {
   }
 
   private send(stream: grpc.ServerDuplexStream<Request, unknown>): void {
-    const value = { name: 'shop-config', domain: 'shop', descriptors: [{ key: 'api_key', rate_limit: this.state!.limit }] };
+    const value = Buffer.from(this.state!.value);
     stream.write({ version_info: this.state!.version, nonce: `n${++this.nonce}`, type_url: RATE_LIMIT_CONFIG_TYPE_URL, resources: [{ type_url: RATE_LIMIT_CONFIG_TYPE_URL, value }] });
   }
 }
@@ -77,6 +83,7 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
       CONFIG_TYPE: 'GRPC_XDS_SOTW',
       CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${management.port}`,
       CONFIG_GRPC_XDS_NODE_ID: 'sluice-test',
+      CONFIG_GRPC_XDS_NODE_METADATA: 'team=payments,zone=eu-1',
       XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '100ms',
       XDS_CLIENT_BACKOFF_MAX_INTERVAL: '200ms',
     });
@@ -99,6 +106,7 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
     assert.equal(await limitAnswered('k1'), 2);
     const first = management.requests[0];
     assert.deepEqual([first.node.id, first.type_url], ['sluice-test', RATE_LIMIT_CONFIG_TYPE_URL]);
+    assert.deepEqual(first.node.metadata, { fields: { team: { stringValue: 'payments' }, zone: { stringValue: 'eu-1' } } }, 'string values, as the reference sends them');
     await until(() => management.requests.some((request) => request.version_info === '1' && request.response_nonce === 'n1'), 'ACK of version 1');
   });
 
@@ -112,6 +120,17 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
     assert.equal(nack.version_info, '2');
     assert.match(nack.error_detail.message, /^xds:shop-config: descriptors\[0\]\.rate_limit\.unit: invalid rate limit unit ''/);
     assert.equal(await limitAnswered('k3'), 5);
+  });
+
+  it('resource bytes that are not a RateLimitConfig: NACKed with the decode error, the last good version kept', async () => {
+    const from = management.requests.length;
+    // field 15 with wire type 7: no protobuf message has it
+    management.pushBytes('bad', Buffer.from([0x7f, 0x01]));
+    await until(() => management.requests.slice(from).some((request) => request.error_detail), 'a NACK of the undecodable resource');
+    const nack = management.requests.slice(from).find((request) => request.error_detail);
+    assert.equal(nack.version_info, '2');
+    assert.match(nack.error_detail.message, /^resources\[0\]: not a RateLimitConfig: /);
+    assert.equal(await limitAnswered('k3b'), 5);
   });
 
   it('the server gone: the last good config serves; back: its state is applied', async () => {

@@ -101,7 +101,7 @@ describe('overrides through the gateway on the embedded store', () => {
 
   it("the decision service's /decide serves the same overrides", async () => {
     const decide = (ip: string) =>
-      call(`${app.decisionUrl}/decide`, { headers: { 'x-forwarded-method': 'POST', 'x-forwarded-uri': '/login', 'x-forwarded-for': ip } });
+      call(`${app.decisionUrl}/decide`, { headers: { 'x-original-method': 'POST', 'x-original-uri': '/login', 'x-forwarded-for': ip } });
     assert.equal((await decide('198.18.0.1')).headers['x-ratelimit-limit'], '3', 'the inline rule');
     assert.equal(await admin(app, 'PUT', overridePath('login-per-ip', 'ip:198.18.0.0/15'), window(5)), 200);
     await limitSeen((i) => decide(`198.19.0.${i % 250}`), 5);

@@ -181,7 +181,7 @@ headers: { ietf: true }
     const file = join(setup.dir, 'sluice.yaml');
     const decisionPort = await freePort();
     const decide = async (uri: string) => {
-      const res = await fetch(`http://127.0.0.1:${decisionPort}/decide`, { headers: { 'x-forwarded-method': 'GET', 'x-forwarded-uri': uri } });
+      const res = await fetch(`http://127.0.0.1:${decisionPort}/decide`, { headers: { 'x-original-method': 'GET', 'x-original-uri': uri } });
       await res.text();
       return res.status;
     };

@@ -69,7 +69,7 @@ decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
   }
 
   it("serves the decision service's forward-auth from the workers, one limit across them", async () => {
-    const forwarded = { 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/decided' };
+    const forwarded = { 'x-original-method': 'GET', 'x-original-uri': '/decided' };
     const statuses = await Promise.all(Array.from({ length: 30 }, () => freshRequest(`${decisionUrl}/decide`, forwarded)));
     assert.equal(statuses.filter(({ status }) => status === 200).length, 10);
     assert.equal(statuses.filter(({ status }) => status === 429).length, 20);

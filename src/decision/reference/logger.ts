@@ -1,5 +1,8 @@
-// LOG_LEVEL and LOG_FORMAT as the reference reads them: JSON lines with
-// LOG_FORMAT=json, else logrus's text lines (`time=… level=warning msg="…" key=value`).
+// LOG_LEVEL and LOG_FORMAT as the reference reads them: with LOG_FORMAT=json
+// the lines of logrus's JSON formatter as the reference configures it
+// (`@timestamp` in RFC 3339, `@message`, `level` as a word), which log
+// pipelines parse by those names; else logrus's text lines
+// (`time=… level=warning msg="…" key=value`).
 import { type Logger, pino } from 'pino';
 import type { LogLevel } from '../../config/types.js';
 
@@ -22,8 +25,22 @@ export function textLine(json: string): string {
   return `${[...head, ...fields].join(' ')}\n`;
 }
 
+/** logrus's level names (pino's `warn` is its `warning`). */
+const LOGRUS_LEVELS: Record<string, string> = { trace: 'trace', debug: 'debug', info: 'info', warn: 'warning', error: 'error', fatal: 'fatal' };
+
+/** RFC 3339 to the second, as logrus's default TimestampFormat writes it. */
+const rfc3339 = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 export function referenceLogger(level: LogLevel, json: boolean): Logger {
   const options = { level, name: 'sluice' };
-  if (json) return pino(options);
+  if (json) {
+    return pino({
+      level,
+      base: undefined,
+      messageKey: '@message',
+      timestamp: () => `,"@timestamp":"${rfc3339(new Date())}"`,
+      formatters: { level: (label: string) => ({ level: LOGRUS_LEVELS[label] ?? label }) },
+    });
+  }
   return pino(options, { write: (line: string) => process.stdout.write(textLine(line)) });
 }

@@ -42,7 +42,11 @@ export async function startRatelimitService(settings: ReferenceSettings, config:
   const deps = { engine, rules: resolvers.rules, tenants: resolvers.tenants, logger, observer: metrics };
   let current = config;
   let listeners: Listeners | undefined;
+  // The reference logs each config load at debug level.
+  const loadedDebug = (domains: SluiceConfig['decisionService']['domains']) => logger.debug({ domains: [...domains.keys()] }, 'config loaded');
+  if (!settings.xds) loadedDebug(config.decisionService.domains);
   const apply = (loaded: LoadedEnvoyConfig) => {
+    loadedDebug(loaded.domains);
     metrics?.configLoaded(true);
     current = withDomains(current, settings, loaded);
     listeners?.decision.reconfigure(current, deps);

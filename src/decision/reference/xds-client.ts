@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { loadAds, RATE_LIMIT_CONFIG_TYPE_URL } from '../proto-files.js';
-import type { RateLimitConfigMessage } from './xds-resources.js';
+import { decodeRateLimitConfig, type RateLimitConfigMessage } from './xds-resources.js';
 
 export interface XdsSettings {
   serverUrl: string;
@@ -25,7 +25,7 @@ interface DiscoveryResponse {
   version_info?: string;
   nonce?: string;
   type_url?: string;
-  resources?: { type_url?: string; value?: RateLimitConfigMessage }[];
+  resources?: { type_url?: string; value?: Uint8Array }[];
 }
 
 /** `apply` returns undefined when the configs are in use, else why not (the NACK's message). */
@@ -71,15 +71,17 @@ export class XdsClient {
   }
 
   private send(fields: Record<string, unknown>): void {
-    const node = { id: this.settings.nodeId, metadata: { fields: Object.fromEntries(Object.entries(this.settings.nodeMetadata).map(([key, value]) => [key, { string_value: value }])) } };
+    // protobufjs's built-in google.protobuf.Value names its fields in camelCase, keepCase or not.
+    const node = { id: this.settings.nodeId, metadata: { fields: Object.fromEntries(Object.entries(this.settings.nodeMetadata).map(([key, value]) => [key, { stringValue: value }])) } };
     this.stream?.write({ node, type_url: RATE_LIMIT_CONFIG_TYPE_URL, ...fields });
   }
 
   private received(response: DiscoveryResponse): void {
     this.backoffMs = this.settings.initialBackoffMs;
     const version = response.version_info ?? '';
-    const configs = (response.resources ?? []).filter((resource) => resource.type_url === RATE_LIMIT_CONFIG_TYPE_URL).map((resource) => resource.value ?? {});
-    const problem = this.apply(configs, version);
+    const resources = (response.resources ?? []).filter((resource) => resource.type_url === RATE_LIMIT_CONFIG_TYPE_URL);
+    const decoded = decodeAll(resources);
+    const problem = typeof decoded === 'string' ? decoded : this.apply(decoded, version);
     if (problem === undefined) {
       this.acceptedVersion = version;
       this.send({ version_info: version, response_nonce: response.nonce ?? '' });
@@ -95,4 +97,17 @@ export class XdsClient {
     this.timer = setTimeout(() => this.start(), this.backoffMs);
     this.backoffMs = Math.min(this.backoffMs * 2, this.settings.maxBackoffMs);
   }
+}
+
+/** Each resource's bytes as a RateLimitConfig, or why one is not (the NACK's message, naming the resource). */
+function decodeAll(resources: readonly { value?: Uint8Array }[]): RateLimitConfigMessage[] | string {
+  const configs: RateLimitConfigMessage[] = [];
+  for (let i = 0; i < resources.length; i++) {
+    try {
+      configs.push(decodeRateLimitConfig(resources[i]!.value ?? new Uint8Array()));
+    } catch (error) {
+      return `resources[${i}]: not a RateLimitConfig: ${(error as Error).message}`;
+    }
+  }
+  return configs;
 }

@@ -2,10 +2,27 @@
 // checks a config file goes through (each resource is laid out as the file
 // it stands for, named `xds:<name>` in errors). proto3 leaves unset fields
 // at their defaults: an empty value is no value, UNKNOWN is no unit.
+import protobuf from 'protobufjs';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../config/config-error.js';
 import type { DescriptorLevel, Domains } from '../descriptor-tree.js';
 import { parseEnvoyConfig } from '../envoy-config.js';
+import { PROTO_DIR } from '../proto-files.js';
+
+const root = new protobuf.Root();
+root.resolvePath = (_origin, target) => (target.startsWith('/') ? target : `${PROTO_DIR}/${target}`);
+root.loadSync('ratelimit/config/ratelimit/v3/rls_conf.proto', { keepCase: true });
+const RateLimitConfigType = root.lookupType('ratelimit.config.ratelimit.v3.RateLimitConfig');
+
+/** One resource's bytes as a RateLimitConfig; throws with the decoder's reason when they are not one. */
+export function decodeRateLimitConfig(bytes: Uint8Array): RateLimitConfigMessage {
+  return RateLimitConfigType.toObject(RateLimitConfigType.decode(bytes), { enums: String, longs: Number, defaults: false }) as RateLimitConfigMessage;
+}
+
+/** A RateLimitConfig's bytes, as a management server puts them in a resource. */
+export function encodeRateLimitConfig(config: RateLimitConfigMessage): Uint8Array {
+  return RateLimitConfigType.encode(RateLimitConfigType.fromObject(config)).finish();
+}
 
 export interface RateLimitConfigMessage {
   name?: string;
