@@ -5,7 +5,7 @@
 // loads no package and a few files of its own (its bundle), a memory limiter
 // only zod; ESM and CommonJS services on Fastify and Express against a real
 // redis-server that is paused and then killed; plain scripts that must exit by themselves after close();
-// TypeScript's node10 and nodenext resolution; the `sluice` command naming
+// TypeScript's node10, node16 and nodenext resolution; the `sluice` command naming
 // the gateway's packages to install. Nothing waits on a clock: a request that
 // waited for the paused Redis would hang the test until its timeout.
 import assert from 'node:assert/strict';
@@ -172,10 +172,12 @@ describe('the packed tarball in a fresh project', { timeout: 240_000 }, () => {
     }
   });
 
-  it('TypeScript finds the types with node10 (typesVersions) and nodenext resolution', () => {
+  it('TypeScript finds the types with node10 (typesVersions), node16 and nodenext resolution', () => {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const common = ['--noEmit', '--strict', '--skipLibCheck', '--types', 'node', 'types.ts'];
     run(process.execPath, [tsc, '--module', 'commonjs', '--moduleResolution', 'node10', ...common], cwd);
     run(process.execPath, [tsc, '--module', 'nodenext', '--moduleResolution', 'nodenext', ...common], cwd);
+    // types.ts is CommonJS here (the project has no "type"): under node16 it needs the `require` condition's .d.cts (TS1479 without)
+    run(process.execPath, [tsc, '--module', 'node16', '--moduleResolution', 'node16', ...common], cwd);
   });
 });
