@@ -1,6 +1,6 @@
 // `--config FILE` for every subcommand that reads the config, and how a bad
 // config is reported: one line naming file, line and field, exit code 2.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, type SluiceConfig } from '../config/index.js';
 import { loadConfig } from '../decision/load-config.js';
 import type { Env } from '../config/env.js';
@@ -14,8 +14,9 @@ export function configFileFrom(explicit: string | undefined): string {
 
 /** The loaded config, or undefined after printing why it cannot be used; a misspelt SLUICE_* variable is warned of first. */
 export function loadConfigOrReport(file: string, env: Env = process.env): SluiceConfig | undefined {
-  for (const unknown of unknownVariables(env)) process.stderr.write(`sluice: warning: ${unknownVariableMessage(unknown)}\n`);
-  if (!existsSync(file)) {
+  const exists = existsSync(file);
+  for (const unknown of unknownVariables(env, exists ? readFileSync(file, 'utf8') : '')) process.stderr.write(`sluice: warning: ${unknownVariableMessage(unknown)}\n`);
+  if (!exists) {
     process.stderr.write(`sluice: config file ${file} not found (give --config FILE)\n`);
     return undefined;
   }

@@ -10,7 +10,9 @@ import { INSTANCES_KEY, REGION_SHARES_KEY, regionRequestsKey } from './meta-keys
 import { parseShares, type Shares } from './region-shares.js';
 import { withTimeout } from '../core/timeout.js';
 
-const HEARTBEAT_LUA = readFileSync(new URL('./heartbeat.lua', import.meta.url), 'utf8');
+// Read by the first membership, not at import: `import 'sluice'` reads its bundle's files only (docs/library.md#weight).
+let heartbeatLua: string | undefined;
+const heartbeatSource = () => (heartbeatLua ??= readFileSync(new URL('./heartbeat.lua', import.meta.url), 'utf8'));
 
 export interface MembershipOptions {
   client: RedisClient;
@@ -37,7 +39,7 @@ export class Membership {
   private readonly client: HeartbeatClient;
 
   constructor(private readonly options: MembershipOptions) {
-    options.client.defineCommand('sluice_heartbeat', { numberOfKeys: 3, lua: HEARTBEAT_LUA });
+    options.client.defineCommand('sluice_heartbeat', { numberOfKeys: 3, lua: heartbeatSource() });
     this.client = options.client as HeartbeatClient;
   }
 

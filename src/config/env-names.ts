@@ -1,9 +1,23 @@
 // SLUICE_* variables nobody reads: a typo (SLUICE_REDIS_SENTINAL) would
 // otherwise be ignored in silence and the deployment run without it.
-import { type Env, envOverrides } from './env.js';
+import { type Env, envOverrides, referencedVariables } from './env.js';
 
-/** Read outside the config: the file to load, the CLI's admin API, the audit log's retention (rules/team.ts). */
-const OTHER_VARIABLES = ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL', 'SLUICE_AUDIT_KEEP_DAYS', 'SLUICE_AUDIT_KEEP_ENTRIES', 'SLUICE_AUDIT_KEEP_FAILED'];
+/**
+ * Read outside envOverrides: the file to load, the CLI's admin API, the audit
+ * log's retention (rules/team.ts), and `sluice ratelimit`'s own options
+ * (decision/reference/sluice-config.ts). test/connections/config.test.ts finds
+ * every SLUICE_* name src/ reads and fails when one is missing here.
+ */
+const OTHER_VARIABLES = [
+  'SLUICE_CONFIG',
+  'SLUICE_ADMIN_URL',
+  'SLUICE_AUDIT_KEEP_DAYS',
+  'SLUICE_AUDIT_KEEP_ENTRIES',
+  'SLUICE_AUDIT_KEEP_FAILED',
+  'SLUICE_RESILIENCE',
+  'SLUICE_STORE_DEADLINE_MS',
+  'SLUICE_HEADERS_IETF',
+];
 
 /** Every SLUICE_* variable Sluice reads: the overrides (asked of envOverrides itself, so the list cannot drift) and the others. */
 export function knownVariables(): string[] {
@@ -24,9 +38,13 @@ export interface UnknownVariable {
   nearest: string;
 }
 
-/** The SLUICE_* variables of `env` that Sluice does not read, each with the nearest known name. */
-export function unknownVariables(env: Env): UnknownVariable[] {
-  const known = knownVariables();
+/**
+ * The SLUICE_* variables of `env` that Sluice does not read, each with the
+ * nearest known name; `configText` is the config file, whose `${VAR}`
+ * references (SLUICE_REFUSED_STATUS in the nginx recipe) it reads too.
+ */
+export function unknownVariables(env: Env, configText = ''): UnknownVariable[] {
+  const known = [...knownVariables(), ...referencedVariables(configText)];
   return Object.keys(env)
     .filter((name) => name.startsWith('SLUICE_') && !known.includes(name))
     .sort()

@@ -59,6 +59,11 @@ export function expandDocument(doc: Document, env: Env): Expansion[] {
   return expansions;
 }
 
+/** The variables `${VAR}` references in a config's text name (in comments too: a warning is the only use). */
+export function referencedVariables(text: string): string[] {
+  return [...new Set(Array.from(text.matchAll(REFERENCE), (match) => match[1]!))];
+}
+
 /** ` (its value came from ${A}, ${B})` when the failing `path` was expanded from variables, else ''. Never the value: it may be a secret. */
 export function expandedFrom(expansions: Expansion[], path: ConfigPath): string {
   const expansion = expansions.find((entry) => entry.path.every((part, index) => path[index] === part));

@@ -5,6 +5,7 @@
 // without a restart.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { z } from 'zod';
 import { HOST_NAME_PATTERN } from './route-forwarding.js';
@@ -52,9 +53,24 @@ export function readPair(pair: CertificatePair, field: string): SecureContextOpt
   try {
     createSecureContext(options);
   } catch (error) {
-    throw new TlsFileError(`${field}.key`, `${pair.cert} and ${pair.key} are no usable certificate and key: ${(error as Error).message}`);
+    throw pairError(pair, options, field, error as Error);
   }
   return options;
+}
+
+/** Which file of a pair the secure context refused: a certificate that does not parse, a key that does not, or a key that is not the certificate's. */
+function pairError(pair: CertificatePair, pem: { cert: Buffer; key: Buffer }, field: string, error: Error): TlsFileError {
+  const parses = (parse: () => unknown) => {
+    try {
+      parse();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!parses(() => new X509Certificate(pem.cert))) return new TlsFileError(`${field}.cert`, `${pair.cert} is not a PEM certificate: ${error.message}`);
+  if (!parses(() => createPrivateKey(pem.key))) return new TlsFileError(`${field}.key`, `${pair.key} is not a PEM private key: ${error.message}`);
+  return new TlsFileError(`${field}.key`, `${pair.cert} and ${pair.key} are no usable certificate and key: ${error.message}`);
 }
 
 export class TlsFileError extends Error {

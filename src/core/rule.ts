@@ -28,6 +28,14 @@ export const MAX_RATE = 1_000_000_000;
 /** Longest window, and longest time an empty bucket may take to fill: 366 days. */
 export const MAX_WINDOW_MS = 366 * 24 * 3600 * 1000;
 const MAX_FILL_SECONDS = MAX_WINDOW_MS / 1000;
+// A leaky bucket that delays nothing (nginx `nodelay`, or `delay` at or above
+// `burst`) may take ten times as long to drain, as nginx allows
+// `rate=1r/m burst=1000000 nodelay` (694 days): nothing is held for that long,
+// the state (µs at which the queue is empty) stays below 2^53 for another
+// century, and its TTL, even with 256 shards and the smallest region share,
+// stays below the 1e17 ms Redis can expire from Lua.
+/** Longest time a full queue that delays nothing may take to drain: 3660 days. */
+const MAX_UNDELAYED_DRAIN_SECONDS = 10 * MAX_FILL_SECONDS;
 /** Smallest region share: a smaller one would stretch a bucket's fill time past what Redis can expire. */
 export const MIN_REGION_SHARE = 0.001;
 /** The sliding log keeps one entry per admitted unit: its limit bounds memory per key. */
@@ -40,11 +48,17 @@ function ceil4(value: number): number {
 }
 
 /** Issue when `units` at `perSecond` take longer than MAX_FILL_SECONDS to fill (or drain). */
-function checkFillTime(ctx: Zod.RefinementCtx, units: number, perSecond: number, field: string, what: string): void {
-  // a hair of slack, so the slowest rate computed as units / MAX_FILL_SECONDS passes despite rounding
-  if (units / perSecond <= MAX_FILL_SECONDS * (1 + 1e-12)) return;
-  const message = `must be at least ${ceil4(units / MAX_FILL_SECONDS)} (${what} / ${MAX_FILL_SECONDS})`;
-  const why = what === 'capacity' ? 'an empty bucket must fill within 366 days' : 'a full queue must drain within 366 days';
+function checkFillTime(ctx: Zod.RefinementCtx, units: number, perSecond: number, field: string, what: string, maxSeconds = MAX_FILL_SECONDS): void {
+  // a hair of slack, so the slowest rate computed as units / maxSeconds passes despite rounding
+  if (units / perSecond <= maxSeconds * (1 + 1e-12)) return;
+  const message = `must be at least ${ceil4(units / maxSeconds)} (${what} / ${maxSeconds})`;
+  const days = maxSeconds / 86_400;
+  const why =
+    what === 'capacity'
+      ? `an empty bucket must fill within ${days} days`
+      : maxSeconds === MAX_FILL_SECONDS
+        ? `a full queue must drain within ${days} days (${days * 10} with nodelay)`
+        : `a full queue must drain within ${days} days even with nodelay`;
   ctx.addIssue({ code: 'custom', path: [field], message: `${message}: ${why}` });
 }
 
@@ -108,7 +122,7 @@ function leakyBucketSchemaOf(z: Z, { rate, common }: ReturnType<typeof fieldsOf>
       ratePerSecond: rate,
       /** Requests that may wait beyond the one being served (nginx `burst`). */
       burst: z.number().int('must be an integer').min(0, 'must be at least 0').max(MAX_COUNT - 1, `must be at most ${MAX_COUNT - 1}`),
-      /** Requests within the burst served without delay (nginx `delay=N`); absent = 0. */
+      /** Requests within the burst served without delay (nginx `delay=N`); absent = 0; at or above burst = nodelay, as in nginx. */
       delay: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
       /** nginx `nodelay`: the whole burst is served at once. */
       nodelay: z.boolean().optional(),
@@ -116,10 +130,8 @@ function leakyBucketSchemaOf(z: Z, { rate, common }: ReturnType<typeof fieldsOf>
     })
     .strict()
     .superRefine((rule, ctx) => {
-      checkFillTime(ctx, rule.burst + 1, rule.ratePerSecond, 'ratePerSecond', '(burst + 1)');
-      if (rule.delay !== undefined && rule.delay > rule.burst) {
-        ctx.addIssue({ code: 'custom', path: ['delay'], message: 'must not exceed burst' });
-      }
+      const delaysNothing = rule.nodelay === true || (rule.delay ?? 0) >= rule.burst;
+      checkFillTime(ctx, rule.burst + 1, rule.ratePerSecond, 'ratePerSecond', '(burst + 1)', delaysNothing ? MAX_UNDELAYED_DRAIN_SECONDS : MAX_FILL_SECONDS);
       if (rule.delay !== undefined && rule.nodelay) {
         ctx.addIssue({ code: 'custom', path: ['nodelay'], message: 'cannot be combined with delay' });
       }

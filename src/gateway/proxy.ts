@@ -123,6 +123,15 @@ function requestBody(req: IncomingMessage, read: ReadBody, limits: BodyLimits): 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 /** Failures where the request never left: it can go to another instance whatever its method. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/**
+ * Methods that, without a body, may go to another instance after the connection
+ * broke before any response byte (a killed instance, a keep-alive socket its peer
+ * closed): the upstream may have seen the request, so only a read is sent again,
+ * as Envoy's `retry_on: reset` and nginx's `proxy_next_upstream error` do.
+ */
+const SAFE_TO_RESEND = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The connection broke (reset, closed by the peer) rather than timed out or refused. */
+const BROKEN = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 interface UpstreamCall {
   req: IncomingMessage;
@@ -141,8 +150,9 @@ type Attempt = { outcome: ForwardOutcome } | { retry: 'not_sent' | 'status'; err
 
 /**
  * One instance, and at most one other: a connection that could not be made is
- * retried on another instance, and so is an idempotent request answered with
- * one of the route's retryOn statuses. A streamed body cannot be sent twice.
+ * retried on another instance, so is a GET/HEAD/OPTIONS without a body whose
+ * connection broke before any response byte, and so is an idempotent request
+ * answered with one of the route's retryOn statuses. A streamed body cannot be sent twice.
  */
 async function dispatchWithRetry(call: UpstreamCall): Promise<ForwardOutcome> {
   const { balancer } = call.target;
@@ -161,9 +171,11 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
   const retryStatus = canRetry && IDEMPOTENT.has(req.method ?? 'GET') ? target.retryOn : undefined;
   const timer = headersTimer(call);
   const started = performance.now();
+  let answered = false;
   return new Promise<Attempt>((resolve) => {
     const onHead = (statusCode: number, rawHeaders: readonly (Buffer | string)[]) => {
       timer.answered();
+      answered = true;
       instance.metrics.latency.observe((performance.now() - started) / 1000);
       if (retryStatus?.has(statusCode)) return 'discard';
       const out = target.plan.responseHeaders(rawHeaders);
@@ -173,7 +185,7 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
     };
     const relay = new ResponseRelay(res, onHead, (error, discarded) => {
       timer.answered();
-      if (error !== undefined) return resolve(failedAttempt(call, instance, canRetry, error));
+      if (error !== undefined) return resolve(failedAttempt(call, instance, canRetry, error, answered));
       target.balancer.succeeded(instance);
       if (discarded) return resolve({ retry: 'status' });
       instance.metrics.ok.inc();
@@ -204,11 +216,14 @@ function headersTimer({ body, gone, target }: UpstreamCall): { answered(): void 
   };
 }
 
-function failedAttempt(call: UpstreamCall, instance: Instance, canRetry: boolean, error: unknown): Attempt {
+function failedAttempt(call: UpstreamCall, instance: Instance, canRetry: boolean, error: unknown, answered: boolean): Attempt {
   const outcome = classify(error, call.gone);
-  const notSent = NOT_SENT.has((error as { code?: string } | null)?.code ?? '');
-  if (notSent || outcome === 'upstream_timeout') call.target.balancer.failed(instance);
-  if (notSent && canRetry && !call.gone.aborted) return { retry: 'not_sent', error };
+  const code = (error as { code?: string } | null)?.code ?? '';
+  const notSent = NOT_SENT.has(code);
+  const brokenBeforeAnswer = !answered && BROKEN.has(code) && !call.gone.timedOut;
+  if (notSent || brokenBeforeAnswer || outcome === 'upstream_timeout') call.target.balancer.failed(instance);
+  const resend = brokenBeforeAnswer && call.body === null && SAFE_TO_RESEND.has(call.req.method ?? 'GET');
+  if ((notSent || resend) && canRetry && !call.gone.aborted) return { retry: 'not_sent', error };
   if (outcome !== 'aborted') {
     upstreamRequests.labels(call.route, instance.url, outcome).inc();
     instance.metrics.tally.requests++;

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { Logger, pino as Pino } from 'pino';
+import { SluiceError } from '../core/errors.js';
 import { zodToSluiceError } from '../core/rule.js';
 import { Membership } from '../cluster/membership.js';
 import { RegionRebalancer } from '../cluster/region-rebalancer.js';
@@ -41,13 +42,30 @@ export type CreateEngineOptions = ResilienceConfigInput & EngineWiring;
 /** The library's entry: validates the options (an error names the option, e.g. `memberTtlMs`), then builds. */
 export function createEngine(options: CreateEngineOptions = {}): Engine {
   const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
+  if (redis !== undefined) checkTarget(redis);
   return buildEngine(validated(rest), { redis, logger, instanceId, maxKeys, now });
 }
 
 /** The same over Redis, typed as the resilient engine (its membership, for tests and tools). */
 export function createResilientEngine(options: CreateEngineOptions & { redis: RedisTarget | RedisClient }): ResilientEngine {
   const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
+  checkTarget(redis);
   return buildResilientEngine(validated(rest), { redis, logger, instanceId, maxKeys, now });
+}
+
+/**
+ * A target that names no server: ioredis would connect to 127.0.0.1:6379 in
+ * silence, so `{ url: process.env.REDIS_URL }` with the variable unset would
+ * share buckets with whatever Redis runs there, or with none.
+ */
+function checkTarget(redis: RedisTarget | RedisClient): void {
+  if (isClient(redis)) return;
+  if ('url' in redis && (redis.url === undefined || redis.url === '')) {
+    throw new SluiceError('ERR_CONFIG_INVALID', `is ${redis.url === undefined ? 'undefined' : 'empty'} (an unset environment variable?): give a redis:// or rediss:// URL, or leave redis out for the memory store`, 'redis.url');
+  }
+  if (redis.url === undefined && !(redis.cluster && redis.cluster.length > 0) && redis.sentinel === undefined) {
+    throw new SluiceError('ERR_CONFIG_INVALID', 'needs url, cluster or sentinel (or leave redis out for the memory store)', 'redis');
+  }
 }
 
 function validated(input: ResilienceConfigInput): ResilienceConfig {

@@ -2,7 +2,7 @@
 // files read at load (so start and every reload see the current ones), every
 // mistake named by field or variable, and no secret in any message.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -123,6 +123,31 @@ describe('connection settings in the config and the environment', () => {
     ]);
     assert.match(unknownVariableMessage({ variable: 'SLUICE_REDIS_SENTINAL', nearest: 'SLUICE_REDIS_SENTINELS' }), /SLUICE_REDIS_SENTINAL is not a Sluice variable and is ignored; did you mean SLUICE_REDIS_SENTINELS\?/);
     for (const name of ['SLUICE_CONFIG', 'SLUICE_ADMIN_URL', 'SLUICE_REDIS_TLS_SERVERNAME', 'SLUICE_DATABASE_TLS_CA', 'SLUICE_LOG_LEVEL']) assert.ok(knownVariables().includes(name), name);
+  });
+
+  it('every SLUICE_* variable src/ reads is known, and so is any a config file references', () => {
+    const read = new Set<string>();
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith('.ts')) for (const match of readFileSync(path, 'utf8').matchAll(/(?:env\.|env\[|['"`])(SLUICE_[A-Z0-9_]+)/g)) read.add(match[1]!);
+      }
+    };
+    walk(join(import.meta.dirname, '../../src'));
+    assert.ok(read.has('SLUICE_REDIS_URL') && read.has('SLUICE_STORE_DEADLINE_MS'), 'the scan finds the reads');
+    const known = knownVariables();
+    assert.deepEqual([...read].filter((name) => !known.includes(name)), []);
+    // the nginx recipe's example config reads SLUICE_REFUSED_STATUS through ${SLUICE_REFUSED_STATUS:-429}
+    const recipe = readFileSync(join(import.meta.dirname, '../../examples/decision/sluice.yaml'), 'utf8');
+    assert.deepEqual(unknownVariables({ SLUICE_REFUSED_STATUS: '403' }, recipe), []);
+    assert.equal(unknownVariables({ SLUICE_REFUSED_STATUS: '403' }).length, 1, 'not known without the file');
+  });
+
+  it('sluice check warns of no variable its config file references', async () => {
+    const { code, stderr } = await checkConnect(dir, `${ROUTES}# refused with \${SLUICE_REFUSED_STATUS:-429}\n`, { SLUICE_REFUSED_STATUS: '403' });
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /warning/);
   });
 
   it('sluice check warns of a misspelt variable at start, and still checks', async () => {

@@ -82,6 +82,26 @@ export function storeSuite(getStore: () => Store) {
     assert.throws(() => bucketKey('shop-a', 'orders:1'), /route: may contain only/);
   });
 
+  it("nginx's `burst=2 delay=5`: a delay at or above the burst is nodelay", async () => {
+    const limiter = createLimiter({ id: 'shape-over', policy: 'leaky_bucket', ratePerSecond: 1, burst: 2, delay: 5 }, getStore());
+    const key = fresh('tenant');
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume(key));
+    assert.deepEqual(decisions.map((d) => [d.allowed, d.delayMs]), [[true, 0], [true, 0], [true, 0], [false, 0]]);
+  });
+
+  it("nginx's `rate=1r/m burst=1000000 nodelay`: the whole burst at once, then one more a minute, exact", async () => {
+    const limiter = createLimiter({ id: 'shape-huge', policy: 'leaky_bucket', ratePerSecond: 1 / 60, burst: 1_000_000, nodelay: true }, getStore());
+    const key = fresh('tenant');
+    const all = await limiter.consume(key, 1_000_001);
+    assert.deepEqual([all.allowed, all.delayMs, all.remaining], [true, 0, 0]);
+    // the queue drains in 1,000,001 minutes (694 days): the state holds that to the µs
+    assert.ok(Math.abs(all.resetAfterMs - 1_000_001 * 60_000) <= 1, `resetAfterMs ${all.resetAfterMs}`);
+    const next = await limiter.consume(key);
+    assert.equal(next.allowed, false);
+    assert.ok(next.retryAfterMs > 58_000 && next.retryAfterMs <= 60_000, `retryAfterMs ${next.retryAfterMs}`);
+  });
+
   it('shaping: the leaky bucket accepts at once, delays, then refuses beyond the burst', async () => {
     const limiter = createLimiter({ id: 'shape', policy: 'leaky_bucket', ratePerSecond: 10, burst: 3 }, getStore());
     const key = fresh('tenant');
@@ -99,7 +119,8 @@ export function storeSuite(getStore: () => Store) {
     assert.throws(() => parseRule({ policy: 'token_bucket', capacity: 5, refillPerSecond: -1 }), /rule\.refillPerSecond: must be positive/);
     assert.throws(() => parseRule({ policy: 'nope', capacity: 5 }), /rule\.policy: unknown policy "nope"/);
     assert.throws(() => parseRule({ policy: 'fixed_window', limit: 5 }), /rule\.windowMs/);
-    assert.throws(() => parseRule({ policy: 'leaky_bucket', ratePerSecond: 1, burst: 2, delay: 3 }), /rule\.delay: must not exceed burst/);
+    assert.throws(() => parseRule({ policy: 'leaky_bucket', ratePerSecond: 1 / 60, burst: 1_000_000 }), /rule\.ratePerSecond: .*366 days \(3660 with nodelay\)/);
+    assert.throws(() => parseRule({ policy: 'leaky_bucket', ratePerSecond: 1 / 60, burst: 10_000_000, nodelay: true }), /rule\.ratePerSecond: .*3660 days even with nodelay/);
     assert.throws(() => parseRule({ policy: 'gcra', capacity: 5, refillPerSecond: 1, extra: 1 }), /unknown field\(s\) extra/);
   });
 }

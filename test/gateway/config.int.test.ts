@@ -224,6 +224,18 @@ describe('engine options', () => {
       (error: unknown) => isSluiceError(error) && error.field === 'memberTtlMs',
     );
   });
+
+  it('a Redis target that names no server is an error naming the field, not 127.0.0.1:6379', () => {
+    const refused = (redis: object, field: string, message: RegExp) =>
+      assert.throws(
+        () => createEngine({ redis }),
+        (error: unknown) => isSluiceError(error) && error.field === field && message.test(error.message),
+      );
+    refused({ url: process.env.SLUICE_TEST_UNSET_VARIABLE }, 'redis.url', /is undefined \(an unset environment variable\?\)/);
+    refused({ url: '' }, 'redis.url', /is empty/);
+    refused({}, 'redis', /needs url, cluster or sentinel/);
+    refused({ cluster: [] }, 'redis', /needs url, cluster or sentinel/);
+  });
 });
 
 describe('sluice check / start with a bad file', () => {

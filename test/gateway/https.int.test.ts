@@ -234,6 +234,9 @@ describe('TLS config errors', () => {
   it('names the field of a missing file, of a key that is not the certificate’s, and the variable that set it', () => {
     assert.throws(config(`tls: { cert: /nonexistent/cert.pem, key: ${certs.serverKey} }`), (error: unknown) => error instanceof ConfigError && /^tls\.yaml:1: tls\.cert: cannot read \/nonexistent\/cert\.pem: ENOENT$/.test(error.message));
     assert.throws(config(`tls: { cert: ${certs.serverCert}, key: ${certs.clientKey} }`), (error: unknown) => error instanceof ConfigError && error.message.includes('tls.key: ') && error.message.includes('no usable certificate and key'));
+    // a certificate that is not PEM (its key given in its place) is the cert's fault, a key that is not PEM the key's
+    assert.throws(config(`tls: { cert: ${certs.serverKey}, key: ${certs.serverKey} }`), (error: unknown) => error instanceof ConfigError && error.message.includes('tls.cert: ') && error.message.includes('is not a PEM certificate'));
+    assert.throws(config(`tls: { cert: ${certs.serverCert}, key: ${certs.serverCert} }`), (error: unknown) => error instanceof ConfigError && error.message.includes('tls.key: ') && error.message.includes('is not a PEM private key'));
     assert.throws(config(`admin: { tls: { cert: ${certs.serverCert}, key: /nope.key } }`), (error: unknown) => error instanceof ConfigError && error.message.includes('admin.tls.key: cannot read /nope.key'));
     assert.throws(config('', { SLUICE_TLS_CERT: '/missing.pem', SLUICE_TLS_KEY: certs.serverKey }), (error: unknown) => error instanceof ConfigError && error.message.startsWith('SLUICE_TLS_CERT: tls.cert: cannot read /missing.pem'));
   });

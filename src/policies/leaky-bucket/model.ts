@@ -13,8 +13,8 @@ import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tat
 /** The queue is empty again at anchor + units * interval. */
 export type LeakyBucketState = TatState;
 
-/** Queued requests served without delay (nginx `delay=N`; `nodelay` = the whole burst). */
-const undelayed = (rule: LeakyBucketRule): number => (rule.nodelay ? rule.burst : (rule.delay ?? 0));
+/** Queued requests served without delay (nginx `delay=N`; `nodelay`, or a delay at or above the burst, = the whole burst). */
+const undelayed = (rule: LeakyBucketRule): number => (rule.nodelay ? rule.burst : Math.min(rule.delay ?? 0, rule.burst));
 
 export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
   policy: 'leaky_bucket',

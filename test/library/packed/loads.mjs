@@ -2,9 +2,11 @@
 // of sluice's own files: the ES modules resolved (trace-hooks.mjs) and the
 // CommonJS modules in require's cache (where the packages sluice loads on
 // first use also land). Prints {packages: {step: [package, …]}, files:
-// {step: count}}, each step's figures including the steps before it.
+// {step: count}, importData: files of sluice `import 'sluice'` read as data},
+// each step's figures including the steps before it.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire, register } from 'node:module';
+import fs from 'node:fs';
+import { createRequire, register, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +15,15 @@ const resolved = join(tmpdir(), `sluice-loads-${process.pid}.txt`);
 writeFileSync(resolved, '');
 register('./trace-hooks.mjs', import.meta.url, { data: resolved });
 const required = createRequire(import.meta.url).cache;
+// Files of sluice read as data (a Lua script, say), not loaded as modules.
+const readAsData = new Set();
+const realReadFileSync = fs.readFileSync;
+fs.readFileSync = function readFileSyncTraced(path, ...rest) {
+  const name = path instanceof URL ? fileURLToPath(path) : String(path);
+  if (name.includes('/node_modules/sluice/')) readAsData.add(name);
+  return realReadFileSync.call(this, path, ...rest);
+};
+syncBuiltinESMExports();
 
 const loaded = () =>
   [...readFileSync(resolved, 'utf8').split('\n'), ...Object.keys(required)].map((file) => (file.startsWith('file:') ? fileURLToPath(file) : file));
@@ -30,6 +41,7 @@ const files = {};
 const sluice = await import('sluice');
 steps.import = packagesLoaded();
 files.import = ownFiles();
+files.importData = readAsData.size;
 await import('sluice/express');
 await import('sluice/fastify');
 steps.adapters = packagesLoaded();

@@ -1,4 +1,4 @@
-// Compiled by the packed test with TypeScript's node10 resolution (typesVersions) and nodenext.
+// Compiled by the packed test with TypeScript's node10 resolution (typesVersions), node16 and nodenext, as a CommonJS file.
 import { createEngine, type Engine, parseRule } from 'sluice';
 import { sluiceExpress } from 'sluice/express';
 import { sluiceFastify } from 'sluice/fastify';
