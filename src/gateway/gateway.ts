@@ -12,6 +12,7 @@ import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { Drain } from './drain.js';
 import { sendError } from './errors.js';
@@ -107,6 +108,11 @@ export class Gateway {
     return this.drain.draining;
   }
 
+  /** Upstream requests running or queued (0 once every upstream connection is idle). */
+  get upstreamsInFlight(): number {
+    return this.upstreams.inFlight();
+  }
+
   listen(host: string, port: number): Promise<AddressInfo> {
     return this.front.listen(host, port);
   }
@@ -176,7 +182,7 @@ export class Gateway {
     const { res, tenant, route, limits } = exchange;
     exchange.watched?.decided(outcome);
     try {
-      if (res.destroyed) return; // the client left while we decided
+      if (clientLeft(res)) return; // the client left (or reset its stream) while we decided
       countDecision(this.counters, limits, outcome);
       const views = limitViews(limits, outcome);
       const governing = outcome.decisions[outcome.governing]!;
