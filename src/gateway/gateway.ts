@@ -20,7 +20,7 @@ import { createFrontServer, type FrontServer } from './front-server.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { requestHost } from './hop-by-hop.js';
 import { tenantOfRequest } from './identify.js';
-import { answerClientError, listenerOptions } from './listener.js';
+import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
@@ -128,6 +128,10 @@ export class Gateway {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
       const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
+      if (!acceptableMethod(req.method)) {
+        sendError(res, 'bad_request');
+        return;
+      }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
       if (watch && match) watch.route = match.route.id;
       const tenant = this.tenantOf(req, res, match);

@@ -29,3 +29,14 @@ export function listenerOptions(limits: SluiceConfig['limits']): FrontOptions {
     http2: { maxConcurrentStreams: limits.http2MaxConcurrentStreams, maxResetsPerSecond: limits.http2MaxResetsPerSecond, headerTimeoutMs: limits.headerTimeoutMs, keepAliveTimeoutMs: limits.keepAliveTimeoutMs },
   };
 }
+
+/**
+ * Methods are case-sensitive tokens (RFC 9110 §9.1): `post` is not POST and
+ * must not skip a `methods: [POST]` route. node's HTTP/1.1 parser already
+ * refuses anything but its known upper-case methods; HTTP/2 hands `:method` on
+ * as sent, so the gateway refuses what nginx's HTTP/2 module refuses (a method
+ * of anything but A-Z, '_' and '-') rather than guess what a lower-case one meant.
+ */
+export function acceptableMethod(method: string | undefined): boolean {
+  return method !== undefined && /^[A-Z_-]+$/.test(method);
+}
