@@ -123,7 +123,8 @@ function createHttp2Server(options: FrontOptions, secure: SecureContextOptions &
   // Http1ServerResponse: the HTTP/1.1 side drains like the plain listener (drain.ts).
   const http1 = options.ServerResponse ? { Http1ServerResponse: options.ServerResponse } : {};
   const server = createSecureServer({ ...secure, ...http1, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true, maxConcurrentStreams: options.http2?.maxConcurrentStreams } } as Parameters<typeof createSecureServer>[0], handler as never);
-  Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout });
+  // The HTTP/1.1 side checks these deadlines every connectionsCheckingInterval (30 s unless set here too).
+  Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout, connectionsCheckingInterval: options.connectionsCheckingInterval });
   server.on('session', (session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));

@@ -29,7 +29,7 @@ describe('HTTP/2 connection limits', () => {
 tls: { cert: ${certs.serverCert}, key: ${certs.serverKey}, http2: true }
 limits: { ${limits} }
 routes:
-  - { id: api, path: '/api/*', upstream: '\${UP}' }
+  - { id: api, path: '/api/*', upstream: '\${UP}', limits: [{ id: api-rate, key: tenant, rule: { policy: token_bucket, capacity: 1000000, refillPerSecond: 1000000 } }] }
 tenants: { keys: [{ key: h2-key-1, tenant: shop-a }] }
 `, { UP: upstream.url });
     gateways.push(gateway);
@@ -114,6 +114,32 @@ tenants: { keys: [{ key: h2-key-1, tenant: shop-a }] }
     socket.write(frame(0x1, 0x1, 1, Buffer.from([0x82, 0x87, 0x84])));
     await until(() => closed, 'the connection with an unfinished header block closed', 15_000);
     socket.destroy();
+  });
+
+  it('an HTTPS/1.1 header drip on the HTTP/2 listener gets 408 near the header deadline, not node\'s 30 s check', async () => {
+    const gateway = await start('headerTimeoutMs: 1000, requestTimeoutMs: 2000');
+    const port = Number(new URL(gateway.url).port);
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(certs.ca), ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+    socket.on('error', () => {});
+    let answer = '';
+    let closed = false;
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+    });
+    socket.on('close', () => {
+      closed = true;
+    });
+    await new Promise((go) => socket.once('secureConnect', go));
+    socket.write('GET /api/x HTTP/1.1\r\nHost: localhost\r\n');
+    const drip = setInterval(() => socket.write('X-Drip: a\r\n'), 200);
+    try {
+      // Generous against the 1 s deadline, well under the 30 s node checks at by default.
+      await until(() => closed, 'the dripping connection closed', 12_000);
+    } finally {
+      clearInterval(drip);
+      socket.destroy();
+    }
+    assert.match(answer, /^HTTP\/1\.1 408 /);
   });
 
   it('a bad value names its field', () => {
