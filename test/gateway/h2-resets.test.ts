@@ -4,6 +4,7 @@
 // attack (CVE-2023-44487: streams opened and cancelled at once) leaves another
 // client served and the upstream pool idle once it stops.
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { constants } from 'node:http2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -19,6 +20,20 @@ routes:
   - { id: api, path: '/api/*', upstream: '\${UP}', limits: [{ id: api-rate, key: tenant, rule: { policy: token_bucket, capacity: 1000000, refillPerSecond: 1000000 } }] }
 tenants: { keys: [{ key: h2-key-1, tenant: shop-a }] }
 `;
+/** 8 MB in 64 KB chunks, more than any window holds: the answer is still streaming when the client resets. */
+function bigAnswer(res: ServerResponse): void {
+  const chunk = Buffer.alloc(65_536, 'a');
+  let left = 128;
+  const more = () => {
+    while (left > 0 && !res.destroyed) {
+      left--;
+      if (!res.write(chunk)) return void res.once('drain', more);
+    }
+    res.end();
+  };
+  res.writeHead(200);
+  more();
+}
 const GET = { ':path': '/api/x', 'x-api-key': 'h2-key-1' };
 
 describe('HTTP/2 resets and the upstream pool', () => {
@@ -35,6 +50,7 @@ describe('HTTP/2 resets and the upstream pool', () => {
     upstream = await startUpstream((req, res) => {
       arrived++;
       req.resume();
+      if (req.url === '/api/big') return bigAnswer(res);
       setTimeout(() => res.end('{"ok":true}'), 20);
     });
     env = { UP: upstream.url };
@@ -61,6 +77,16 @@ describe('HTTP/2 resets and the upstream pool', () => {
     assert.equal(next.status, 200);
     await until(() => gateway.gateway.upstreamsInFlight === 0, 'every upstream connection idle');
     assert.equal(arrived, 1, 'only the stream still open reached the upstream');
+    session.close();
+  });
+
+  it('a stream reset while its answer streams back aborts the upstream request, releasing its connection', async () => {
+    const session = h2Session(gateway.url, certs);
+    const big = h2Get(session, { ...GET, ':path': '/api/big' });
+    await new Promise((go) => big.stream.once('response', go));
+    big.stream.close(constants.NGHTTP2_CANCEL);
+    await big.answer;
+    await until(() => gateway.gateway.upstreamsInFlight === 0, 'the upstream connection released');
     session.close();
   });
 
