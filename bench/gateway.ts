@@ -5,9 +5,10 @@
 // 64 connections) and at an evenly paced 2,500 req/s. Targets are run in turn
 // (A B C … A B C …), repeated; medians with ranges; CPU µs per request of the
 // gateway process from /proc. Then the edge rows (gateway-edge.ts): HTTPS,
-// HTTP/2 and two upstream instances.
+// HTTP/2 and two upstream instances, and the rapid-reset row (gateway-rapid-reset.ts).
 import { availableParallelism } from 'node:os';
 import { type EdgeResult, printEdge, runEdgeBench } from './gateway-edge.js';
+import { printRapidReset, type RapidResetRow, runRapidResetBench } from './gateway-rapid-reset.js';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { type LoadResult, paced, saturate } from './lib/http-load.js';
@@ -53,6 +54,8 @@ export interface GatewayRow {
 
 export interface GatewayResult {
   rows: GatewayRow[];
+  /** A second client's p99 before and during a rapid-reset attack. */
+  rapidReset: RapidResetRow;
   repeats: number;
   skipped: string[];
   notes: string[];
@@ -129,8 +132,10 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
       }
     }
     const edge = await runEdgeBench(options, base, progress);
+    const rapidReset = await runRapidResetBench(options, progress);
     return {
       rows,
+      rapidReset,
       repeats,
       skipped: [...skipped, ...edge.skipped],
       edge,
@@ -226,7 +231,7 @@ export function printGateway(result: GatewayResult): string {
     ['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'],
     result.rows.map((r) => [r.target, MODE_LABELS[r.mode], showFigure(r.requestsPerSec), showFigure(r.p50Ms, 2), showFigure(r.p99Ms, 2), showFigure(r.cpuUsPerRequest), r.non2xx, r.errors]),
   );
-  return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`), '', printEdge(result.edge), '', ...result.edge.notes].join('\n');
+  return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`), '', printEdge(result.edge), '', ...result.edge.notes, '', printRapidReset(result.rapidReset)].join('\n');
 }
 
 if (isMain(import.meta.url)) {

@@ -86,6 +86,8 @@ const LISTENER_DEFAULTS = {
   keepAliveTimeoutMs: 5_000,
   websocketIdleTimeoutMs: 300_000,
   bufferBodyBytes: 65_536,
+  http2MaxConcurrentStreams: 128,
+  http2MaxResetsPerSecond: 200,
 };
 const LISTENER_LIMITS = {
   /** From the first byte of a request (or the connection's opening) to the end of its headers. */
@@ -98,6 +100,10 @@ const LISTENER_LIMITS = {
   keepAliveTimeoutMs: positiveInt(600_000).default(LISTENER_DEFAULTS.keepAliveTimeoutMs),
   /** A WebSocket tunnel with no byte either way for this long is closed. */
   websocketIdleTimeoutMs: positiveInt(86_400_000).default(LISTENER_DEFAULTS.websocketIdleTimeoutMs),
+  /** SETTINGS_MAX_CONCURRENT_STREAMS: streams one HTTP/2 connection may have open at once (nginx's default, 128). */
+  http2MaxConcurrentStreams: positiveInt(10_000).default(LISTENER_DEFAULTS.http2MaxConcurrentStreams),
+  /** Streams one HTTP/2 connection may reset in a second before it gets GOAWAY and is closed (rapid reset). */
+  http2MaxResetsPerSecond: positiveInt(100_000).default(LISTENER_DEFAULTS.http2MaxResetsPerSecond),
   /** Bodies up to this size are read whole before an upstream connection is taken. */
   bufferBodyBytes: z.number().int('must be an integer').min(0, 'must be at least 0').max(16_777_216, 'must be at most 16777216').default(LISTENER_DEFAULTS.bufferBodyBytes),
 };

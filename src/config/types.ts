@@ -144,6 +144,8 @@ export interface SluiceConfig {
     /** A WebSocket tunnel idle both ways this long is closed. */
     readonly websocketIdleTimeoutMs: number;
     readonly bufferBodyBytes: number;
+    readonly http2MaxConcurrentStreams: number;
+    readonly http2MaxResetsPerSecond: number;
   };
   readonly database: {
     readonly url: string | undefined;

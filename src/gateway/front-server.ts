@@ -10,6 +10,7 @@ import { createSecureContext, type SecureContext, type SecureContextOptions } fr
 import { readPair, type TlsConfig } from '../config/tls.js';
 import type { ListenAddress } from '../config/types.js';
 import { hostName } from './hop-by-hop.js';
+import { guardSession, type Http2SessionLimits } from './http2-session-guard.js';
 
 /** The certificates in use, swapped whole on reload; the SNI callback reads the current ones. */
 class Certificates {
@@ -53,7 +54,10 @@ export interface FrontServer {
   reloadCertificates(tls: TlsConfig | undefined): void;
 }
 
-export function createFrontServer(options: ServerOptions, tls: TlsConfig | undefined, handler: RequestListener, redirectFrom?: ListenAddress, field = 'tls'): FrontServer {
+/** The listener's options; `http2` bounds each HTTP/2 session (http2-session-guard.ts). */
+export type FrontOptions = ServerOptions & { http2?: Http2SessionLimits };
+
+export function createFrontServer(options: FrontOptions, tls: TlsConfig | undefined, handler: RequestListener, redirectFrom?: ListenAddress, field = 'tls'): FrontServer {
   const sessions = new Set<Http2Session>();
   if (tls === undefined) return withListen({ server: createServer(options, handler), sessions, reloadCertificates: () => {} }, undefined);
   const certificates = new Certificates(field);
@@ -114,15 +118,17 @@ function hostWithoutPort(host: string | undefined): string {
  * others; node's compatibility API hands both to the same request handler. The
  * HTTP/1.1 side keeps the listener's header and request timeouts.
  */
-function createHttp2Server(options: ServerOptions, secure: SecureContextOptions & { SNICallback: unknown }, handler: RequestListener, sessions: Set<Http2Session>) {
+function createHttp2Server(options: FrontOptions, secure: SecureContextOptions & { SNICallback: unknown }, handler: RequestListener, sessions: Set<Http2Session>) {
   // enableConnectProtocol: clients may open WebSocket streams (RFC 8441, tunnel-http2.ts).
   // Http1ServerResponse: the HTTP/1.1 side drains like the plain listener (drain.ts).
   const http1 = options.ServerResponse ? { Http1ServerResponse: options.ServerResponse } : {};
-  const server = createSecureServer({ ...secure, ...http1, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true } } as Parameters<typeof createSecureServer>[0], handler as never);
-  Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout });
+  const server = createSecureServer({ ...secure, ...http1, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true, maxConcurrentStreams: options.http2?.maxConcurrentStreams } } as Parameters<typeof createSecureServer>[0], handler as never);
+  // The HTTP/1.1 side checks these deadlines every connectionsCheckingInterval (30 s unless set here too).
+  Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout, connectionsCheckingInterval: options.connectionsCheckingInterval });
   server.on('session', (session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
+    if (options.http2) guardSession(session, options.http2);
   });
   return server;
 }

@@ -12,6 +12,7 @@ import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { Drain } from './drain.js';
 import { sendError } from './errors.js';
@@ -19,7 +20,7 @@ import { createFrontServer, type FrontServer } from './front-server.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { requestHost } from './hop-by-hop.js';
 import { tenantOfRequest } from './identify.js';
-import { answerClientError, listenerOptions } from './listener.js';
+import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
@@ -108,6 +109,11 @@ export class Gateway {
     return this.drain.draining;
   }
 
+  /** Upstream requests running or queued (0 once every upstream connection is idle). */
+  get upstreamsInFlight(): number {
+    return this.upstreams.inFlight();
+  }
+
   listen(host: string, port: number): Promise<AddressInfo> {
     return this.front.listen(host, port);
   }
@@ -123,6 +129,10 @@ export class Gateway {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
       const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
+      if (!acceptableMethod(req.method)) {
+        sendError(res, 'bad_request');
+        return;
+      }
       const refused = screenRequest(req); // a bad Host, path or upgrade: 400 (request-screen.ts); else req.url normalized
       if (refused !== undefined) {
         sendError(res, refused, undefined, true);
@@ -182,7 +192,7 @@ export class Gateway {
     const { res, tenant, route, limits } = exchange;
     exchange.watched?.decided(outcome);
     try {
-      if (res.destroyed) return; // the client left while we decided
+      if (clientLeft(res)) return; // the client left (or reset its stream) while we decided
       countDecision(this.counters, limits, outcome);
       const views = limitViews(limits, outcome);
       const governing = outcome.decisions[outcome.governing]!;

@@ -110,9 +110,9 @@ function pushForwarding(out: string[], req: IncomingMessage, clientIp: ClientIpR
   out.push('forwarded', previousForwarded ? `${previousForwarded}, ${hop}` : hop);
 }
 
-/** The host the client asked for: `Host` in HTTP/1.1, `:authority` in HTTP/2. */
+/** The host the client asked for: `Host` in HTTP/1.1, `:authority` in HTTP/2, which wins over a `host` header beside it (RFC 9113 §8.3.1). */
 export function requestHost(req: IncomingMessage): string | undefined {
-  const host = req.headers.host ?? req.headers[':authority'];
+  const host = req.headers[':authority'] ?? req.headers.host;
   return typeof host === 'string' && host !== '' ? host : undefined;
 }
 

@@ -1,9 +1,9 @@
 // The gateway listener's own protection: node's parse errors answered instead
 // of dropped, and the header and request deadlines enforced close to their value.
-import type { ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { SluiceConfig } from '../config/types.js';
 import { gatewayStatus } from './errors.js';
+import type { FrontOptions } from './front-server.js';
 import { rawAnswer } from './unsupported.js';
 
 /** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket; returns the status sent, if any. */
@@ -19,12 +19,24 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
 }
 
 /** Node checks header and request deadlines only every `connectionsCheckingInterval` (30 s by default): tick often enough to cut close to the value. */
-export function listenerOptions(limits: SluiceConfig['limits']): ServerOptions {
+export function listenerOptions(limits: SluiceConfig['limits']): FrontOptions {
   const tightest = Math.min(limits.headerTimeoutMs, limits.requestTimeoutMs);
   return {
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headerTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     connectionsCheckingInterval: Math.max(50, Math.min(500, Math.floor(tightest / 10))),
+    http2: { maxConcurrentStreams: limits.http2MaxConcurrentStreams, maxResetsPerSecond: limits.http2MaxResetsPerSecond, headerTimeoutMs: limits.headerTimeoutMs, keepAliveTimeoutMs: limits.keepAliveTimeoutMs },
   };
+}
+
+/**
+ * Methods are case-sensitive tokens (RFC 9110 §9.1): `post` is not POST and
+ * must not skip a `methods: [POST]` route. node's HTTP/1.1 parser already
+ * refuses anything but its known upper-case methods; HTTP/2 hands `:method` on
+ * as sent, so the gateway refuses what nginx's HTTP/2 module refuses (a method
+ * of anything but A-Z, '_' and '-') rather than guess what a lower-case one meant.
+ */
+export function acceptableMethod(method: string | undefined): boolean {
+  return method !== undefined && /^[A-Z_-]+$/.test(method);
 }

@@ -10,6 +10,7 @@ import type { HealthCheckConfig } from '../config/types.js';
 import type { Balancer, Instance } from './balancer.js';
 import { HealthCheck } from './health-check.js';
 import { ResponseRelay } from './response-relay.js';
+import { clientLeft } from './client-left.js';
 import type { RequestContext, UpstreamPlan } from './upstream-plan.js';
 import { upstreamRequests } from './upstream-metrics.js';
 import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
@@ -39,6 +40,7 @@ class ClientGone {
   /** The attempt a cut now stops. */
   watch(relay: ResponseRelay): void {
     this.current = relay;
+    if (this.aborted) relay.cut(new Error('the client went away')); // it left while the body was read
   }
   abort(): void {
     if (this.aborted || this.timedOut) return;
@@ -76,6 +78,13 @@ export class Upstreams {
     return pool;
   }
 
+  /** Upstream requests running or queued across every pool: 0 when every connection is idle again. */
+  inFlight(): number {
+    let count = 0;
+    for (const pool of this.pools.values()) count += pool.stats.running + pool.stats.queued;
+    return count;
+  }
+
   /** Waits for in-flight upstream requests, then closes every pool. */
   async close(): Promise<void> {
     this.checkHealth([]);
@@ -99,10 +108,13 @@ export async function forward(req: IncomingMessage, res: ServerResponse, target:
   };
   res.once('close', onClose);
   try {
+    // A client gone before this point (a stream reset while its limit was decided) already had its 'close': never take a connection for it.
+    if (clientLeft(res)) return fail(res, 'aborted', extraHeaders);
     const path = target.plan.path(req.url ?? '/'); // undefined: the route's rewrite would leave its target
     if (path === undefined) return fail(res, 'invalid_path', extraHeaders);
     const read = await readBody(req, limits);
     if (read.kind === 'failed') return fail(res, read.reason, extraHeaders);
+    if (clientLeft(res)) return fail(res, 'aborted', extraHeaders);
     const body = requestBody(req, read, limits);
     const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path, headers: target.plan.requestHeaders(req, context), route: context.route };
     return await dispatchWithRetry(call);

@@ -5,6 +5,7 @@
 // hands the upstream's raw header list on, since those allocations per request showed in the gateway's CPU.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { clientLeft } from './client-left.js';
 
 type Controller = Dispatcher.DispatchController;
 
@@ -47,6 +48,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Controller, chunk: Buffer): void {
     if (this.discarding || this.res.write(chunk)) return;
+    // A reset HTTP/2 stream never drains: waiting for it would hold the upstream connection for good.
+    if (clientLeft(this.res)) {
+      controller.abort(new Error('the client went away'));
+      return;
+    }
     // The client reads slower than the upstream sends: hold the upstream until it drains.
     controller.pause();
     this.res.once('drain', this.onDrain);

@@ -22,6 +22,8 @@ describe('limits: listener timeouts and body buffering', () => {
         bodyIdleTimeoutMs: 10_000,
         keepAliveTimeoutMs: 5_000,
         bufferBodyBytes: 65_536,
+        http2MaxConcurrentStreams: 128,
+        http2MaxResetsPerSecond: 200,
       },
     );
     assert.equal(parse('limits: { headerTimeoutMs: 2000 }\n').limits.keepAliveTimeoutMs, 5_000, 'unset fields keep their defaults');

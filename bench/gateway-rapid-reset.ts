@@ -1,0 +1,117 @@
+// npm run bench:gateway's rapid-reset row (or alone: tsx bench/gateway-rapid-reset.ts [--quick]).
+// Sluice over HTTPS/HTTP/2 in its own process, in front of the bench upstream.
+// A second client sends one request at a time on its own HTTP/2 connection:
+// first alone, then while an attacker (a worker thread) opens streams and
+// cancels each at once (RST_STREAM CANCEL, CVE-2023-44487), reconnecting
+// whenever the gateway sends it GOAWAY, then alone again. The row is that
+// client's p99 before, during and after the attack, and during/before.
+import { readFileSync } from 'node:fs';
+import { type ClientHttp2Session, connect } from 'node:http2';
+import { Worker } from 'node:worker_threads';
+import { makeCertificates } from '../test/helpers/tls-certs.js';
+import { forkServer } from './lib/children.js';
+import { isMain, onCleanup, runMain } from './lib/cleanup.js';
+import { LatencyRecorder, round } from './lib/latency.js';
+import { type BenchOptions, parseOptions, pick } from './lib/options.js';
+
+export interface RapidResetRow {
+  attackMs: number;
+  p99BeforeMs: number;
+  p99DuringMs: number;
+  p99AfterMs: number;
+  /** p99 during the attack over p99 before it. */
+  ratio: number;
+  servedDuring: number;
+  failedDuring: number;
+}
+
+const ATTACKER = `
+const { connect, constants } = require('node:http2');
+const { workerData, parentPort } = require('node:worker_threads');
+let running = true;
+parentPort.on('message', () => { running = false; });
+(async () => {
+  while (running) {
+    const session = connect(workerData.url, { ca: workerData.ca });
+    session.on('error', () => {});
+    await new Promise((go) => session.once('connect', go).once('close', go));
+    while (running && !session.closed && !session.destroyed) {
+      for (let i = 0; i < 50 && !session.closed && !session.destroyed; i++) {
+        try { session.request({ ':path': '/orders', 'x-api-key': 'bench-attacker' }, { endStream: true }).on('error', () => {}).close(constants.NGHTTP2_CANCEL); } catch { break; }
+      }
+      await new Promise((go) => setImmediate(go));
+    }
+    session.destroy();
+  }
+  parentPort.postMessage('stopped');
+})();
+`;
+
+/** One request after another for `ms`; latencies recorded, failures counted. */
+async function victim(session: ClientHttp2Session, ms: number): Promise<{ recorder: LatencyRecorder; served: number; failed: number }> {
+  const recorder = new LatencyRecorder();
+  let served = 0;
+  let failed = 0;
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    const started = performance.now();
+    const status = await new Promise<number>((resolve) => {
+      const stream = session.request({ ':path': '/orders', 'x-api-key': 'bench-victim' }, { endStream: true });
+      let code = 0;
+      stream.on('response', (head) => {
+        code = Number(head[':status']);
+      });
+      stream.on('error', () => {});
+      stream.resume();
+      stream.on('close', () => resolve(code));
+    });
+    recorder.recordMs(performance.now() - started);
+    if (status === 200) served++;
+    else failed++;
+  }
+  return { recorder, served, failed };
+}
+
+export async function runRapidResetBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<RapidResetRow> {
+  const certs = makeCertificates();
+  onCleanup(() => certs.remove());
+  const upstream = await forkServer('upstream', 'upstream.ts', {});
+  const sluice = await forkServer('Sluice, HTTP/2', 'sluice.ts', { upstream: upstream.url, limiter: 'memory', tls: { cert: certs.serverCert, key: certs.serverKey } });
+  const ca = readFileSync(certs.ca);
+  const session = connect(sluice.url, { ca });
+  session.on('error', () => {});
+  try {
+    const attackMs = 5_000;
+    const quietMs = pick(options, 3_000, 10_000);
+    await victim(session, 500); // warm-up
+    progress('rapid reset: the second client alone');
+    const before = await victim(session, quietMs);
+    progress(`rapid reset: under attack for ${attackMs / 1000} s`);
+    const attacker = new Worker(ATTACKER, { eval: true, workerData: { url: sluice.url, ca } });
+    const during = await victim(session, attackMs);
+    attacker.postMessage('stop');
+    await new Promise((go) => attacker.once('message', go));
+    await attacker.terminate();
+    progress('rapid reset: after the attack');
+    const afterAttack = await victim(session, quietMs);
+    const p99 = (run: { recorder: LatencyRecorder }) => round(run.recorder.summary().p99Us / 1000, 2);
+    return { attackMs, p99BeforeMs: p99(before), p99DuringMs: p99(during), p99AfterMs: p99(afterAttack), ratio: round(p99(during) / p99(before), 2), servedDuring: during.served, failedDuring: during.failed + afterAttack.failed };
+  } finally {
+    session.destroy();
+    await sluice.stop();
+    await upstream.stop();
+  }
+}
+
+export function printRapidReset(row: RapidResetRow): string {
+  return [
+    `rapid reset (one attacker connection cancelling every stream it opens, ${row.attackMs / 1000} s): a second client's p99 before ${row.p99BeforeMs} ms, during ${row.p99DuringMs} ms, after ${row.p99AfterMs} ms`,
+    `  during/before ${row.ratio}x; ${row.servedDuring} answered 200 during the attack, ${row.failedDuring} not 200 during or after`,
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  await runMain(async () => {
+    console.log(printRapidReset(await runRapidResetBench(parseOptions())));
+  });
+}
