@@ -54,8 +54,8 @@ export interface FrontServer {
   reloadCertificates(tls: TlsConfig | undefined): void;
 }
 
-/** The listener's options; `http2` bounds each HTTP/2 session (http2-session-guard.ts). */
-export type FrontOptions = ServerOptions & { http2?: Http2SessionLimits };
+/** The listener's options; `http2` bounds each HTTP/2 session (http2-session-guard.ts), `handshakeTimeout` a TLS handshake (ms). */
+export type FrontOptions = ServerOptions & { http2?: Http2SessionLimits; handshakeTimeout?: number };
 
 export function createFrontServer(options: FrontOptions, tls: TlsConfig | undefined, handler: RequestListener, redirectFrom?: ListenAddress, field = 'tls'): FrontServer {
   const sessions = new Set<Http2Session>();
@@ -122,7 +122,7 @@ function createHttp2Server(options: FrontOptions, secure: SecureContextOptions &
   // enableConnectProtocol: clients may open WebSocket streams (RFC 8441, tunnel-http2.ts).
   // Http1ServerResponse: the HTTP/1.1 side drains like the plain listener (drain.ts).
   const http1 = options.ServerResponse ? { Http1ServerResponse: options.ServerResponse } : {};
-  const server = createSecureServer({ ...secure, ...http1, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true, maxConcurrentStreams: options.http2?.maxConcurrentStreams } } as Parameters<typeof createSecureServer>[0], handler as never);
+  const server = createSecureServer({ ...secure, ...http1, handshakeTimeout: options.handshakeTimeout, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true, maxConcurrentStreams: options.http2?.maxConcurrentStreams } } as Parameters<typeof createSecureServer>[0], handler as never);
   // The HTTP/1.1 side checks these deadlines every connectionsCheckingInterval (30 s unless set here too).
   Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout, connectionsCheckingInterval: options.connectionsCheckingInterval });
   server.on('session', (session) => {

@@ -9,7 +9,10 @@ import { rawAnswer } from './unsupported.js';
 /** A request node could not parse: answer 400 (431 for oversized headers) instead of dropping the socket; returns the status sent, if any. */
 export function answerClientError(error: Error & { code?: string }, socket: Socket): number | undefined {
   const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
+  // A TLS failure (a handshake that timed out or went wrong) has no HTTP to answer in: an answer
+  // written there waits for a handshake that never ends, holding the connection open.
+  const tlsFailure = error.code?.startsWith('ERR_TLS_') === true || error.code?.startsWith('ERR_SSL_') === true;
+  if (error.code === 'ECONNRESET' || tlsFailure || !socket.writable || busy) {
     socket.destroy();
     return undefined;
   }
@@ -25,6 +28,8 @@ export function listenerOptions(limits: SluiceConfig['limits']): FrontOptions {
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headerTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
+    // A TLS handshake is part of getting the request's head: node's own bound is 120 s.
+    handshakeTimeout: limits.headerTimeoutMs,
     connectionsCheckingInterval: Math.max(50, Math.min(500, Math.floor(tightest / 10))),
     http2: { maxConcurrentStreams: limits.http2MaxConcurrentStreams, maxResetsPerSecond: limits.http2MaxResetsPerSecond, headerTimeoutMs: limits.headerTimeoutMs, keepAliveTimeoutMs: limits.keepAliveTimeoutMs },
   };

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type ClientHttp2Session, constants } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
+import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision/load-config.js';
@@ -87,6 +88,29 @@ tenants: { keys: [{ key: h2-key-1, tenant: shop-a }] }
     await until(() => session.destroyed || session.closed, 'the idle session closed', 15_000);
     session.destroy();
   });
+
+  for (const [http2, hello] of [[true, ''], [false, ''], [false, 'GET / HTTP/1.1\r\nhost: x\r\n\r\n']] as const) {
+    const what = hello === '' ? 'a TLS handshake that never starts' : 'plain HTTP sent to the TLS port';
+    it(`${what} is cut after the header deadline, not node's 120 s (http2: ${http2})`, async () => {
+      const gateway = await startGateway(`
+tls: { cert: ${certs.serverCert}, key: ${certs.serverKey}, http2: ${http2} }
+limits: { headerTimeoutMs: 300, requestTimeoutMs: 1000 }
+routes: [{ id: api, path: '/api/*', upstream: '\${UP}' }]
+`, { UP: upstream.url });
+      gateways.push(gateway);
+      const { port } = new URL(gateway.url);
+      const socket = netConnect(Number(port), '127.0.0.1');
+      let closed = false;
+      socket.on('error', () => {});
+      socket.once('close', () => (closed = true));
+      if (hello !== '') socket.write(hello);
+      try {
+        await until(() => closed, 'the silent connection closed', 15_000);
+      } finally {
+        socket.destroy();
+      }
+    });
+  }
 
   it('a header block that never ends (HEADERS without END_HEADERS) is cut after the header deadline', async () => {
     const gateway = await start('headerTimeoutMs: 300, requestTimeoutMs: 1000');
