@@ -65,14 +65,22 @@ export async function startPostgres(settings: PostgresOptions = {}): Promise<Pos
     return [postmaster, ...children.split('\n').filter(Boolean).map(Number)];
   };
   let frozen = false;
+  // A backend pgrep listed may have exited before its signal (a connection that just closed): nothing left to stop.
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  };
   // The postmaster first, so it forks no new backend while the others are being stopped.
   const freeze = () => {
-    for (const pid of clusterPids()) process.kill(pid, 'SIGSTOP');
+    for (const pid of clusterPids()) signal(pid, 'SIGSTOP');
     frozen = true;
   };
   const thaw = () => {
     if (!frozen) return;
-    for (const pid of clusterPids().reverse()) process.kill(pid, 'SIGCONT');
+    for (const pid of clusterPids().reverse()) signal(pid, 'SIGCONT');
     frozen = false;
   };
   const kill = async () => {
