@@ -6,11 +6,32 @@ import type { Decision } from '../../src/core/decision.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
 import { type CreateEngineOptions, createResilientEngine } from '../../src/limiter/create-engine.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import { buildChain, type DecisionChain } from '../../src/limiter/chain.js';
+import { InstanceCount } from '../../src/limiter/instances.js';
+import { systemClock } from '../../src/stores/clock.js';
 
 export const silent = pino({ level: 'silent' });
 
 export function resilientEngine(options: CreateEngineOptions & Required<Pick<CreateEngineOptions, 'redis'>>): ResilientEngine {
   return createResilientEngine({ logger: silent, ...options });
+}
+
+type ChainOptions = Parameters<typeof buildChain>[0];
+
+/** One instance's decision chain over `store`, small caches and no leasing: a test sets only the deadline and the breaker it is about. */
+export function chainOver(store: ChainOptions['store'], options: Pick<ChainOptions, 'deadlineMs' | 'breaker'>): DecisionChain {
+  return buildChain({
+    store,
+    ...options,
+    hotKey: { autoLeaseRatePerSec: 0, batch: 10, leaseTtlMs: 1000 },
+    negativeCacheSize: 100,
+    stateCacheSize: 100,
+    fallbackMaxKeys: 100,
+    adminTimeoutMs: 1000,
+    instances: new InstanceCount(1, { count: 1 }),
+    logger: silent,
+    now: systemClock,
+  });
 }
 
 export const bucket = (capacity: number, refillPerSecond: number, extra: Record<string, unknown> = {}): Rule =>

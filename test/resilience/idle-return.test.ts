@@ -5,27 +5,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
-import { buildChain } from '../../src/limiter/chain.js';
-import { InstanceCount } from '../../src/limiter/instances.js';
 import { planFor } from '../../src/limiter/plan.js';
-import { systemClock } from '../../src/stores/clock.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
-import { eventually, silent } from './helpers.js';
+import { chainOver, eventually } from './helpers.js';
 
 test('a store back while no request comes: the breaker probes by itself and closes, on its first probe', { timeout: 20_000 }, async () => {
   const store = new FakeSharedStore();
-  const chain = buildChain({
-    store,
+  const chain = chainOver(store, {
     deadlineMs: 10,
     breaker: { failureThreshold: 1, errorThresholdPercentage: 50, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 200, silenceMs: 30 },
-    hotKey: { autoLeaseRatePerSec: 0, batch: 10, leaseTtlMs: 1000 },
-    negativeCacheSize: 100,
-    stateCacheSize: 100,
-    fallbackMaxKeys: 100,
-    adminTimeoutMs: 1000,
-    instances: new InstanceCount(1, { count: 1 }),
-    logger: silent,
-    now: systemClock,
   });
   const plan = planFor('shop', 'orders', parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }), 1);
   try {

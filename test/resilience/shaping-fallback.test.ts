@@ -9,30 +9,19 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
-import { buildChain, type DecisionChain } from '../../src/limiter/chain.js';
-import { InstanceCount } from '../../src/limiter/instances.js';
+import type { DecisionChain } from '../../src/limiter/chain.js';
 import { planFor } from '../../src/limiter/plan.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { systemClock } from '../../src/stores/clock.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
-import { eventually, silent } from './helpers.js';
+import { chainOver, eventually } from './helpers.js';
 
 const bounded = { timeout: 20_000 };
 
 /** A chain whose breaker a short pause never opens (silence 5 s): every miss is a late reply, the breaker closed. */
-function chainOver(store: FakeSharedStore): DecisionChain {
-  return buildChain({
-    store,
+function chainOverFake(store: FakeSharedStore): DecisionChain {
+  return chainOver(store, {
     deadlineMs: 20,
     breaker: { failureThreshold: 1000, errorThresholdPercentage: 100, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 500, silenceMs: 5000 },
-    hotKey: { autoLeaseRatePerSec: 0, batch: 10, leaseTtlMs: 1000 },
-    negativeCacheSize: 100,
-    stateCacheSize: 100,
-    fallbackMaxKeys: 100,
-    adminTimeoutMs: 1000,
-    instances: new InstanceCount(1, { count: 1 }),
-    logger: silent,
-    now: systemClock,
   });
 }
 
@@ -53,7 +42,7 @@ const lateTotal = (chain: DecisionChain) => Object.values(chain.stats.lateReplie
 
 test('a shaped burst while the store is late keeps the delays and the refusal it gets on memory', bounded, async () => {
   const store = new FakeSharedStore();
-  const chain = chainOver(store);
+  const chain = chainOverFake(store);
   const memory = new MemoryStore();
   const plan = planFor('shop', 'orders', shaped, 1);
   try {
@@ -82,8 +71,8 @@ test('a shaped burst while the store is late keeps the delays and the refusal it
 
 test("a late reply whose delay differs from the fallback's is counted as a disagreement, not as agreed", bounded, async () => {
   const store = new FakeSharedStore();
-  const chain = chainOver(store);
-  const other = chainOver(store); // another instance: its requests fill the queue unseen by this one
+  const chain = chainOverFake(store);
+  const other = chainOverFake(store); // another instance: its requests fill the queue unseen by this one
   const plan = planFor('shop', 'queue', shaped, 1);
   try {
     assert.equal((await chain.head.decide(plan, 1)).delayMs, 0, 'an empty queue: served at once');
@@ -104,7 +93,7 @@ test("a late reply whose delay differs from the fallback's is counted as a disag
 
 test('a fixed window while the store is late is held to what the store last said was left', bounded, async () => {
   const store = new FakeSharedStore();
-  const chain = chainOver(store);
+  const chain = chainOverFake(store);
   const rule = parseRule({ policy: 'fixed_window', limit: 10, windowMs: 60_000 });
   const plan = planFor('shop', 'window', rule, 1);
   try {
@@ -125,8 +114,8 @@ test('a fixed window while the store is late is held to what the store last said
 
 test('several limits decided together: a late reply with another delay for the shaped one is a disagreement too', bounded, async () => {
   const store = new FakeSharedStore();
-  const chain = chainOver(store);
-  const other = chainOver(store);
+  const chain = chainOverFake(store);
+  const other = chainOverFake(store);
   const plans = [planFor('shop', 'multi-shaped', shaped, 1), planFor('shop', 'multi-bucket', parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 1 }), 1)];
   try {
     assert.equal((await chain.multi.decide(plans, [1, 1])).admitted, true);
