@@ -11,6 +11,8 @@ export class ApiError extends Error {
 }
 
 export const UNREACHABLE = 'ERR_UNREACHABLE';
+/** A call whose token was dropped (signed out) or changed while it was out: its answer belongs to nobody now. */
+export const SIGNED_OUT = 'ERR_SIGNED_OUT';
 
 export function createApi() {
   let token = '';
@@ -22,7 +24,8 @@ export function createApi() {
       return token !== '';
     },
     async call(method, path, body) {
-      const headers = { authorization: `Bearer ${token}` };
+      const sent = token;
+      const headers = { authorization: `Bearer ${sent}` };
       if (body !== undefined) headers['content-type'] = 'application/json';
       let response;
       try {
@@ -30,8 +33,10 @@ export function createApi() {
       } catch {
         throw new ApiError(0, UNREACHABLE, undefined, 'The admin API is not answering: the Sluice instance serving this page may be stopped or restarting. Retrying every 2 seconds.');
       }
-      if (response.status === 204) return undefined;
       const text = await response.text();
+      // An answer that arrives after sign-out must not put back what signing out cleared.
+      if (token !== sent) throw new ApiError(0, SIGNED_OUT, undefined, 'signed out while the call was out');
+      if (response.status === 204) return undefined;
       let data;
       try {
         data = text ? JSON.parse(text) : undefined;

@@ -1,6 +1,6 @@
 // The page: sign in with the admin token, then refresh the live view every
 // second, and say plainly when the token is refused or the admin API is gone.
-import { createApi, UNREACHABLE } from './api.js';
+import { createApi, SIGNED_OUT, UNREACHABLE } from './api.js';
 import { clearHistory, pickedRange, renderHistory } from './history.js';
 import { clearOverview, renderOverview } from './live.js';
 import { setupKeys } from './keys.js';
@@ -30,6 +30,7 @@ function hideAlert() {
 
 /** Every failed call ends here: the page says what happened instead of going blank. */
 function report(error) {
+  if (error.code === SIGNED_OUT) return;
   if (isForbidden(error)) {
     showAlert(`Not allowed: ${error.message}.`);
   } else if (error.code === UNREACHABLE) {
