@@ -19,7 +19,7 @@ import { RouteLimits } from '../limits/request-limits.js';
 import { usesTenant } from '../limits/types.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
-import { explainLimit, type LimitExplanation, type SkipReason, skippedLimit } from './limit-explain.js';
+import { explainLimit, type LimitExplanation, skippedLimit } from './limit-explain.js';
 import { explainRoutes, type RouteExplanation } from './route-explain.js';
 import type { SampleRequest } from './sample.js';
 

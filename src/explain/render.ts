@@ -31,7 +31,7 @@ function limitLines(limit: LimitExplanation): string[] {
   const head = `${limit.kind === 'concurrency' ? 'concurrency ' : ''}${limit.global ? 'global ' : ''}limit ${limit.id}`;
   const out = [`  ${head}: ${limit.status}${limit.reason ? ` (${limit.reason})` : ''}, ${limit.why}`];
   if (limit.rule) {
-    const source = limit.source ? `   from ${limit.source.from}${limit.source.match ? ` (${limit.source.match})` : ''}${limit.source.selector ? ` ${limit.source.selector}` : ''}` : '';
+    const source = limit.source ? `   from ${sourceText(limit.source)}` : '';
     out.push(`      rule   ${ruleText(limit.rule)}${source}`);
   }
   if (limit.max !== undefined) out.push(`      max    ${limit.max} open at once`);
@@ -45,6 +45,12 @@ function limitLines(limit: LimitExplanation): string[] {
     else out.push(`      now    ${state.remaining}/${state.limit} remaining, reset in ${state.resetAfterMs} ms${state.retryAfterMs > 0 ? `, refusing for ${state.retryAfterMs} ms` : ''} (${state.location})`);
   }
   return out;
+}
+
+function sourceText({ from, match, selector }: NonNullable<LimitExplanation['source']>): string {
+  if (from === 'override') return `override${selector ? ` ${selector}` : ''}`;
+  if (from === 'config') return match ? `config rules (${match})` : "config (the limit's own rule)";
+  return match ? `${from} (${match})` : from;
 }
 
 function ruleText(rule: Rule): string {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
+import { run } from '../../src/cli/explain-command.js';
 import type { Explanation, LimitExplanation } from '../../src/explain/explain.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
@@ -116,6 +117,16 @@ for (const kind of ['memory', 'redis'] as const) {
         assert.equal(reply.status, 400, query);
         assert.equal(reply.body.error.field, field, query);
       }
+    });
+
+    it('sluice explain --admin: the same answer as text, each bucket now', async () => {
+      let stdout = '';
+      const io = { out: (text: string) => void (stdout += text), err: (text: string) => assert.fail(text), env: {} };
+      const args = ['--admin', app.adminUrl!, '--token', readToken, '--path', '/reports', '--header', `X-Api-Key: ${KEY}`, '--ip', '127.0.0.1'];
+      assert.equal(await run(args, io), 0);
+      assert.match(stdout, /limit reports: applies, counted per tenant \(shop-a\)/);
+      assert.match(stdout, /now {4}3\/3 remaining, reset in 0 ms \((memory|redis 127\.0\.0\.1:\d+)\)/);
+      assert.ok(!stdout.includes(KEY));
     });
 
     it('refuses other methods', async () => {
