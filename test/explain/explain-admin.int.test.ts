@@ -121,7 +121,13 @@ for (const kind of ['memory', 'redis'] as const) {
 
     it('sluice explain --admin: the same answer as text, each bucket now', async () => {
       let stdout = '';
-      const io = { out: (text: string) => void (stdout += text), err: (text: string) => assert.fail(text), env: {} };
+      const io = {
+        out: (text: string) => {
+          stdout += text;
+        },
+        err: (text: string) => assert.fail(text),
+        env: {},
+      };
       const args = ['--admin', app.adminUrl!, '--token', readToken, '--path', '/reports', '--header', `X-Api-Key: ${KEY}`, '--ip', '127.0.0.1'];
       assert.equal(await run(args, io), 0);
       assert.match(stdout, /limit reports: applies, counted per tenant \(shop-a\)/);

@@ -23,7 +23,17 @@ defaultRule: { policy: token_bucket, capacity: 20, refillPerSecond: 2 }
 `;
 
 function capture(): CliIo & { stdout: string; stderr: string } {
-  const io = { stdout: '', stderr: '', env: {}, out: (text: string) => void (io.stdout += text), err: (text: string) => void (io.stderr += text) };
+  const io = {
+    stdout: '',
+    stderr: '',
+    env: {},
+    out: (text: string) => {
+      io.stdout += text;
+    },
+    err: (text: string) => {
+      io.stderr += text;
+    },
+  };
   return io;
 }
 
