@@ -11,7 +11,7 @@ export function renderText(explanation: Explanation): string {
   lines.push(`=> ${outcome.status === 0 ? 'no answer' : outcome.status}${outcome.error ? ` ${outcome.error}` : ''}: ${outcome.summary}`);
   if (explanation.routes.length > 0) {
     lines.push('', 'routes (the first that matches takes the request):');
-    for (const route of explanation.routes) lines.push(`  ${route.matched ? '+' : '-'} ${route.id}: ${route.matched ? route.why : `${route.reason}: ${route.why}`}`);
+    for (const route of explanation.routes) lines.push(`  ${route.matched ? '+' : '-'} ${route.id}${route.reason ? ` [${route.reason}]` : ''}: ${route.why}`);
   }
   lines.push('', 'identity:');
   if (identity.anonymous) lines.push(`  anonymous route: the ${identity.keyHeader} header is not read, there is no tenant`);

@@ -282,7 +282,7 @@ describe('explain: which limits apply and which are skipped, and why', () => {
     const text = renderText(explain({ path: '/search', header: [KEY] }));
     assert.match(text, /^GET \/search, client 192\.0\.2\.1\n=> 200: decided by 4 limits/);
     assert.match(text, /\+ search: any method \/search matches/);
-    assert.match(text, /- login: method: method GET is not one of POST/);
+    assert.match(text, /- login \[method\]: method GET is not one of POST/);
     assert.match(text, /limit search-tenant: applies, counted per tenant \(shop-a\)/);
     assert.match(text, /bucket rl:\{shop-a\} field search-tenant/);
   });
