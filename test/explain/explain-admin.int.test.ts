@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { run } from '../../src/cli/explain-command.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import type { Explanation, LimitExplanation } from '../../src/explain/explain.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
@@ -42,6 +43,7 @@ for (const kind of ['memory', 'redis'] as const) {
     let app: RunningSluice;
     let dir: string;
     let readToken: string;
+    let text: string;
     const admin = async (path: string, token: string | null = TOKEN) => {
       const reply = await call(`${app.adminUrl}${path}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
       return { status: reply.status, text: reply.body, body: JSON.parse(reply.body) };
@@ -64,7 +66,8 @@ for (const kind of ['memory', 'redis'] as const) {
       dir = mkdtempSync(join(tmpdir(), 'sluice-explain-'));
       const store = redis ? `store: { type: redis, url: ${redis.url}, deadlineMs: 2000 }\n` : '';
       const env = { UP: upstream.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_DECISION_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DATA_DIR: dir };
-      app = await startGateway(YAML + store, env, { ruleStore: true, admin: true });
+      text = YAML + store;
+      app = await startGateway(text, env, { ruleStore: true, admin: true });
       const created = await call(`${app.adminUrl}/tokens`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'viewer', role: 'read' }) });
       readToken = JSON.parse(created.body).token;
     });
@@ -133,6 +136,14 @@ for (const kind of ['memory', 'redis'] as const) {
       assert.match(stdout, /limit reports: applies, counted per tenant \(shop-a\)/);
       assert.match(stdout, /now {4}3\/3 remaining, reset in 0 ms \((memory|redis 127\.0\.0\.1:\d+)\)/);
       assert.ok(!stdout.includes(KEY));
+    });
+
+    it('follows a config reload: the gateway and explain read the same config', async () => {
+      const next = parseConfig(text.replace('path: /reports', 'path: /reports/*'), { source: 'test.yaml', env: { UP: upstream.url, SLUICE_LISTEN: '127.0.0.1:0' } });
+      assert.equal((await explain({ path: '/reports/q1', header: [`X-Api-Key: ${KEY}`] })).outcome.status, 404);
+      app.reconfigure(next);
+      assert.equal((await explain({ path: '/reports/q1', header: [`X-Api-Key: ${KEY}`] })).route, 'reports');
+      assert.equal((await call(`${app.url}/reports/q1`, { headers: { 'x-api-key': KEY } })).status, 200);
     });
 
     it('refuses other methods', async () => {
