@@ -5,7 +5,7 @@
 // it and why each other does not, who the client is, which limits apply or are
 // skipped and why, each limit's key, rule and its source, and its bucket's
 // Redis key. Pure: no I/O (bucket-state.ts adds the buckets' current state).
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { SluiceConfig } from '../config/types.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import { parseIp } from '../core/ip-address.js';
@@ -70,7 +70,7 @@ export function explainRequest(context: ExplainContext, sample: SampleRequest): 
   const { config } = context;
   const req = fakeRequest(sample);
   const clientIp = new ClientIpResolver(config.clientIp);
-  const out = baseOf(context, sample, clientIp);
+  const out = baseOf(context, sample, req.headers, clientIp);
   if (!acceptableMethod(sample.method)) return refused(out, 'bad_request', `the method ${JSON.stringify(sample.method)} is not upper-case letters, '_' or '-'`);
   const screened = screenRequest(req);
   if (screened !== undefined) return refused(out, screened, 'refused before routing: no route is matched');
@@ -89,13 +89,16 @@ export function explainRequest(context: ExplainContext, sample: SampleRequest): 
     return refused(out, found.problem, match ? 'refused before any limit is decided' : 'the API key is checked before the route (no route takes the request either)');
   }
   if (!match) return refused(out, 'no_route', 'no route takes the request');
-  const unapplied = config.globalLimits.filter((limit) => !match.route.limits.some((own) => own.id === limit.id));
   const length = req.headers['content-length'];
+  if (length !== undefined && Number(length) > config.limits.maxBodyBytes) {
+    out.limits = [...match.route.limits, ...(match.route.concurrency ?? [])].map((limit) => skippedLimit(limit, globalIds.has(limit.id), 'body_too_large'));
+    return refused(out, 'body_too_large', 'refused before any limit is decided');
+  }
   const traces = match.target.explain(found.tenant, req);
   out.limits = traces.map((trace) => explainLimit(trace, { global: globalIds.has(trace.limit.id), ruleStore: context.ruleStore, overrides: context.rules.overrides?.() }));
   // A tenant-keyed global limit is not appended to an anonymous route (check-limits.ts withGlobalLimits).
+  const unapplied = config.globalLimits.filter((limit) => !match.route.limits.some((own) => own.id === limit.id));
   for (const limit of unapplied) if (match.route.anonymous && usesTenant(limit.key)) out.limits.push(skippedLimit(limit, true, 'anonymous_route'));
-  if (length !== undefined && Number(length) > config.limits.maxBodyBytes) return refused(out, 'body_too_large', 'refused before any limit is decided');
   return settle(out);
 }
 
@@ -130,8 +133,7 @@ function identify(out: Explanation, anonymous: boolean, found: ReturnType<typeof
   }
 }
 
-function baseOf(context: ExplainContext, sample: SampleRequest, clientIp: ClientIpResolver): Explanation {
-  const headers = fakeRequest(sample).headers;
+function baseOf(context: ExplainContext, sample: SampleRequest, headers: IncomingHttpHeaders, clientIp: ClientIpResolver): Explanation {
   const peer = parseIp(sample.ip);
   const client = clientIp.clientIp(sample.ip, headers);
   return {

@@ -21,6 +21,8 @@ export type SkipReason =
   | 'unknown_api_key'
   /** The API key header sent twice or holding a list: 400 before any limit. */
   | 'duplicate_api_key'
+  /** A Content-Length over `limits.maxBodyBytes`: 413 before any limit. */
+  | 'body_too_large'
   /** A `key: { header }` limit and the request lacks the header (400). */
   | 'missing_limit_header'
   /** An ip or tenant+ip limit and no client address (the connection is gone; here: no `ip` given). */
@@ -119,6 +121,7 @@ export function skippedLimit(limit: LimitConfig | ConcurrencyLimitConfig, global
     missing_api_key: 'not decided: the request has no API key and is refused first',
     unknown_api_key: 'not decided: the API key is unknown (or revoked) and the request is refused first',
     duplicate_api_key: 'not decided: the API key header is sent more than once and the request is refused first',
+    body_too_large: 'not decided: the Content-Length is over limits.maxBodyBytes and the request is refused first (413)',
   };
   return skip(out, reason, why[reason] ?? reason);
 }

@@ -119,6 +119,24 @@ describe('explain: which route takes the request, and why each other does not', 
     assert.equal(out.route, 'orders');
   });
 
+  it('the route explain names is the one RouteTable.match gives, and the only one marked matched', () => {
+    const samples: SampleFields[] = [
+      { path: '/orders/42' },
+      { path: '/orders/' },
+      { path: '/orders/42', method: 'POST' },
+      { path: '/SEARCH' },
+      { path: '/Reports' },
+      { path: '/admin/x', host: 'admin.example.com' },
+      { path: '/login', method: 'POST' },
+      { path: '/nowhere' },
+    ];
+    for (const fields of samples) {
+      const out = explain({ ...fields, header: [KEY] });
+      const matched = out.routes.filter((entry) => entry.matched).map((entry) => entry.id);
+      assert.deepEqual(matched, out.route === undefined ? [] : [out.route], JSON.stringify(fields));
+    }
+  });
+
   it('refused before routing: a path that cannot be normalized, a lower-case method', () => {
     const path = explain({ path: '/../etc/passwd', header: [KEY] });
     assert.equal(path.outcome.error, 'invalid_path');
@@ -268,6 +286,7 @@ describe('explain: which limits apply and which are skipped, and why', () => {
   it('body_too_large: a Content-Length over limits.maxBodyBytes is refused before the limits', () => {
     const out = explain({ path: '/search', header: [KEY, 'Content-Length: 999999999999'] });
     assert.equal(out.outcome.error, 'body_too_large');
+    assert.equal(limit(out, 'search-tenant').reason, 'body_too_large');
   });
 
   it('concurrency limits: the lease set key', () => {
