@@ -101,6 +101,9 @@ export function explainLimit(trace: LimitTrace, context: LimitContext): LimitExp
   if (trace.rule) {
     out.rule = trace.rule;
     out.source = sourceOf(trace.from!, trace.limit.id, trace.rule, context);
+  } else if ('rule' in trace.limit && trace.limit.rule !== undefined) {
+    // No bucket, so no override could be looked up: the limit's own rule is what it would have had without one.
+    out.rule = trace.limit.rule;
   }
   if ('max' in trace.limit) out.max = trace.limit.max;
   if (trace.problem) return skip(out, trace.problem, problemWhy(trace, out));
@@ -140,7 +143,7 @@ function skip(out: LimitExplanation, reason: SkipReason, why: string): LimitExpl
 function problemWhy(trace: LimitTrace, out: LimitExplanation): string {
   switch (trace.problem) {
     case 'missing_limit_header':
-      return `keyed by header ${out.header}, which the request lacks: refused with 400`;
+      return `keyed by header ${out.header}, which the request lacks`;
     case 'no_client_address':
       return 'keyed by the client address, and there is none (give the peer address: ip)';
     default:
