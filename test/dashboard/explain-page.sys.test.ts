@@ -59,7 +59,7 @@ describe("the page's explain form in a real browser", { skip: !hasChromium && 'n
     const { page } = browser;
     await page.getByLabel('Path (and query)').fill('/orders/42');
     await page.getByLabel('Client address (the connecting peer)').fill('192.0.2.8');
-    await page.getByLabel('Headers, one per line (Name: value)').fill(`X-Api-Key: ${KEY}`);
+    await page.getByLabel('Request headers, one per line (X-Api-Key: …)').fill(`X-Api-Key: ${KEY}`);
     await page.getByRole('button', { name: 'Explain' }).click();
     await page.locator('#explain-outcome').waitFor({ timeout: 5000 });
     assert.match((await page.locator('#explain-outcome').textContent()) ?? '', /^200: decided by 1 limit/);
@@ -67,7 +67,7 @@ describe("the page's explain form in a real browser", { skip: !hasChromium && 'n
     assert.match(limits, /orders-per-tenant/);
     assert.match(limits, /rl:\{shop-a\} orders-per-tenant/);
     assert.match(limits, /9\/9, reset in 0 ms/);
-    assert.equal(await page.getByLabel('Headers, one per line (Name: value)').inputValue(), '', 'the field that held the key is emptied');
+    assert.equal(await page.getByLabel('Request headers, one per line (X-Api-Key: …)').inputValue(), '', 'the field that held the key is emptied');
     assert.ok(!(await page.content()).includes(KEY), 'the key is nowhere on the page');
     await browser.shot('explain');
   });

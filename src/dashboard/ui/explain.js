@@ -23,7 +23,7 @@ export function setupExplain(api, report) {
     form.append(element('label', label, { for: `explain-${name}` }), element('input', undefined, { id: `explain-${name}`, name, placeholder, autocomplete: 'off' }));
   }
   form.append(
-    element('label', 'Headers, one per line (Name: value)', { for: 'explain-headers' }),
+    element('label', 'Request headers, one per line (X-Api-Key: …)', { for: 'explain-headers' }),
     element('textarea', undefined, { id: 'explain-headers', rows: '3', spellcheck: 'false', autocomplete: 'off', placeholder: 'X-Api-Key: …\nX-Forwarded-For: 198.51.100.9' }),
     element('button', 'Explain', { type: 'submit' }),
     element('p', 'Header values go to the admin API in the query string and are never shown back: an API key appears as the first digits of its SHA-256.', { class: 'hint' }),
