@@ -20,7 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['limits'],
   ['config'],
   ['gateway', 'dashboard', 'demo'],
-  ['decision', 'adapters', 'index'],
+  ['decision', 'adapters', 'index', 'explain'],
   ['admin'],
   ['app'],
   ['process'],
