@@ -16,7 +16,7 @@ export function renderSummary(overview) {
   const routes = routesByRefusals(overview);
   const routeRows = routes.map(({ route, refused5, refused60, allowed60 }) => {
     const tr = row([route, refused5, refused60, allowed60]);
-    tr.dataset.route = route;
+    tr.dataset.sumRoute = route;
     return tr;
   });
   fill('sum-routes', capped(routeRows, SHOWN.routes, 'routes', 4), ['nothing refused in the last minute', '', '', '']);
