@@ -7,6 +7,8 @@ import { behindBy, newestVersions, time } from './instances.js';
 
 /** Rows per table: the overview must fit one screen whatever the cluster's size. */
 const SHOWN = { instances: 6, routes: 5, tenants: 5, attention: 6 };
+/** The views the trouble list links to, by the words of their navigation link. */
+const VIEW_WORDS = { instances: 'Instances', routes: 'Routes and history' };
 
 export function renderSummary(overview) {
   renderAttention(attentionOf(overview));
@@ -32,7 +34,7 @@ export function clearSummary() {
 /** Each trouble as { level, text, view }: the view whose section shows it in full. */
 export function attentionOf(overview) {
   const items = [];
-  if (overview.scope === 'local' && /unavailable/.test(overview.scopeNote ?? '')) items.push({ level: 'bad', text: `Cluster view unavailable: ${overview.scopeNote}.`, view: 'instances' });
+  if (overview.scope === 'local' && /unavailable/.test(overview.scopeNote ?? '')) items.push({ level: 'bad', text: `${overview.scopeNote.charAt(0).toUpperCase()}${overview.scopeNote.slice(1)}.`, view: 'instances' });
   const versions = newestVersions(overview.instances);
   for (const instance of overview.instances) {
     const { id } = instance;
@@ -60,7 +62,7 @@ function renderAttention(items) {
   }
   const shown = items.slice(0, SHOWN.attention).map((item) => {
     const li = element('li', undefined, { class: `attention-${item.level}`, 'data-level': item.level });
-    li.append(element('span', item.text), ' ', element('a', 'Details', { href: `#/${item.view}`, 'data-overview-link': item.view }));
+    li.append(element('span', item.text), ' ', element('a', `See ${VIEW_WORDS[item.view]}`, { href: `#/${item.view}`, 'data-overview-link': item.view }));
     return li;
   });
   if (items.length > SHOWN.attention) shown.push(element('li', `and ${items.length - SHOWN.attention} more: see Instances.`));
