@@ -12,6 +12,11 @@ const HASH = /^#\/([a-z][a-z0-9-]*)$/;
 /** `root`: where the sections are; `nav`: the <nav> the links go in; `latest()`: the last overview, drawn into a view as it shows. */
 export function setupNav({ root, nav, latest }) {
   const views = new Map();
+  // A section that names no view gets one of its own (its id without "-section", its heading as the link) rather than showing on every view.
+  for (const section of root.querySelectorAll(':scope > section:not([data-nav])')) {
+    section.dataset.nav = (section.id || 'more').replace(/-section$/, '').toLowerCase();
+    section.dataset.navLabel ??= section.querySelector('h2')?.textContent ?? section.dataset.nav;
+  }
   for (const section of root.querySelectorAll('section[data-nav]')) {
     const name = section.dataset.nav;
     if (!views.has(name)) views.set(name, { label: undefined, sections: [], hooks: [] });
