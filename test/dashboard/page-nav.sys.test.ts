@@ -242,4 +242,26 @@ describe("the operator's page: overview and navigation", { skip: !hasChromium &&
     const problems = browser.console.filter((line) => /Content Security Policy|pageerror/i.test(line));
     assert.deepEqual(problems, [], 'no CSP violation, no script error');
   });
+
+  it('a section that names no view gets a view and a link of its own, and shows only there', async () => {
+    const { page } = browser;
+    // The page as served, with one section more that has no data-nav (as a later section might be added).
+    await page.route('**/ui/', async (route) => {
+      const served = await route.fetch();
+      const html = (await served.text()).replace('<section aria-labelledby="audit-title"', '<section id="extra-section"><h2>Extra things</h2><p id="extra-body">extra</p></section>\n      <section aria-labelledby="audit-title"');
+      await route.fulfill({ response: served, body: html });
+    });
+    try {
+      await page.goto(`${a.adminUrl}/ui/#/extra`); // the same document (only the hash differs): the reload loads the page anew
+      await page.reload();
+      await signIn();
+      assert.equal(await current(), 'extra');
+      assert.equal(await page.locator('#nav a[data-nav-link="extra"]').textContent(), 'Extra things');
+      assert.deepEqual(await visibleViews(), ['extra']);
+      await openView(page, 'overview');
+      assert.equal(await page.locator('#extra-body').isVisible(), false, 'not on the other views');
+    } finally {
+      await page.unroute('**/ui/');
+    }
+  });
 });
