@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
 
 const TOKEN = 'explain-page-bootstrap-token-0123456789';
 const KEY = 'explain-page-key-shop-a';
@@ -48,6 +48,7 @@ describe("the page's explain form in a real browser", { skip: !hasChromium && 'n
     await browser.page.getByLabel('Admin token').fill(readToken);
     await browser.page.getByRole('button', { name: 'Sign in' }).click();
     await browser.page.locator('#who', { hasText: 'Signed in as' }).waitFor({ timeout: 5000 });
+    await openView(browser.page, 'explain');
   });
   after(async () => {
     await browser?.close();
