@@ -31,7 +31,7 @@ defaultRule: { policy: token_bucket, capacity: 1000, refillPerSecond: 100 }
 rules:
 ${NOISY.map((t) => `  - { tenant: ${t}, route: orders, policy: token_bucket, capacity: 1, refillPerSecond: 0.01 }`).join('\n')}
 `;
-const VIEWS = ['overview', 'routes', 'tenants', 'instances', 'rules', 'keys', 'audit'];
+const VIEWS = ['overview', 'routes', 'tenants', 'instances', 'rules', 'keys', 'audit', 'explain'];
 
 describe("the operator's page: overview and navigation", { skip: !hasChromium && 'no /usr/bin/chromium (apt-get install chromium)' }, () => {
   let redis: RedisServer;
