@@ -1,5 +1,6 @@
 -- Fixed window twin of model.ts. ARGV[3] limit, ARGV[4] windowMs,
--- ARGV[5] 1 = windowStart first_request (else aligned), ARGV[6] offsetMs.
+-- ARGV[5] 1 = windowStart first_request, 2 = calendar (else aligned), ARGV[6] offsetMs,
+-- calendar only: ARGV[7..9] three window boundaries in ms, from the time-zone rules.
 -- State: the string "<window start µs>:<count>", expiring with its window.
 local cost = tonumber(ARGV[1])
 local limit = tonumber(ARGV[3])
@@ -13,13 +14,19 @@ if raw then
   stored_start = tonumber(stored_start)
 end
 local start
-if ARGV[5] == '1' then
+local window_end
+if ARGV[5] == '2' then
+  -- calendar: [b0, b1) before the middle boundary, [b1, b2) from it on, by Redis TIME
+  local b1 = tonumber(ARGV[8]) * 1000
+  if now < b1 then start, window_end = tonumber(ARGV[7]) * 1000, b1 else start, window_end = b1, tonumber(ARGV[9]) * 1000 end
+elseif ARGV[5] == '1' then
   -- the bucket's open window, or one that opens now
   if stored_start and now < stored_start + window_us then start = stored_start else start = now end
 else
   start = now - math.fmod(now - tonumber(ARGV[6]) * 1000, window_us)
 end
-local until_end = start + window_us - now
+if window_end == nil then window_end = start + window_us end
+local until_end = window_end - now
 local count = 0
 -- an older window counts nothing (the key normally expired with it)
 if stored_start == start then count = tonumber(stored_count) end

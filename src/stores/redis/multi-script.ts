@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
+import { ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
+import { systemClock } from '../clock.js';
 import { coalescerOf } from './coalesce.js';
 import { fieldOf, normalise, preludeFor, type RedisClient, redisKeyOf } from './scripts.js';
 
@@ -55,8 +57,9 @@ export function multiScriptOf(policies: readonly PolicyName[]): Script {
 
 function argvOf(calls: readonly StoreCall[], nowUs: number | undefined): (string | number)[] {
   const argv: (string | number)[] = [nowUs === undefined ? '' : nowUs];
+  const instanceNow = nowUs === undefined ? systemClock() : nowUs / 1000; // calendar boundaries around it; Redis TIME picks the window
   for (const { bucket, rule, cost, shadow } of calls) {
-    const own = [cost, '', ...policyOf(rule).model.luaArgs(rule), fieldOf(rule.policy, bucket)];
+    const own = [cost, '', ...policyOf(rule).model.luaArgs(ruleAt(rule, instanceNow)), fieldOf(rule.policy, bucket)];
     argv.push(rule.policy, shadow ? 1 : 0, own.length, ...own);
   }
   return argv;
