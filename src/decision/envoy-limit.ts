@@ -12,7 +12,18 @@ import { type DescriptorFile, type RateLimitFile, UNIT_NAMES, UNIT_SECONDS, type
 
 export type Fail = (path: ConfigPath, message: string) => never;
 
-export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fail): ConfiguredLimit | undefined {
+/** `decisionService.calendarUnits`: MONTH and YEAR start on the 1st (of the month, of January) at local midnight in this zone. */
+export interface CalendarUnits {
+  timeZone: string;
+}
+
+export interface LimitContext {
+  fail: Fail;
+  /** Absent (the reference's own behaviour, the default): MONTH is 30 days and YEAR 365, on a grid from the epoch. */
+  calendarUnits?: CalendarUnits;
+}
+
+export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, { fail, calendarUnits }: LimitContext): ConfiguredLimit | undefined {
   const rateLimit = descriptor.rate_limit;
   if (rateLimit === undefined || rateLimit === null) {
     if (descriptor.sluice !== undefined) fail([...at, 'rate_limit'], 'is required with sluice: it is the limit Envoy is told (current_limit)');
@@ -35,7 +46,10 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fai
     if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'requests_per_unit 0 refuses every request: sluice: rules would never apply');
     return { ...common, unit, requestsPerUnit: 0, unlimited: false, blocked: true, rules: [] };
   }
-  const base = fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
+  const base =
+    calendarUnits !== undefined && (unit === 'month' || unit === 'year')
+      ? calendarWindow(requestsPerUnit, unit, calendarUnits.timeZone)
+      : fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
   const rules = extensionRules(descriptor.sluice, base, [...at, 'sluice'], fail).map((rule) => (common.shadow ? { ...rule, shadow: true } : rule));
   return { ...common, unit, requestsPerUnit, unlimited: false, blocked: false, rules };
 }
@@ -57,6 +71,9 @@ function replacesOf(rateLimit: RateLimitFile, at: ConfigPath, fail: Fail): strin
 
 /** The reference's limit: `requests_per_unit` per calendar-aligned unit. */
 export const fixedWindow = (requestsPerUnit: number, unitSeconds: number): Rule => ({ policy: 'fixed_window', limit: requestsPerUnit, windowMs: unitSeconds * 1000 });
+
+/** With `calendarUnits`: `requests_per_unit` per calendar month or year of the time zone. */
+const calendarWindow = (requestsPerUnit: number, unit: 'month' | 'year', timeZone: string): Rule => ({ policy: 'fixed_window', limit: requestsPerUnit, calendar: { unit, timeZone } });
 
 function extensionRules(extension: unknown, base: Rule, at: ConfigPath, fail: Fail): Rule[] {
   if (extension === undefined) return [base];

@@ -70,7 +70,7 @@ describe('a calendar rule on the Redis store, by Redis TIME', () => {
     const bucket = bucketKey('calendar-store', 'tenant');
     const first = await store.consume(bucket, rule, 2);
     const refused = await store.consume(bucket, rule, 1);
-    const [seconds, micros] = (await client.time()) as [string, string];
+    const [seconds, micros] = (await client.time()) as unknown as [string, string];
     const redisNow = Number(seconds) * 1000 + Number(micros) / 1000;
     const { end } = calendarWindowAt(redisNow, rule.calendar!);
     assert.equal(first.allowed, true);

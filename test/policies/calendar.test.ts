@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { calendarBoundaries, calendarWindowAt } from '../../src/core/calendar.js';
 import { isSluiceError } from '../../src/core/errors.js';
-import { parseRule } from '../../src/core/rule.js';
+import { type FixedWindowRule, parseRule } from '../../src/core/rule.js';
 import { ruleAt } from '../../src/policies/calendar-rule.js';
 import { fixedWindow } from '../../src/policies/fixed-window/model.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
@@ -59,7 +59,7 @@ describe('calendar boundaries', () => {
   });
 
   it('a model handed a calendar rule without boundaries says so instead of guessing', () => {
-    const rule = parseRule({ policy: 'fixed_window', limit: 1, calendar: paris });
+    const rule = parseRule({ policy: 'fixed_window', limit: 1, calendar: paris }) as FixedWindowRule;
     assert.throws(() => fixedWindow.step(undefined, 0, rule, 1), /without its window boundaries/);
   });
 });
