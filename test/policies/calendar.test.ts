@@ -11,6 +11,7 @@ import { type FixedWindowRule, parseRule } from '../../src/core/rule.js';
 import { ruleAt } from '../../src/policies/calendar-rule.js';
 import { fixedWindow } from '../../src/policies/fixed-window/model.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
+import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { calendarVectors, ruleForStep } from './calendar-vectors.js';
 
 describe('calendar vectors on the model', () => {
@@ -123,4 +124,26 @@ describe('bad calendars are refused naming the field', () => {
       assert.doesNotThrow(() => parseRule(monthly({ unit, anchor })));
     }
   });
+});
+
+describe('bad calendars in the config file name the field and the line', () => {
+  const yaml = (rule: string) => `routes: [{ id: api, path: /api, upstream: http://127.0.0.1:8090 }]
+rules:
+  - tenant: acme
+    route: api
+${rule}
+`;
+  const cases: [string, string, RegExp][] = [
+    ['an unknown time zone', '    policy: fixed_window\n    limit: 5\n    calendar: { unit: month, timeZone: Paris/France }', /calendar\.timeZone: unknown time zone/],
+    ['a billing anchor of 0', '    policy: fixed_window\n    limit: 5\n    calendar: { unit: month, timeZone: UTC, anchor: 0 }', /calendar\.anchor: must be 1-31/],
+    ['calendar on the sliding log', '    policy: sliding_window_log\n    limit: 5\n    windowMs: 1000\n    calendar: { unit: day, timeZone: UTC }', /calendar: calendar windows apply to fixed_window only, not sliding_window_log/],
+  ];
+  for (const [name, rule, message] of cases) {
+    it(name, () => {
+      assert.throws(
+        () => parseConfig(yaml(rule), { source: 'sluice.yaml', env: {} }),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message) && /sluice\.yaml:\d+/.test(error.message),
+      );
+    });
+  }
 });
