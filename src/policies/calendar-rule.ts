@@ -22,6 +22,9 @@ interface Resolved {
 /** Per rule object, the boundaries last resolved and the span they hold for: one time-zone computation per window half. */
 const resolved = new WeakMap<Rule, Resolved>();
 
+/** Whether `rule` still needs its boundaries: a calendar rule not yet resolved (checked before reading a clock on the hot path). */
+export const needsBoundaries = (rule: Rule): boolean => rule.policy === 'fixed_window' && rule.calendar !== undefined && (rule as CalendarBounded).boundaries === undefined;
+
 /** `rule` with the calendar boundaries around `ms` attached, the same object while they hold; any other rule as it is. */
 export function ruleAt<R extends Rule>(rule: R, ms: number): R {
   if (rule.policy !== 'fixed_window' || rule.calendar === undefined || (rule as CalendarBounded).boundaries !== undefined) return rule;

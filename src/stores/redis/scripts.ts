@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
-import { ruleAt } from '../../policies/calendar-rule.js';
+import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { systemClock } from '../clock.js';
 import { isCluster, type RedisClient } from './client.js';
@@ -139,7 +139,7 @@ function isNoScript(error: unknown): boolean {
  */
 function send<T>(client: RedisClient, bucket: BucketKey, given: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
   // A calendar rule carries the boundaries around this instance's now; the script picks its window by Redis TIME.
-  const rule = ruleAt(given, nowUs === undefined ? systemClock() : nowUs / 1000);
+  const rule = needsBoundaries(given) ? ruleAt(given, nowUs === undefined ? systemClock() : nowUs / 1000) : given;
   let params = argsOf.get(rule);
   if (params === undefined) {
     params = policyOf(rule).model.luaArgs(rule);
