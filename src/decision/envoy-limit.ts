@@ -32,8 +32,17 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, { fail, c
   const name = rateLimit.name ?? undefined;
   const replaces = replacesOf(rateLimit, [...at, 'rate_limit', 'replaces'], fail);
   const headerId = headerIdOf(name ?? descriptor.key ?? '');
-  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true, detailedMetric: descriptor.detailed_metric === true };
   const unit = unitOf(rateLimit.unit);
+  const calendar = calendarUnits !== undefined && (unit === 'month' || unit === 'year') ? { unit, timeZone: calendarUnits.timeZone } : undefined;
+  const common = {
+    name,
+    replaces,
+    headerId,
+    shadow: descriptor.shadow_mode === true,
+    quotaMode: descriptor.quota_mode === true,
+    detailedMetric: descriptor.detailed_metric === true,
+    ...(calendar ? { calendar } : {}),
+  };
   if (rateLimit.unlimited) {
     if (unit !== undefined) fail([...at, 'rate_limit', 'unlimited'], 'should not specify rate limit unit when unlimited');
     if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'an unlimited rate_limit takes no sluice: rules');
@@ -46,10 +55,7 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, { fail, c
     if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'requests_per_unit 0 refuses every request: sluice: rules would never apply');
     return { ...common, unit, requestsPerUnit: 0, unlimited: false, blocked: true, rules: [] };
   }
-  const base =
-    calendarUnits !== undefined && (unit === 'month' || unit === 'year')
-      ? calendarWindow(requestsPerUnit, unit, calendarUnits.timeZone)
-      : fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
+  const base: Rule = calendar ? { policy: 'fixed_window', limit: requestsPerUnit, calendar } : fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
   const rules = extensionRules(descriptor.sluice, base, [...at, 'sluice'], fail).map((rule) => (common.shadow ? { ...rule, shadow: true } : rule));
   return { ...common, unit, requestsPerUnit, unlimited: false, blocked: false, rules };
 }
@@ -71,9 +77,6 @@ function replacesOf(rateLimit: RateLimitFile, at: ConfigPath, fail: Fail): strin
 
 /** The reference's limit: `requests_per_unit` per calendar-aligned unit. */
 export const fixedWindow = (requestsPerUnit: number, unitSeconds: number): Rule => ({ policy: 'fixed_window', limit: requestsPerUnit, windowMs: unitSeconds * 1000 });
-
-/** With `calendarUnits`: `requests_per_unit` per calendar month or year of the time zone. */
-const calendarWindow = (requestsPerUnit: number, unit: 'month' | 'year', timeZone: string): Rule => ({ policy: 'fixed_window', limit: requestsPerUnit, calendar: { unit, timeZone } });
 
 function extensionRules(extension: unknown, base: Rule, at: ConfigPath, fail: Fail): Rule[] {
   if (extension === undefined) return [base];

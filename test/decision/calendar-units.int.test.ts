@@ -22,6 +22,7 @@ descriptors:
   - { key: plan, value: monthly, rate_limit: { unit: month, requests_per_unit: 2 } }
   - { key: plan, value: yearly, rate_limit: { unit: year, requests_per_unit: 1 } }
   - { key: plan, value: daily, rate_limit: { unit: day, requests_per_unit: 1 } }
+  - { key: plan, value: closed, rate_limit: { unit: year, requests_per_unit: 0 } }
   - key: plan
     value: explicit
     rate_limit: { unit: month, requests_per_unit: 1 }
@@ -98,5 +99,13 @@ describe('calendarUnits on the gRPC face, on Redis', () => {
     assert.ok(Math.abs(seconds - untilTurn) <= 2, `duration_until_reset ${seconds} s vs ${untilTurn} s to the 1st in New York`);
     const headers = Object.fromEntries(answers[2].response_headers_to_add.map((h: { key: string; value: string }) => [h.key, h.value]));
     assert.ok(Math.abs(Number(headers['Retry-After']) - untilTurn) <= 2, `Retry-After ${headers['Retry-After']}`);
+  });
+
+  it('a blocked YEAR (requests_per_unit 0) is refused until 1 January at midnight in New York', async () => {
+    const answer = await client.ask({ domain: 'quota', descriptors: [descriptor(['plan', 'closed'])] });
+    assert.equal(answer.overall_code, 'OVER_LIMIT');
+    const { end } = calendarWindowAt(Date.now(), { unit: 'year', timeZone: 'America/New_York' });
+    const seconds = Number(answer.statuses[0].duration_until_reset.seconds);
+    assert.ok(Math.abs(seconds - (end - Date.now()) / 1000) <= 2, `duration_until_reset ${seconds} s vs ${(end - Date.now()) / 1000} s`);
   });
 });
