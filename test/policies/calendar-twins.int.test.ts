@@ -16,7 +16,7 @@ import { runAdjust } from '../../src/stores/redis/adjust.js';
 import { runScript } from '../../src/stores/redis/scripts.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { calendarVectors, ruleForStep } from './calendar-vectors.js';
+import { calendarVectors, ruleForStep, ruleOfStep } from './calendar-vectors.js';
 
 let redis: RedisServer;
 let client: Redis;
@@ -38,7 +38,7 @@ describe('calendar vectors: model and Lua twin', () => {
       let state: ReturnType<typeof fixedWindow.step>['state'] | undefined;
       for (const [i, step] of vector.steps.entries()) {
         const at = Date.parse(step.at);
-        const rule = ruleForStep(vector.rule, step);
+        const rule = ruleForStep(ruleOfStep(vector, i), step);
         const model = fixedWindow.step(state, at, rule, step.cost);
         if (model.write) state = model.state;
         const lua = await runScript(client, key, rule, step.cost, toMicros(at));
@@ -55,9 +55,9 @@ describe('calendar vectors: model and Lua twin', () => {
     const vector = calendarVectors().find((v) => v.name.startsWith('billing anchor 31: January'))!;
     const key = bucketKey('calendar', `k${keySeq++}`);
     let state: ReturnType<typeof fixedWindow.step>['state'] | undefined;
-    for (const step of vector.steps) {
+    for (const [i, step] of vector.steps.entries()) {
       const at = Date.parse(step.at);
-      const rule = ruleForStep(vector.rule, step);
+      const rule = ruleForStep(ruleOfStep(vector, i), step);
       state = fixedWindow.adjust!(state, at, rule, 2).state;
       assert.equal(await runAdjust(client, key, rule, 2, toMicros(at)), fixedWindow.serialize(state), step.at);
     }

@@ -12,7 +12,7 @@ import { ruleAt } from '../../src/policies/calendar-rule.js';
 import { fixedWindow } from '../../src/policies/fixed-window/model.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
-import { calendarVectors, ruleForStep } from './calendar-vectors.js';
+import { calendarVectors, ruleForStep, ruleOfStep } from './calendar-vectors.js';
 
 describe('calendar vectors on the model', () => {
   for (const vector of calendarVectors()) {
@@ -22,8 +22,8 @@ describe('calendar vectors on the model', () => {
         const at = Date.parse(step.at);
         const [start, end] = step.expect.window.map(Date.parse) as [number, number];
         const where = `step ${i} at ${step.at}`;
-        assert.deepEqual(calendarWindowAt(at, vector.rule.calendar!), { start, end }, `window from the time-zone rules, ${where}`);
-        const result = fixedWindow.step(state, at, ruleForStep(vector.rule, step), step.cost);
+        assert.deepEqual(calendarWindowAt(at, ruleOfStep(vector, i).calendar!), { start, end }, `window from the time-zone rules, ${where}`);
+        const result = fixedWindow.step(state, at, ruleForStep(ruleOfStep(vector, i), step), step.cost);
         if (result.write) state = result.state;
         assert.equal(result.state.start, start * 1000, `window the model picked, ${where}`);
         assert.equal(result.decision.allowed, step.expect.allowed, `allowed, ${where}`);

@@ -6,11 +6,13 @@
 local delta = tonumber(ARGV[1])
 local window_us = tonumber(ARGV[4]) * 1000
 local now = sluice_now
-local stored_start, stored_count
+local stored_start, stored_count, stored_end
 local raw = redis.call('HGET', KEYS[1], ARGV[#ARGV])
 if raw then
-  stored_start, stored_count = string.match(raw, '^(%d+):(%d+)$')
+  -- a calendar window's state adds its end: "<start>:<count>:<end>"
+  stored_start, stored_count, stored_end = string.match(raw, '^(%d+):(%d+):?(%d*)$')
   stored_start = tonumber(stored_start)
+  stored_end = tonumber(stored_end)
 end
 local start
 local window_end
@@ -25,9 +27,14 @@ else
 end
 if window_end == nil then window_end = start + window_us end
 local count = 0
-if stored_start == start then count = tonumber(stored_count) end
+-- an older window counts nothing (the key normally expired with it); a calendar
+-- window of other boundaries (a changed zone or anchor) still open carries its count
+if stored_start == start then count = tonumber(stored_count)
+elseif ARGV[5] == '2' and stored_end and stored_start <= now and now < stored_end then count = tonumber(stored_count) end
+local ends = ''
+if ARGV[5] == '2' then ends = ':' .. string.format('%.0f', window_end) end
 count = count + delta
 if count < 0 then count = 0 end
-local state = string.format('%.0f', start) .. ':' .. string.format('%.0f', count)
+local state = string.format('%.0f', start) .. ':' .. string.format('%.0f', count) .. ends
 sluice_save(state, math.max(1, math.ceil((window_end - now) / 1000)))
 return state

@@ -7,11 +7,13 @@ local limit = tonumber(ARGV[3])
 local window_us = tonumber(ARGV[4]) * 1000
 
 local now = sluice_now
-local stored_start, stored_count
+local stored_start, stored_count, stored_end
 local raw = redis.call('HGET', KEYS[1], ARGV[#ARGV])
 if raw then
-  stored_start, stored_count = string.match(raw, '^(%d+):(%d+)$')
+  -- a calendar window's state adds its end: "<start>:<count>:<end>"
+  stored_start, stored_count, stored_end = string.match(raw, '^(%d+):(%d+):?(%d*)$')
   stored_start = tonumber(stored_start)
+  stored_end = tonumber(stored_end)
 end
 local start
 local window_end
@@ -28,8 +30,12 @@ end
 if window_end == nil then window_end = start + window_us end
 local until_end = window_end - now
 local count = 0
--- an older window counts nothing (the key normally expired with it)
-if stored_start == start then count = tonumber(stored_count) end
+-- an older window counts nothing (the key normally expired with it); a calendar
+-- window of other boundaries (a changed zone or anchor) still open carries its count
+if stored_start == start then count = tonumber(stored_count)
+elseif ARGV[5] == '2' and stored_end and stored_start <= now and now < stored_end then count = tonumber(stored_count) end
+local ends = ''
+if ARGV[5] == '2' then ends = ':' .. string.format('%.0f', window_end) end
 local want = cost
 if cost == 0 then want = 1 end
 local fits = count + want <= limit
@@ -38,10 +44,10 @@ if (not fits) or cost == 0 then
   local retry = 0
   if not fits then retry = math.max(0, math.ceil((until_end) / 1000)) end
   return { fits and 1 or 0, math.max(0, limit - count), math.max(0, math.ceil((until_end) / 1000)), retry, 0,
-    (ARGV[1] == '0' and (string.format('%.0f', start) .. ':' .. string.format('%.0f', count)) or '') }
+    (ARGV[1] == '0' and (string.format('%.0f', start) .. ':' .. string.format('%.0f', count) .. ends) or '') }
 end
 
 local after = count + cost
-local state = string.format('%.0f', start) .. ':' .. string.format('%.0f', after)
+local state = string.format('%.0f', start) .. ':' .. string.format('%.0f', after) .. ends
 sluice_save(state, math.max(1, math.max(0, math.ceil((until_end) / 1000))))
 return { 1, limit - after, math.max(0, math.ceil((until_end) / 1000)), 0, 0, '' }
