@@ -1,7 +1,7 @@
 -- Fixed window twin of model.ts. ARGV[3] limit, ARGV[4] windowMs,
 -- ARGV[5] 1 = windowStart first_request, 2 = calendar (else aligned), ARGV[6] offsetMs,
 -- calendar only: ARGV[7..9] three window boundaries in ms, from the time-zone rules.
--- State: the string "<window start µs>:<count>", expiring with its window.
+-- State: the string "<window start µs>:<count>" (a calendar window adds ":<end µs>"), expiring with its window.
 local cost = tonumber(ARGV[1])
 local limit = tonumber(ARGV[3])
 local window_us = tonumber(ARGV[4]) * 1000
