@@ -147,3 +147,15 @@ ${rule}
     });
   }
 });
+
+describe('ruleAt for rule objects made anew per call', () => {
+  it('resolves equal calendars to equal boundaries, each rule its own object', () => {
+    const make = () => parseRule({ policy: 'fixed_window', limit: 3, calendar: { unit: 'month', timeZone: 'Asia/Tokyo', anchor: 10 } });
+    const at = Date.parse('2026-12-04T00:00:00Z');
+    const a = ruleAt(make(), at) as ReturnType<typeof make> & { boundaries: readonly number[] };
+    const b = ruleAt(make(), at + 1000) as typeof a;
+    assert.notEqual(a, b);
+    assert.deepEqual(b.boundaries, a.boundaries);
+    assert.deepEqual(a.boundaries, ['2026-11-09T15:00:00Z', '2026-12-09T15:00:00Z', '2027-01-09T15:00:00Z'].map(Date.parse));
+  });
+});
