@@ -1,6 +1,7 @@
 // The shape of sluice.yaml after `${VAR}` expansion. Rules are checked apart, with
 // `parseRule`, so a rule error reads the same here as in the admin API or the CLI.
 import { z } from 'zod';
+import { isTimeZone } from '../core/calendar.js';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema } from '../limits/client-ip-schema.js';
@@ -176,6 +177,13 @@ export const configFileSchema = z
         maxDescriptorEntries: positiveInt(1_000).default(32),
         /** envoyproxy/ratelimit's SHADOW_MODE: every request answered OK, its limits decided and reported. */
         shadowMode: z.boolean().default(false),
+        /** MONTH and YEAR follow the calendar (true: of UTC; or of {timeZone}) instead of the reference's 30 and 365 days (the default). */
+        calendarUnits: z
+          .union([
+            z.boolean(),
+            z.object({ timeZone: z.string().refine(isTimeZone, 'unknown time zone: expected an IANA name such as Europe/Paris or UTC') }).strict(),
+          ])
+          .optional(),
       })
       .strict()
       .optional(),
