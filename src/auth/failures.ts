@@ -24,10 +24,12 @@ export type AuthFailure = keyof typeof AUTH_FAILURES;
 /** The failures the client can fix (401); jwks_unavailable is the gateway's (503). */
 export const isClientFailure = (reason: AuthFailure): boolean => reason !== 'jwks_unavailable';
 
-/** `WWW-Authenticate` of a refused token (RFC 6750 §3): which check failed, in words from the fixed set above. */
+/**
+ * `WWW-Authenticate` of a refused token (RFC 6750 §3): which check failed, in
+ * words from the fixed set above. A missing token gets `invalid_token` too
+ * (RFC 6750 would allow the bare challenge), so every refusal names its check.
+ */
 export function wwwAuthenticate(reason: AuthFailure): string {
-  // RFC 6750 §3.1: a request with no token at all gets the challenge without an error code.
-  if (reason === 'missing') return 'Bearer';
   return `Bearer error="invalid_token", error_description="${AUTH_FAILURES[reason]}"`;
 }
 

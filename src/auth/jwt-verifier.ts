@@ -42,9 +42,8 @@ export class JwtVerifier {
 
   /** The request's token verified, or why it was refused. */
   async identify(headers: IncomingHttpHeaders, rawHeaders?: readonly string[]): Promise<TokenIdentity | AuthFailure> {
-    const token = tokenOf(this.config.token, headers, this.config.maxTokenBytes, rawHeaders);
-    if (!token.includes('.')) return token as AuthFailure; // a failure's name, never a JWS (which has two dots)
-    return this.verify(token);
+    const found = tokenOf(this.config.token, headers, this.config.maxTokenBytes, rawHeaders);
+    return typeof found === 'string' ? found : this.verify(found.token);
   }
 
   async verify(token: string): Promise<TokenIdentity | AuthFailure> {

@@ -10,7 +10,7 @@ import type { AuthFailure } from './failures.js';
 const BEARER = /^Bearer +([A-Za-z0-9\-_.]+) *$/i;
 
 /** The token, or why there is none to verify. */
-export function tokenOf(source: TokenSource, headers: IncomingHttpHeaders, maxBytes: number, rawHeaders?: readonly string[]): string | AuthFailure {
+export function tokenOf(source: TokenSource, headers: IncomingHttpHeaders, maxBytes: number, rawHeaders?: readonly string[]): { token: string } | AuthFailure {
   const name = source.kind === 'bearer' ? 'authorization' : source.kind === 'header' ? source.name : 'cookie';
   const value = headers[name];
   if (value === undefined || value === '') return 'missing';
@@ -22,11 +22,11 @@ export function tokenOf(source: TokenSource, headers: IncomingHttpHeaders, maxBy
   const match = BEARER.exec(value);
   const token = match ? match[1]! : source.kind === 'header' && !value.includes(' ') ? value : undefined;
   if (token === undefined) return 'malformed';
-  return token.length > maxBytes ? 'too_large' : token;
+  return token.length > maxBytes ? 'too_large' : { token };
 }
 
 /** The named cookie of a Cookie header (node joins several with `; `); two of the same name are malformed. */
-function cookieToken(header: string, name: string, maxBytes: number): string | AuthFailure {
+function cookieToken(header: string, name: string, maxBytes: number): { token: string } | AuthFailure {
   let found: string | undefined;
   for (const pair of header.split(';')) {
     const eq = pair.indexOf('=');
@@ -35,5 +35,5 @@ function cookieToken(header: string, name: string, maxBytes: number): string | A
     found = pair.slice(eq + 1).trim();
   }
   if (found === undefined || found === '') return 'missing';
-  return found.length > maxBytes ? 'too_large' : found;
+  return found.length > maxBytes ? 'too_large' : { token: found };
 }
