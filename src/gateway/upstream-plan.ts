@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { HeaderEdits, RouteConfig } from '../config/types.js';
 import type { ClientIpResolver } from '../limits/client-ip.js';
-import { claimText } from '../core/claims.js';
+import { claimHeaderValue } from '../core/claims.js';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
 import { normalizePath, splitTarget } from './request-path.js';
 
@@ -83,9 +83,8 @@ export class UpstreamPlan {
       if (!this.claimHeaderNames.has(flat[i]!.toLowerCase())) out.push(flat[i]!, flat[i + 1]!);
     }
     for (const [claim, header] of this.claimHeaders) {
-      const value = claimText(claims, claim);
-      // A value no header can carry (a newline, a non-ASCII name) is left out, never sent mangled.
-      if (value !== undefined && HEADER_VALUE.test(value)) out.push(header, value);
+      const value = claimHeaderValue(claims, claim);
+      if (value !== undefined) out.push(header, value);
     }
     return out;
   }
@@ -100,9 +99,6 @@ export class UpstreamPlan {
     return { tenant: context.tenant ?? '', route: context.route, clientIp: this.clientIp.clientIp(req.socket.remoteAddress, req.headers)?.address ?? '' };
   }
 }
-
-/** Visible ASCII, spaces and tabs: what a header value may hold as is. */
-const HEADER_VALUE = /^[\t\x20-\x7e]{1,8192}$/;
 
 /** The directory a replacement always writes: up to the last `/` before its first `$` group (`/public/v2/$1` → `/public/v2/`). */
 function literalPrefix(replacement: string): string {
