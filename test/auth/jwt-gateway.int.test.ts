@@ -5,9 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { resilienceRegistry } from '../../src/limiter/metrics.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { AUDIENCE, ISSUER, type JwksServer, sign, startJwks, type TestKey, testKey, unsignedToken } from './jwt-support.js';
+import { type JwksServer, startJwks } from './jwks-server.js';
+import { AUDIENCE, ISSUER, sign, type TestKey, testKey, unsignedToken } from './jwt-support.js';
 
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!!';
 
@@ -187,6 +189,13 @@ describe('auth: jwt with a JWKS URL', () => {
     assert.equal(noSub.status, 401);
     assert.equal(JSON.parse(noSub.body).error, 'missing_limit_claim');
     assert.match(String(noSub.headers['www-authenticate']), /^Bearer error="invalid_token"/);
+  });
+
+  it('a config reload that keeps the auth section keeps its cached keys: no new fetch', async () => {
+    const fetched = jwks.fetches;
+    app.reconfigure(parseConfig(yaml(jwks.url, upstream.url), { source: 'test.yaml', env: { SLUICE_LISTEN: '127.0.0.1:0', JWT_SECRET: SECRET } }));
+    assert.equal((await call(`${app.url}/orders`, { headers: bearer(await sign(ed, { sub: subject() })) })).status, 200);
+    assert.equal(jwks.fetches, fetched);
   });
 
   it('a route with auth: none needs no token', async () => {

@@ -1,7 +1,5 @@
-// Helpers for the JWT tests: key pairs of each family, tokens signed with jose,
-// and a JWK set served on loopback that a test can rotate or make stall.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// Helpers for the JWT tests: key pairs of each family and tokens signed with
+// jose (the JWK set served on loopback is in jwks-server.ts).
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 
 export interface TestKey {
@@ -50,39 +48,4 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 export function unsignedToken(claims: JWTPayload, kid?: string): string {
   const now = Math.floor(Date.now() / 1000);
   return `${b64({ alg: 'none', typ: 'JWT', ...(kid ? { kid } : {}) })}.${b64({ iss: ISSUER, aud: AUDIENCE, exp: now + 300, ...claims })}.`;
-}
-
-export interface JwksServer {
-  url: string;
-  /** How many times the set was asked for. */
-  fetches: number;
-  keys: JWK[];
-  /** While true, requests are held unanswered (a provider that stalls). */
-  stall: boolean;
-  close(): Promise<void>;
-}
-
-export function startJwks(keys: JWK[]): Promise<JwksServer> {
-  const held: ServerResponse[] = [];
-  const state = { fetches: 0, keys, stall: false } as JwksServer;
-  const server: Server = createServer((_req: IncomingMessage, res: ServerResponse) => {
-    state.fetches++;
-    if (state.stall) {
-      held.push(res);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: state.keys }));
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
-      state.close = () =>
-        new Promise<void>((done) => {
-          for (const res of held) res.destroy();
-          server.close(() => done());
-          server.closeAllConnections();
-        });
-      resolve(state);
-    });
-  });
 }
