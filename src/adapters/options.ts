@@ -136,7 +136,7 @@ function checkLimits<Request>(limits: readonly AdapterLimit<Request>[], single: 
     const rule = parseRule(limit.rule, single ? 'rule' : `${at}rule`);
     const key = limit.key ?? 'header';
     const claimKey = typeof key === 'object' && key !== null && typeof key.claim === 'string' && key.claim !== '';
-    if (typeof key !== 'function' && key !== 'header' && key !== 'ip' && key !== 'route' && !claimKey) throw fail("must be 'header', 'ip', 'route', { claim: name } or a function", `${at}key`);
+    if (typeof key !== 'function' && key !== 'header' && key !== 'ip' && key !== 'route' && !claimKey) throw fail("must be 'header', 'ip', 'route' or a function, or { claim: name }", `${at}key`);
     const cost = limit.cost ?? 1;
     assertValidCost(rule, cost);
     return { id: limit.id, rule, key, cost };
