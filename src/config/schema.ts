@@ -1,6 +1,7 @@
 // The shape of sluice.yaml after `${VAR}` expansion. Rules are checked apart, with
 // `parseRule`, so a rule error reads the same here as in the admin API or the CLI.
 import { z } from 'zod';
+import { jwtAuthSchema, routeAuthSchema } from '../auth/jwt-schema.js';
 import { isTimeZone } from '../core/calendar.js';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
@@ -43,6 +44,7 @@ export const routeSchema = z
     ...routeForwardingFields,
     timeoutMs: positiveInt(600_000).default(30_000),
     ...routeLimitFields,
+    auth: routeAuthSchema,
   })
   .strict();
 
@@ -123,6 +125,8 @@ export const configFileSchema = z
     /** HTTPS on the gateway listener; `redirectHttp`: a plain-HTTP listener answering every request with a redirect to it. */
     tls: z.object({ ...tlsFields, redirectHttp: listenSchema.optional() }).strict().optional(),
     admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional(), tls: tlsSchema.omit({ http2: true }).optional() }).strict().optional(),
+    /** Every route requires a JWT unless it says `auth: none` (docs/jwt.md). */
+    auth: jwtAuthSchema.optional(),
     routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing'),
     tenants: tenantsSchema.default({ header: 'X-Api-Key', unknownKeys: 'reject', keys: [] }),
     defaultRule: z.unknown().optional(),

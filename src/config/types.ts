@@ -1,4 +1,5 @@
 // The loaded configuration: typed, defaults filled, keys hashed, frozen.
+import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../limits/types.js';
@@ -39,6 +40,8 @@ export interface RouteConfig {
   readonly anonymous: boolean;
   /** Units one request takes from each of the route's limits. */
   readonly cost: number;
+  /** The JWT the route requires (its own `auth:`, else the top-level one); undefined: none (docs/jwt.md). */
+  readonly auth: JwtAuthConfig | undefined;
   /**
    * The route's own limits (absent in the file = one limit per tenant, named
    * after the route), then the global limits that apply to it: all decided together.

@@ -10,7 +10,8 @@ import type { ClientIpResolver } from './client-ip.js';
 import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
 import { type KeyIdentity, overrideRule } from './override-lookup.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
-import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestLimit } from './types.js';
+import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit } from './types.js';
+import { claimText } from '../core/claims.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -19,11 +20,15 @@ export type LimitProblem =
   /** The rule store's rule or override holds fewer units than the route's cost (503: the operator must fix the rule). */
   | 'cost_exceeds_capacity'
   /** The connection closed before we could read its address. */
-  | 'no_client_address';
+  | 'no_client_address'
+  /** A `key: { claim }` limit and the verified token lacks the claim (401). */
+  | 'missing_limit_claim';
 
 export interface LimitRequest {
   readonly headers: IncomingHttpHeaders;
   readonly socket: { readonly remoteAddress?: string | undefined };
+  /** Who the request is (gateway/identify.ts): claim-keyed limits read its claims. */
+  readonly identity?: RequestIdentity | undefined;
 }
 
 export { ROUTE_TAG } from '../core/ids.js';
@@ -137,6 +142,11 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
         if (typeof value !== 'string' || value === '') return 'missing_limit_header';
         const headerId = headerBucketId(value);
         return { tenant, headerId, tag: headerId, name: limit.id };
+      }
+      case 'claim': {
+        // A claim's value is the issuer's (an email, a URL): hashed as a header is, never a key name.
+        const value = claimText(request.identity?.claims, limit.key.claim);
+        return value === undefined ? 'missing_limit_claim' : { tenant, tag: headerBucketId(value), name: limit.id };
       }
       default: {
         const ip = ipOf();

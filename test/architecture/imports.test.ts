@@ -18,6 +18,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['limiter'],
   ['rules'],
   ['limits'],
+  ['auth'],
   ['config'],
   ['gateway', 'dashboard', 'demo'],
   ['decision', 'adapters', 'index', 'explain'],
