@@ -25,6 +25,8 @@ export type SkipReason =
   | 'body_too_large'
   /** A `key: { header }` limit and the request lacks the header (400). */
   | 'missing_limit_header'
+  /** A `key: { claim }` limit and the verified token lacks the claim (401). */
+  | 'missing_limit_claim'
   /** An ip or tenant+ip limit and no client address (the connection is gone; here: no `ip` given). */
   | 'no_client_address'
   /** The rule from the store or an override holds fewer units than the route's cost (503). */
@@ -71,6 +73,8 @@ export interface LimitExplanation {
   keyedBy: KeySourceName;
   /** The header a `key: { header }` limit reads. */
   header?: string;
+  /** The claim a `key: { claim }` limit counts by. */
+  claim?: string;
   status: 'applies' | 'shadow' | 'skipped';
   reason?: SkipReason;
   why: string;
@@ -130,7 +134,7 @@ export function skippedLimit(limit: LimitConfig | ConcurrencyLimitConfig, global
 }
 
 function headOf(limit: LimitConfig | ConcurrencyLimitConfig, kind: 'rate' | 'concurrency', global: boolean): LimitExplanation {
-  return { id: limit.id, kind, global, keyedBy: limit.key.kind, ...(limit.key.kind === 'header' ? { header: limit.key.header } : {}), status: 'applies', why: '' };
+  return { id: limit.id, kind, global, keyedBy: limit.key.kind, ...(limit.key.kind === 'header' ? { header: limit.key.header } : {}), ...(limit.key.kind === 'claim' ? { claim: limit.key.claim } : {}), status: 'applies', why: '' };
 }
 
 function skip(out: LimitExplanation, reason: SkipReason, why: string): LimitExplanation {
@@ -144,6 +148,8 @@ function problemWhy(trace: LimitTrace, out: LimitExplanation): string {
   switch (trace.problem) {
     case 'missing_limit_header':
       return `keyed by header ${out.header}, which the request lacks`;
+    case 'missing_limit_claim':
+      return `keyed by claim ${out.claim}, which the token lacks`;
     case 'no_client_address':
       return 'keyed by the client address, and there is none (give the peer address: ip)';
     default:
@@ -156,6 +162,7 @@ function keyWhy(out: LimitExplanation): string {
     tenant: `counted per tenant (${out.key?.tenant})`,
     ip: `counted per client address (${out.key?.ip})`,
     header: `counted per value of header ${out.header} (hashed: ${out.key?.headerHash})`,
+    claim: `counted per value of claim ${out.claim} (hashed: ${out.key?.headerHash})`,
     route: 'one bucket for the route, whoever asks',
     'tenant+ip': `counted per tenant (${out.key?.tenant}) and client address (${out.key?.ip})`,
   };
