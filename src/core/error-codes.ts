@@ -158,6 +158,12 @@ export const SLUICE_ERRORS = {
     meaning: 'no such endpoint, rule or key',
     action: 'check the path (`GET /openapi.json` lists the endpoints) or the id',
   },
+  ERR_PLAN_EXISTS: { status: 409, meaning: 'a plan of that name exists already', action: 'pick another name, or change the existing plan with `PUT /plans/{name}/limits/...`' },
+  ERR_PLAN_IN_USE: {
+    status: 409,
+    meaning: 'a plan cannot be deleted while a tenant or an API key is on it',
+    action: 'move them first (`GET /plans/{name}/assignments` lists them; `sluice plans assign OTHER --tenant T`), then delete it',
+  },
   ERR_METHOD_NOT_ALLOWED: { status: 405, meaning: 'the endpoint exists but not with this method', action: 'use a method the message lists' },
   ERR_BODY_TOO_LARGE: { status: 413, meaning: 'an admin request body is over 64 KiB', action: 'send a smaller body: one rule per PUT' },
   ERR_STORE_UNAVAILABLE: {

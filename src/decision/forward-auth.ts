@@ -84,7 +84,7 @@ export class ForwardAuth {
       else sendError(res, 'no_route');
       return;
     }
-    const limits = match.target.resolve(found.tenant, req);
+    const limits = match.target.resolve(found.tenant, req, found.plan);
     if (typeof limits === 'string') {
       // no_client_address: the connection is already gone.
       if (limits === 'no_client_address') res.destroy();

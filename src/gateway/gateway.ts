@@ -46,6 +46,9 @@ export interface GatewayOptions {
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
 }
 
+/** The request's tenant (undefined on an anonymous route) and the plan it names. */
+type Who = { tenant: string | undefined; plan?: string | undefined };
+
 export class Gateway {
   readonly server: Server;
   private readonly front: FrontServer;
@@ -140,8 +143,8 @@ export class Gateway {
       }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
       if (watch && match) watch.route = match.route.id;
-      const tenant = this.tenantOf(req, res, match);
-      if (tenant === ANSWERED) return;
+      const who = this.tenantOf(req, res, match);
+      if (who === ANSWERED) return;
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
@@ -151,23 +154,23 @@ export class Gateway {
         sendError(res, 'body_too_large', undefined, true);
         return;
       }
-      this.decide(req, res, tenant, match, watch);
+      this.decide(req, res, who, match, watch);
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
   }
 
-  /** The API key's tenant (identify.ts); a missing or unknown key is answered here. */
-  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): string | undefined | typeof ANSWERED {
+  /** The API key's tenant and plan (identify.ts); a missing or unknown key is answered here. */
+  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): Who | typeof ANSWERED {
     const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.tenants, req.rawHeaders);
-    if ('tenant' in found) return found.tenant;
+    if ('tenant' in found) return found;
     sendError(res, found.problem);
     return ANSWERED;
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
+  private decide(req: IncomingMessage, res: ServerResponse, { tenant, plan }: Who, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
     const route = match.route.id;
-    const limits = match.target.limits.resolve(tenant, req);
+    const limits = match.target.limits.resolve(tenant, req, plan);
     if (typeof limits === 'string') {
       answerUnlimitable(res, limits, this.log, { tenant, route });
       return;

@@ -4,13 +4,13 @@
 // decide a whole list together.
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
-import { capacityOf } from '../core/rule.js';
-import type { RuleResolver } from '../rules/types.js';
+import { capacityOf, type Rule } from '../core/rule.js';
+import type { ResolvedRule, RuleMatch, RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
 import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
 import { type KeyIdentity, overrideRule } from './override-lookup.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
-import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestLimit } from './types.js';
+import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestLimit, RuleOrigin } from './types.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -61,12 +61,12 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     return out;
   }
 
-  /** The request's limits; `tenant` is undefined on an anonymous route. */
-  resolve(tenant: string | undefined, request: LimitRequest): RequestLimit[] | LimitProblem {
+  /** The request's limits; `tenant` is undefined on an anonymous route; `plan` is the one the request names (docs/plans.md). */
+  resolve(tenant: string | undefined, request: LimitRequest, plan?: string): RequestLimit[] | LimitProblem {
     const out: RequestLimit[] = [];
     const ipOf = this.ipOf(request);
     for (const limit of this.limits) {
-      const resolved = this.one(limit, tenant, request, ipOf);
+      const resolved = this.one(limit, { tenant, plan }, request, ipOf);
       if (typeof resolved === 'string') return resolved;
       out.push(resolved);
     }
@@ -82,16 +82,26 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     };
   }
 
-  private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
+  private one(limit: LimitConfig, who: Who, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
+    const { tenant } = who;
     const bucket = this.bucketOf(limit, tenant, request, ipOf);
     if (typeof bucket === 'string') return bucket;
-    // Per-key override > inline rule > the rule store's tenant × route rule (docs/limits.md#overrides).
+    // Per-key override > the plan's limit of this id > inline rule > the rule store's (docs/limits.md#overrides, docs/plans.md#precedence).
+    // The bucket is the same whichever rule applies: a plan change keeps its state (docs/plans.md#bucket-state).
     const override = overrideRule(this.rules.overrides?.(), limit, bucket);
-    const rule = override ?? limit.rule ?? this.rules.resolve(tenant as string, this.route.id).rule;
+    const resolved = override === undefined ? this.ruleOf(limit, who) : undefined;
+    const rule = override ?? resolved?.rule ?? (limit.rule as Rule);
     const cost = this.route.cost;
     // Config rules were checked at load; a rule from the store may have shrunk since.
-    if (cost > 1 && (override !== undefined || limit.rule === undefined) && cost > capacityOf(rule)) return 'cost_exceeds_capacity';
-    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule, cost };
+    if (cost > 1 && (override !== undefined || limit.rule === undefined || resolved?.match === 'plan') && cost > capacityOf(rule)) return 'cost_exceeds_capacity';
+    const from: RuleOrigin = override !== undefined ? { match: 'override' } : resolved === undefined ? { match: 'inline' } : originOf(resolved);
+    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule, cost, from };
+  }
+
+  /** The store's rule for a limit without an inline rule; a plan's limit of this id over an inline one; undefined: the inline rule. */
+  private ruleOf(limit: LimitConfig, { tenant, plan }: Who): ResolvedRule | undefined {
+    if (limit.rule === undefined) return this.rules.resolve(tenant as string, this.route.id, { plan, limitId: limit.id });
+    return this.rules.planLimit?.(tenant, limit.id, plan);
   }
 
   /** Where the limit's bucket is (`rl:{tag}:name`), and the key it was made from, for the override lookup. */
@@ -118,6 +128,14 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     }
   }
 }
+
+/** Who the request is, for rule resolution. */
+interface Who {
+  readonly tenant: string | undefined;
+  readonly plan: string | undefined;
+}
+
+const originOf = (resolved: ResolvedRule): RuleOrigin => (resolved.plan === undefined ? { match: resolved.match as Exclude<RuleMatch, 'plan'> } : { match: 'plan', plan: resolved.plan });
 
 /** A limit's bucket for one request, with the key identity it came from. */
 interface Bucket extends KeyIdentity {

@@ -72,7 +72,7 @@ describe('rule cache', () => {
     assert.equal(cache.tenantFor('not-a-key'), undefined);
     assert.equal(cache.tenantFor(''), undefined);
     assert.equal(cache.tenantFor('x'.repeat(10_000)), undefined);
-    assert.deepEqual({ ...cache.status(), lastSync: undefined, storeId: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0, version: 3, storeId: undefined }, 'three changes: version 3');
+    assert.deepEqual({ ...cache.status(), lastSync: undefined, storeId: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0, plans: 0, assignments: 0, version: 3, storeId: undefined }, 'three changes: version 3');
     await cache.close();
     await store.close();
   });
