@@ -74,7 +74,7 @@ export class PgPlanStore implements PlanStore {
   async putLimit(plan: string, scope: PlanScope, target: string, rule: Rule): Promise<PlanLimit> {
     assertPlanName(plan);
     const to = planTarget(scope, target);
-    const sql = `INSERT INTO plan_limit (plan_name, scope, target, rule) SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM plan WHERE name = $1)
+    const sql = `INSERT INTO plan_limit (plan_name, scope, target, rule) SELECT $1::varchar, $2::text, $3::varchar, $4::jsonb WHERE EXISTS (SELECT 1 FROM plan WHERE name = $1::varchar)
       ON CONFLICT (plan_name, scope, target) DO UPDATE SET rule = excluded.rule, updated_at = now() RETURNING updated_at`;
     const stored = storedRule(rule);
     return this.db.write<{ updated_at: Date }, PlanLimit>(sql, [plan, scope, to, JSON.stringify(stored)], (result) => {
@@ -93,7 +93,7 @@ export class PgPlanStore implements PlanStore {
   async assign(subject: PlanSubject, id: string, plan: string): Promise<PlanAssignment> {
     assertSubjectId(subject, id);
     assertPlanName(plan, 'body.plan');
-    const sql = `INSERT INTO plan_assignment (subject, subject_id, plan_name) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM plan WHERE name = $3)
+    const sql = `INSERT INTO plan_assignment (subject, subject_id, plan_name) SELECT $1::text, $2::varchar, $3::varchar WHERE EXISTS (SELECT 1 FROM plan WHERE name = $3::varchar)
       ON CONFLICT (subject, subject_id) DO UPDATE SET plan_name = excluded.plan_name, updated_at = now() RETURNING ${ASSIGNMENT_COLUMNS}`;
     return this.db.write<AssignmentRow, PlanAssignment>(sql, [subject, id, plan], (result) => {
       const row = result.rows[0];
