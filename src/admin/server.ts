@@ -167,7 +167,7 @@ function router(deps: h.AdminDeps, auth: TokenAuth): Route {
         return h.revokeKey(deps, a!);
       case 'buckets/3':
         allow('GET', 'DELETE');
-        return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
+        return method === 'GET' ? h.inspectBucket(deps, a!, b!, query) : h.resetBucket(deps, a!, b!);
     }
     throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
   };
