@@ -9,7 +9,7 @@ import { hashApiKeyHex } from './keys.js';
 import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
 import type { OverrideSet } from './override-set.js';
 import { PendingChanges } from './pending-changes.js';
-import { assignmentKey, buildPlanSet, planOf } from './plan-set.js';
+import { assignmentKey, buildPlanSet, planOf, planRule } from './plan-set.js';
 import { applyChanges, buildRuleSet, defaultResolved, lookupWithPlan, type RuleSet } from './rule-set.js';
 import { setFromSnapshot, SnapshotWriter } from './cache-snapshot.js';
 import type { RuleStore, StoreChange } from './store.js';
@@ -97,6 +97,11 @@ export class RuleCache implements RuleResolver, TenantResolver {
 
   planLimit(tenant: string | undefined, limitId: string, plan: string | undefined): ResolvedRule | undefined {
     return planOf(this.set.plans, tenant, plan)?.limits.get(limitId);
+  }
+
+  planRule(plan: string, route: string, limitId: string | undefined): ResolvedRule | undefined {
+    const found = this.set.plans.plans.get(plan);
+    return found && planRule(found, route, limitId);
   }
 
   /** The key's tenant, with the key's own plan when it has one (it comes before the tenant's). */

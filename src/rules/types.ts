@@ -47,6 +47,8 @@ export interface RuleResolver {
   resolve(tenant: string, route: string, context?: ResolveContext): ResolvedRule;
   /** A plan's limit of this limit id (over a limit's inline rule); undefined without plans. */
   planLimit?(tenant: string | undefined, limitId: string, plan: string | undefined): ResolvedRule | undefined;
+  /** A plan's limit by the plan's name alone (an Envoy descriptor's `plan` entry): of the limit id, else the route, else global. */
+  planRule?(plan: string, route: string, limitId: string | undefined): ResolvedRule | undefined;
   /** The per-key overrides in memory (a rule store's); none when absent. */
   overrides?(): OverrideSet;
 }
