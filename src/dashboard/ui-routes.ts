@@ -44,6 +44,7 @@ const FILES: Record<string, string> = {
   'audit.js': join(UI_DIR, 'audit.js'),
   'team.js': join(UI_DIR, 'team.js'),
   'tokens.js': join(UI_DIR, 'tokens.js'),
+  'plans.js': join(UI_DIR, 'plans.js'),
   'vendor/uPlot.iife.min.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
   'vendor/uPlot.min.css': join(UPLOT_DIR, 'uPlot.min.css'),
 };

@@ -7,6 +7,7 @@ import { setupKeys } from './keys.js';
 import { onDelete, setupRules } from './rules.js';
 import { isForbidden } from './role.js';
 import { setupTeam } from './team.js';
+import { setupPlans } from './plans.js';
 
 const REFRESH_MS = 1000;
 /** The history moves in 10-s buckets: every 5 s is enough. */
@@ -47,6 +48,7 @@ const rules = setupRules(api, report);
 onDelete(api, report);
 const keys = setupKeys(api, report);
 const team = setupTeam(api, report);
+const plans = setupPlans(api, report);
 
 async function refresh() {
   try {
@@ -56,7 +58,7 @@ async function refresh() {
     if (wasDown) {
       wasDown = false;
       hideAlert();
-      await Promise.all([rules.load(), keys.load(), team.load()]);
+      await Promise.all([rules.load(), keys.load(), team.load(), plans.load()]);
     }
     schedule(REFRESH_MS);
   } catch (error) {
@@ -92,6 +94,7 @@ function signOut(message) {
   rules.clear();
   keys.clear();
   team.clear();
+  plans.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;
@@ -118,7 +121,7 @@ document.getElementById('sign-in').addEventListener('submit', async (event) => {
     hideAlert();
     renderOverview(overview);
     rules.setOverview(overview);
-    await Promise.all([rules.load(), keys.load(), team.load(), refreshHistory()]);
+    await Promise.all([rules.load(), keys.load(), team.load(), plans.load(), refreshHistory()]);
     schedule(REFRESH_MS);
   } catch (failure) {
     api.setToken('');
