@@ -49,7 +49,8 @@ export class SnapshotWriter {
           plans: [...set.plans.stored.values()],
           assignments: [...set.plans.assignments].map(([key, plan]) => {
             const [subject, id] = key.split('\u0000') as [PlanSubject, string];
-            return { subject, id, plan, updatedAt: set.plans.stored.get(plan)?.createdAt ?? '' };
+            // The cache keeps no assignment's time; a snapshot only serves.
+            return { subject, id, plan, updatedAt: '' };
           }),
         });
       } catch (error) {
