@@ -23,7 +23,7 @@ const plans = buildPlanSet(
 const set = buildRuleSet([rule('acme', 'search', 7), rule('*', 'reports', 30), rule('*', '*', 40)], [], [], undefined, plans);
 const capacity = (tenant: string, route: string, context?: { plan?: string; limitId?: string }) => {
   const found = lookupWithPlan(set, tenant, route, context);
-  return [(found?.rule as { capacity: number }).capacity, found?.match, found?.plan];
+  return [(found?.rule as { capacity: number } | undefined)?.capacity, found?.match, found?.plan];
 };
 
 describe('plans in memory', () => {
