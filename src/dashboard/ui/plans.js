@@ -2,7 +2,8 @@
 // keys are on each; made, given limits and deleted, and tenants or keys put on
 // a plan, through the admin API (/plans, /assignments). The section builds its
 // own markup inside <section id="plans-section">, so the page's HTML holds one
-// line for it.
+// line for it. Its labels share no words with the other sections' (the
+// browser tests find fields by label).
 import { element, row } from './api.js';
 
 const EXAMPLE_RULE = '{ "policy": "token_bucket", "capacity": 100, "refillPerSecond": 10 }';
@@ -87,17 +88,17 @@ function markup() {
     element('h2', 'Plans', { id: 'plans-title' }),
     element('p', "A plan is a named set of limits; a tenant or an API key is put on one. A tenant's own rule or an override comes first, then its plan's limit, then the default.", { class: 'hint' }),
     table,
-    form('plan-create-form', 'New plan', [field('plan-name', 'Name')], 'Create plan'),
+    form('plan-create-form', 'New plan', [field('plan-name', 'New plan name')], 'Create plan'),
     form('plan-limit-form', "Set a plan's limit", [
-      field('plan-limit-plan', 'Plan'),
-      field('plan-scope', 'Applies to', select('plan-scope', [['global', 'every route'], ['route', 'one route'], ['limit', 'one limit id']])),
-      field('plan-target', 'Route or limit id (not for every route)', element('input', undefined, { id: 'plan-target' })),
-      field('plan-rule', 'Rule (JSON, as for PUT /rules)', rule),
+      field('plan-limit-plan', 'Plan to change'),
+      field('plan-scope', 'Scope of the limit', select('plan-scope', [['global', 'every route'], ['route', 'one route'], ['limit', 'one limit id']])),
+      field('plan-target', 'Route or limit (its id; empty for every route)', element('input', undefined, { id: 'plan-target' })),
+      field('plan-rule', 'Plan limit (JSON, as for PUT /rules)', rule),
     ], 'Save limit'),
     form('plan-assign-form', 'Put a tenant or key on a plan', [
-      field('plan-assign-plan', 'Plan'),
-      field('plan-subject', 'Who', select('plan-subject', [['tenant', 'tenant'], ['key', 'API key (its id)']])),
-      field('plan-subject-id', 'Tenant or key id'),
+      field('plan-assign-plan', 'Plan to put it on'),
+      field('plan-subject', 'Tenant or API key', select('plan-subject', [['tenant', 'tenant'], ['key', 'API key (its id)']])),
+      field('plan-subject-id', 'Its id (of the tenant or the key)'),
     ], 'Assign'),
     element('p', '', { class: 'field-error', id: 'plan-error', role: 'alert' }),
     element('p', '', { id: 'plan-status', role: 'status' }),
