@@ -14,7 +14,7 @@ const errors = (...codes: number[]) =>
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input; `error.field` names the offending field',
   401: 'missing or wrong bearer token',
-  403: "the token's role does not allow this (ERR_FORBIDDEN: read = GET only, write = rules, overrides, keys and buckets, admin = also tokens and reloads), or SLUICE_ADMIN_TOKEN is not set (ERR_ADMIN_DISABLED)",
+  403: "the token's role does not allow this (ERR_FORBIDDEN: read = GET only, write = rules, overrides, plans, keys and buckets, admin = also tokens and reloads), or SLUICE_ADMIN_TOKEN is not set (ERR_ADMIN_DISABLED)",
   404: 'not found',
   409: 'conflict: the plan exists already (ERR_PLAN_EXISTS) or is still assigned (ERR_PLAN_IN_USE)',
   413: 'body over 64 KiB',

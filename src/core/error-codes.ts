@@ -145,7 +145,7 @@ export const SLUICE_ERRORS = {
   },
   ERR_FORBIDDEN: {
     status: 403,
-    meaning: "the admin token is valid but its role does not allow this endpoint (`read`: GET only; `write`: rules, overrides, keys; `admin`: tokens and reloads too)",
+    meaning: "the admin token is valid but its role does not allow this endpoint (`read`: GET only; `write`: rules, overrides, plans, keys; `admin`: tokens and reloads too)",
     action: 'use a token of a role that allows it (`sluice tokens create NAME ROLE` with an `admin` token), or ask whoever holds one',
   },
   ERR_ADMIN_DISABLED: {
