@@ -49,6 +49,8 @@ export interface GatewayOptions {
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
 }
 
+/** The request's tenant (undefined on an anonymous route) and the plan it names. */
+
 export class Gateway {
   readonly server: Server;
   private readonly front: FrontServer;
@@ -150,13 +152,13 @@ export class Gateway {
         this.authenticate(req, res, match!, watch, verifier);
         return;
       }
-      const tenant = this.tenantOf(req, res, match);
-      if (tenant === ANSWERED) return;
+      const identity = this.tenantOf(req, res, match);
+      if (identity === ANSWERED) return;
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
       }
-      this.identified(req, res, { tenant }, match, watch);
+      this.identified(req, res, identity, match, watch);
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
@@ -188,10 +190,10 @@ export class Gateway {
     }
   }
 
-  /** The API key's tenant (identify.ts); a missing or unknown key is answered here. */
-  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): string | undefined | typeof ANSWERED {
+  /** The API key's tenant and plan (identify.ts); a missing or unknown key is answered here. */
+  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): RequestIdentity | typeof ANSWERED {
     const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.tenants, req.rawHeaders);
-    if ('tenant' in found) return found.tenant;
+    if ('tenant' in found) return found;
     sendError(res, found.problem);
     return ANSWERED;
   }
@@ -199,9 +201,9 @@ export class Gateway {
   private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
     const route = match.route.id;
     const { tenant } = identity;
-    // The limits read the token's claims (key: {claim}) and, once plans exist, its plan.
+    // The limits read the token's claims (key: {claim}); the rules, the plan the identity names.
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const limits = match.target.limits.resolve(tenant, request);
+    const limits = match.target.limits.resolve(tenant, request, identity.plan);
     if (typeof limits === 'string') {
       answerUnlimitable(res, limits, this.log, { tenant, route });
       return;
