@@ -49,6 +49,7 @@ describe('WebSocket over HTTP/2: a stream reset during the upstream handshake', 
   });
   after(async () => {
     await gateway.close();
+    held?.socket.destroy(); // an upgraded socket is the test's, not the server's: closeAllConnections leaves it
     upstream.closeAllConnections();
     await new Promise((go) => upstream.close(go));
     certs.remove();
