@@ -72,6 +72,7 @@ export async function runRapidResetBench(options: BenchOptions, progress: (line:
     progress(`rapid reset: under attack for ${attackMs / 1000} s`);
     const attacker = fork(new URL('./lib/rapid-reset-attacker.ts', import.meta.url), [JSON.stringify({ url: sluice.url, ca: ca.toString('base64') })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     onCleanup(() => void attacker.kill('SIGKILL'));
+    await new Promise((go) => attacker.once('message', go)); // 'attacking': its first connection is up
     const during = await victim(session, attackMs);
     const attackerDone = new Promise<RapidResetStats>((go) => attacker.once('message', (stats: RapidResetStats) => go(stats)));
     attacker.send('stop');

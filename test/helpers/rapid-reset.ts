@@ -20,6 +20,8 @@ export interface RapidResetOptions {
   maxSessions?: number;
   /** Streams opened after each batch's resets in the same write, and left open (default 0). */
   openAfter?: number;
+  /** Called when a connection is up, before its first write. */
+  onSession?: () => void;
 }
 
 export interface RapidResetStats {
@@ -112,6 +114,7 @@ async function oneSession(options: RapidResetOptions, running: () => boolean, st
   await new Promise<void>((go) => socket.once('secureConnect', () => go()).once('close', () => go()));
   if (over) return;
   stats.sessions++;
+  options.onSession?.();
   socket.write(Buffer.concat([PREFACE, frameHeader(0, FRAME.settings, 0, 0)]));
   const block = headerBlock(target.host, options.path, options.headers);
   const batch = options.batch ?? 100;
