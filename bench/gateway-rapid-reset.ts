@@ -1,11 +1,12 @@
 // npm run bench:gateway's rapid-reset row (or alone: tsx bench/gateway-rapid-reset.ts [--quick]).
 // Sluice over HTTPS/HTTP/2 in its own process, in front of the bench upstream.
 // A second client sends one request at a time on its own HTTP/2 connection:
-// first alone, then while an attacker (a process of its own,
-// lib/rapid-reset-attacker.ts) writes HEADERS and RST_STREAM CANCEL for stream
-// after stream in the same packets (CVE-2023-44487), connecting again whenever
-// the gateway cuts it, at the lowest CPU priority, then alone again. The row is that client's p99 before,
-// during and after the attack, and during/before, with what the attacker sent.
+// first alone, then while an attacker (a process of its own at the lowest CPU
+// priority, lib/rapid-reset-attacker.ts) writes HEADERS and RST_STREAM CANCEL
+// for stream after stream in the same packets (CVE-2023-44487), connecting
+// again whenever the gateway cuts it, then alone again. The row is that
+// client's p99 before, during and after the attack, and during/before, with
+// what the attacker sent.
 import { readFileSync } from 'node:fs';
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { fork } from 'node:child_process';
