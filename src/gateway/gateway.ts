@@ -18,6 +18,7 @@ import { Drain } from './drain.js';
 import { sendAuthFailure, sendError } from './errors.js';
 import { createFrontServer, type FrontServer } from './front-server.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
+import { AfterRead } from './h2-after-read.js';
 import { requestHost } from './hop-by-hop.js';
 import { identityOfToken, type RequestIdentity, tenantOfRequest } from './identify.js';
 import { VerifierPool } from '../auth/verifier-pool.js';
@@ -59,6 +60,7 @@ export class Gateway {
   private readonly drain = new Drain();
   private readonly upgrades = new WeakMap<IncomingMessage, Upgrade>();
   private readonly tunnels = new Tunnels(() => this.tunnelIdleMs);
+  private readonly afterRead = new AfterRead((req, res) => this.handle(req, res));
   private tunnelIdleMs!: number;
   private readonly engine: Engine;
   private readonly log: Logger;
@@ -82,14 +84,14 @@ export class Gateway {
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
-    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response }, config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
+    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response }, config.tls, (req, res) => this.afterRead.accept(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => {
       const status = answerClientError(error, socket as Socket);
       if (status !== undefined) this.observer?.request(NO_ROUTE, NO_VERDICT, status, 0, undefined);
     });
-    routeUpgrades(this.server, this.upgrades, (req, res) => this.handle(req, res));
+    routeUpgrades(this.server, this.upgrades, (req, res) => this.afterRead.accept(req, res));
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
