@@ -125,6 +125,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
     region: file.region,
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
+    tracing: file.tracing,
   });
 }
 

@@ -25,12 +25,13 @@ import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
 import { screenRequest } from './request-screen.js';
-import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, type RequestWatch, watchRequest } from './request-observer.js';
+import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, watchRequest } from './request-observer.js';
 import { type LimitedTarget, routeTarget } from './route-target.js';
 import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
+import type { RequestTrace, Tracing } from '../tracing/types.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -44,6 +45,8 @@ export interface GatewayOptions {
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
+  /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
+  tracing?: Tracing | undefined;
 }
 
 export class Gateway {
@@ -58,6 +61,7 @@ export class Gateway {
   private readonly engine: Engine;
   private readonly log: Logger;
   private readonly observer: RequestObserver | undefined;
+  private readonly tracing: Tracing | undefined;
   private readonly gate: ConcurrencyGate;
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
   private routes!: RouteTable<LimitedTarget>;
@@ -73,6 +77,7 @@ export class Gateway {
     this.engine = options.engine;
     this.log = options.logger;
     this.observer = options.observer;
+    this.tracing = options.tracing;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
@@ -127,6 +132,15 @@ export class Gateway {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    if (this.tracing === undefined) {
+      this.serve(req, res, undefined);
+      return;
+    }
+    const trace = this.tracing.request(req, res);
+    trace.run(() => this.serve(req, res, trace));
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse, trace: RequestTrace | undefined): void {
     try {
       const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
       if (!acceptableMethod(req.method)) {
@@ -142,6 +156,7 @@ export class Gateway {
       if (watch && match) watch.route = match.route.id;
       const tenant = this.tenantOf(req, res, match);
       if (tenant === ANSWERED) return;
+      if (trace && match) trace.routed(match.route.id, match.route.path, tenant);
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
@@ -151,7 +166,7 @@ export class Gateway {
         sendError(res, 'body_too_large', undefined, true);
         return;
       }
-      this.decide(req, res, tenant, match, watch);
+      this.decide(req, res, tenant, match, { watched: watch, trace });
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
@@ -165,7 +180,7 @@ export class Gateway {
     return ANSWERED;
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
+  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>, { watched, trace }: Pick<Exchange, 'watched' | 'trace'>): void {
     const route = match.route.id;
     const limits = match.target.limits.resolve(tenant, req);
     if (typeof limits === 'string') {
@@ -173,7 +188,7 @@ export class Gateway {
       return;
     }
     if (watched) watched.reached = true;
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched };
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, trace };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, tenant, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
@@ -224,11 +239,16 @@ export class Gateway {
     sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(delayMs / 1000)))]);
   }
 
-  private forward({ req, res, tenant, route, target }: Exchange, limitHeaders: string[]): void {
+  private forward({ req, res, tenant, route, target, trace }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
-    if (upgrade) this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route });
-    else forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route }).then(
+    if (upgrade) {
+      this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route });
+      return;
+    }
+    const upstream = trace?.upstream(req.method ?? 'GET');
+    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, propagate: upstream && ((headers) => upstream.inject(headers)) }).then(
       (outcome) => {
+        upstream?.end(outcome, res.statusCode);
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
       },
       (error: unknown) => this.failed(res, tenant, route, error),

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LimitsDecision } from '../limiter/engine.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { LimitedTarget } from './route-target.js';
+import type { RequestTrace } from '../tracing/types.js';
 
 /** One admitted request on its way past the decision: what refusing, holding and forwarding need. */
 export interface Exchange {
@@ -17,6 +18,8 @@ export interface Exchange {
   limits: RequestLimit[];
   /** Tells the observer the decision (watchRequest); undefined without one. */
   watched: RequestWatch | undefined;
+  /** The request's span (tracing on), whose upstream call's span goes upstream as traceparent. */
+  trace: RequestTrace | undefined;
 }
 
 export interface RequestObserver {

@@ -19,6 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['rules'],
   ['limits'],
   ['config'],
+  ['tracing'],
   ['gateway', 'dashboard', 'demo'],
   ['decision', 'adapters', 'index'],
   ['admin'],
