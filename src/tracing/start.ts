@@ -41,7 +41,13 @@ export async function startTracing(settings: TracingSettings): Promise<Tracing> 
     propagator,
     processor,
     shutdown: async () => {
-      await provider.shutdown().catch(() => undefined);
+      // What is queued gets one last export; a collector that does not answer holds the stop for one export timeout at most.
+      let timer: NodeJS.Timeout | undefined;
+      const given = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, settings.exportTimeoutMs);
+      });
+      await Promise.race([provider.shutdown().catch(() => undefined), given]);
+      clearTimeout(timer);
       if (registered) context.disable();
     },
   });

@@ -24,6 +24,8 @@ export interface OtlpReceiver {
   bodies: { type: string; body: Buffer }[];
   /** Requests that reached it (a stalled one included). */
   requests: number;
+  /** The path of each request. */
+  paths: string[];
   /** Resolves once `count` spans (matching `where`) have come, or rejects after `timeoutMs`. */
   waitFor(count: number, where?: (span: ReceivedSpan) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -74,9 +76,10 @@ export async function startOtlpReceiver(options: { stall?: boolean } = {}): Prom
   const bodies: { type: string; body: Buffer }[] = [];
   const waiters = new Set<() => void>();
   const held = new Set<ServerResponse>();
-  const receiver = { requests: 0 } as OtlpReceiver;
+  const receiver = { requests: 0, paths: [] as string[] } as OtlpReceiver;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     receiver.requests++;
+    receiver.paths.push(req.url ?? '');
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
