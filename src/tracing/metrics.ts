@@ -18,7 +18,7 @@ export const spansDropped = new Counter({
   labelNames: ['reason'] as const,
   registers: [tracingRegistry],
 });
-for (const reason of ['queue_full', 'export_failed'] as const) spansDropped.labels(reason);
+for (const reason of ['queue_full', 'export_failed'] as const) spansDropped.labels(reason).inc(0);
 
 let queueProbe: (() => number) | undefined;
 
