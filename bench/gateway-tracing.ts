@@ -57,12 +57,13 @@ export async function runTracingBench(options: BenchOptions, upstream: string, p
   const children: Child[] = [sink];
   try {
     const base = { upstream, limiter: 'memory' };
-    const targets = await Promise.all([
-      forkServer(OFF, 'sluice.ts', base),
-      forkServer(ONE, 'sluice.ts', { ...base, tracing: { endpoint: sink.url, ratio: 0.01 } }),
-      forkServer(ALL, 'sluice.ts', { ...base, tracing: { endpoint: sink.url, ratio: 1 } }),
-    ]);
-    children.push(...targets);
+    const targets: Child[] = [];
+    // One at a time: three cold starts at once on a busy machine can outlast a start's 30 s.
+    for (const [name, tracing] of [[OFF, undefined], [ONE, 0.01], [ALL, 1]] as const) {
+      const target = await forkServer(name, 'sluice.ts', tracing === undefined ? base : { ...base, tracing: { endpoint: sink.url, ratio: tracing } });
+      targets.push(target);
+      children.push(target);
+    }
     for (const target of targets) await saturate(target.url, pick(options, 300, 1000)); // warm-up
     const samples = new Map<string, Sample[]>();
     for (let repeat = 1; repeat <= repeats; repeat++) {

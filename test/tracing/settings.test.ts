@@ -2,6 +2,7 @@
 // over it, as the OpenTelemetry specification names and reads them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
 import { TRACING_DEFAULTS } from '../../src/config/tracing-schema.js';
 import { tracingSettings } from '../../src/tracing/settings.js';
 
@@ -44,5 +45,13 @@ describe('tracing settings', () => {
     assert.throws(() => tracingSettings(on, { OTEL_TRACES_SAMPLER_ARG: '2' }), /OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1/);
     assert.throws(() => tracingSettings(on, { OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon' }), /OTEL_EXPORTER_OTLP_PROTOCOL: must be one of/);
     assert.throws(() => tracingSettings(TRACING_DEFAULTS, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http/);
+  });
+
+  it('the file: off when absent, a bad field named with its line', () => {
+    const routes = 'routes:\n  - id: a\n    path: /a\n    upstream: http://127.0.0.1:1\n';
+    assert.deepEqual(parseConfig(routes, { source: 't.yaml', env: {} }).tracing, TRACING_DEFAULTS);
+    assert.throws(() => parseConfig(`${routes}tracing:\n  enabled: true\n  sampler: sometimes\n`, { source: 't.yaml', env: {} }), /t\.yaml:7: tracing\.sampler: must be one of always_on/);
+    assert.throws(() => parseConfig(`${routes}tracing:\n  samplerArg: 3\n`, { source: 't.yaml', env: {} }), /tracing\.samplerArg: must be from 0 to 1/);
+    assert.throws(() => parseConfig(`${routes}admin:\n  metrics:\n    listen: nowhere\n`, { source: 't.yaml', env: {} }), /admin\.metrics\.listen: must be host:port/);
   });
 });
