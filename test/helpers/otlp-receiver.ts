@@ -33,14 +33,14 @@ export interface OtlpReceiver {
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
 
-function valueOf(value: AnyValue): unknown {
-  if (value.arrayValue) return (value.arrayValue.values ?? []).map(valueOf);
+function plainValue(value: AnyValue): unknown {
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(plainValue);
   if (value.intValue !== undefined) return Number(value.intValue);
   return value.stringValue ?? value.boolValue ?? value.doubleValue;
 }
 
 function attributesOf(list: { key: string; value: AnyValue }[] | undefined): Record<string, unknown> {
-  return Object.fromEntries((list ?? []).map(({ key, value }) => [key, valueOf(value)]));
+  return Object.fromEntries((list ?? []).map(({ key, value }) => [key, plainValue(value)]));
 }
 
 interface JsonSpan {
