@@ -242,7 +242,7 @@ export class Gateway {
   private forward({ req, res, tenant, route, target, trace }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
     if (upgrade) {
-      this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route });
+      this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, propagate: trace && ((headers) => trace.inject(headers)) });
       return;
     }
     const upstream = trace?.upstream(req.method ?? 'GET');

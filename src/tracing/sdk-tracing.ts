@@ -125,17 +125,16 @@ class GatewayRequest implements RequestTrace {
     if (tenant !== undefined) span.setAttribute('sluice.tenant', hashedId(tenant));
   }
 
+  inject(headers: string[]): void {
+    injectInto(headers, this.parts.active, this.parts.propagator);
+  }
+
   upstream(method: string): UpstreamTrace {
     const { tracer, propagator, active } = this.parts;
     const span = tracer.startSpan(KNOWN_METHODS.has(method) ? method : '_OTHER', { kind: SpanKind.CLIENT, attributes: { 'http.request.method': method } }, active);
     const own = trace.setSpan(active, span);
     return {
-      inject(headers) {
-        for (let i = headers.length - 2; i >= 0; i -= 2) if (PROPAGATION_HEADERS.has(headers[i]!.toLowerCase())) headers.splice(i, 2);
-        const carrier: Record<string, string> = {};
-        propagator.inject(own, carrier, defaultTextMapSetter);
-        for (const name in carrier) headers.push(name, carrier[name]!);
-      },
+      inject: (headers) => injectInto(headers, own, propagator),
       end(outcome, status) {
         if (span.isRecording()) {
           span.setAttribute('sluice.upstream.outcome', outcome);
@@ -149,6 +148,14 @@ class GatewayRequest implements RequestTrace {
       },
     };
   }
+}
+
+/** The propagator's headers for `active` in place of any the client sent (a flat name, value list). */
+function injectInto(headers: string[], active: Context, propagator: TextMapPropagator): void {
+  for (let i = headers.length - 2; i >= 0; i -= 2) if (PROPAGATION_HEADERS.has(headers[i]!.toLowerCase())) headers.splice(i, 2);
+  const carrier: Record<string, string> = {};
+  propagator.inject(active, carrier, defaultTextMapSetter);
+  for (const name in carrier) headers.push(name, carrier[name]!);
 }
 
 class DecisionCall implements CallTrace {

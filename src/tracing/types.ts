@@ -14,6 +14,8 @@ export interface RequestTrace {
   routed(route: string, path: string, tenant: string | undefined): void;
   /** Starts the upstream call's span: its context is what the upstream receives as traceparent. */
   upstream(method: string): UpstreamTrace;
+  /** A WebSocket tunnel's handshake: the request's own span goes upstream as the traceparent's parent. */
+  inject(headers: string[]): void;
 }
 
 export interface UpstreamTrace {
