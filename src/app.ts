@@ -21,6 +21,10 @@ import type { Dashboard } from './dashboard/dashboard.js';
 import { upstreamTallies } from './gateway/upstream-metrics.js';
 import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision/service.js';
 import type { ExplainContext } from './explain/explain.js';
+import { loadTracing } from './tracing/load.js';
+import { withTraceFields } from './tracing/log-fields.js';
+import type { Env } from './tracing/settings.js';
+import type { Tracing } from './tracing/types.js';
 
 export interface StartOptions {
   /** Also serve the demo upstream (127.0.0.1:8090 unless a port is given). */
@@ -46,6 +50,8 @@ export interface StartOptions {
   openRules?: (config: SluiceConfig) => Promise<RulesRuntime>;
   /** Config reload for the admin API (POST /reload) and the loaded config's hash on /readyz. */
   reloader?: Pick<ConfigReloader, 'reload' | 'status'>;
+  /** Where the OTEL_* variables are read (docs/observability.md); default process.env. */
+  env?: Env;
 }
 
 export interface RunningSluice {
@@ -65,15 +71,18 @@ export interface RunningSluice {
 }
 
 export async function startSluice(config: SluiceConfig, options: StartOptions = {}): Promise<RunningSluice> {
-  const logger = options.logger ?? pino({ level: config.log.level, name: 'sluice' });
+  const tracing = await loadTracing(config.tracing, options.env);
+  const plainLogger = options.logger ?? pino({ level: config.log.level, name: 'sluice' });
+  const logger = tracing ? withTraceFields(plainLogger, tracing) : plainLogger;
   const demo = options.demoUpstream ? await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream) : undefined;
   // Watched for the dashboard and /metrics; the gateway gets the same decisions.
-  const { engine, dashboard, concurrency } = decidersFor(config, options, logger);
+  const { engine, dashboard, concurrency } = decidersFor(config, options, logger, tracing);
   let fronts: Fronts;
   try {
-    fronts = await startFronts(config, options, { engine, dashboard, concurrency }, logger);
+    fronts = await startFronts(config, options, { engine, dashboard, concurrency, tracing }, logger);
   } catch (error) {
     await Promise.allSettled([engine.close(), demo?.close(), dashboard.close()]);
+    await tracing?.shutdown();
     throw error;
   }
   const { address, gateway, admin, runtime, decision } = fronts;
@@ -98,6 +107,7 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
         await Promise.allSettled([gateway.close(options.shutdownGraceMs), decision?.close(options.shutdownGraceMs ?? 10_000)]);
         await Promise.allSettled([admin?.close(), dashboard.close()]);
         await Promise.allSettled([engine.close(), demo?.close(), runtime?.close()]);
+        await tracing?.shutdown(); // what is queued is exported, bounded by the export timeout
         logger.info('sluice gateway stopped');
       })();
       return closing;
@@ -106,10 +116,11 @@ export async function startSluice(config: SluiceConfig, options: StartOptions = 
 }
 
 /** The engine (watched for the dashboard and /metrics) and the concurrency limiter on the engine's own store. */
-function decidersFor(config: SluiceConfig, options: StartOptions, logger: Logger) {
-  const deciding = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger));
+function decidersFor(config: SluiceConfig, options: StartOptions, logger: Logger, tracing: Tracing | undefined) {
+  const deciding = options.engine ?? (options.store ? new StoreEngine(options.store) : engineFromConfig(config, logger, tracing));
   const concurrency = concurrencyLimiterFor(deciding, config.resilience.deadlineMs, config.store.maxKeys);
-  return { ...withDashboard(deciding, config, logger), concurrency };
+  const watched = withDashboard(deciding, config, logger);
+  return { ...watched, engine: tracing ? tracing.engine(watched.engine) : watched.engine, concurrency };
 }
 
 /** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
@@ -134,18 +145,18 @@ interface Fronts {
 }
 
 /** The rule store's runtime, the gateway and the admin API, in that order; what started is closed again on failure. */
-async function startFronts(config: SluiceConfig, options: StartOptions, deciding: ReturnType<typeof withDashboard> & { concurrency: ConcurrencyLimiter }, logger: Logger): Promise<Fronts> {
-  const { engine, dashboard, concurrency } = deciding;
+async function startFronts(config: SluiceConfig, options: StartOptions, deciding: { engine: Engine; dashboard: Dashboard; concurrency: ConcurrencyLimiter; tracing: Tracing | undefined }, logger: Logger): Promise<Fronts> {
+  const { engine, dashboard, concurrency, tracing } = deciding;
   let runtime: RulesRuntime | undefined;
   try {
     if (options.openRules) runtime = await options.openRules(config);
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
     const explained = { current: { config, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, ruleStore: options.rules === undefined && runtime !== undefined } };
-    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history });
+    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, tracing });
     const address = await gateway.listen(config.listen.host, config.listen.port);
     if (runtime) await watchForDashboard(runtime, dashboard);
-    const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger };
+    const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger, tracing };
     const decision = decisionServiceWanted(config) ? await startDecisionService(config, decisionDeps).catch(async (error: unknown) => {
       await gateway.close(0);
       throw error;
@@ -155,7 +166,7 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const reloader = options.reloader;
       const health = () => ({ ...(gateway.draining ? { ready: false, draining: true } : {}), ...(reloader ? { config: reloader.status() } : {}) });
-      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current });
+      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, metricsAccess: config.admin.metrics, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current });
     }
     return { runtime, gateway, address, admin, decision, explained };
   } catch (error) {
@@ -175,9 +186,9 @@ export function rulesOptions(config: SluiceConfig, logger: Logger): RulesRuntime
  * then the resilient engine. Its options were validated with the config file,
  * so nothing here can refuse what `sluice check` accepted.
  */
-export function engineFromConfig(config: SluiceConfig, logger: Logger): Engine {
+export function engineFromConfig(config: SluiceConfig, logger: Logger, tracing?: Tracing): Engine {
   const { store } = config;
-  return buildEngine(config.resilience, { redis: redisTargetOf(config), logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}) });
+  return buildEngine(config.resilience, { redis: redisTargetOf(config), logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}), ...(tracing ? { wrapStore: (inner) => tracing.store(inner) } : {}) });
 }
 
 /** Each upstream instance's counts since start, for the dashboard's instance list. */

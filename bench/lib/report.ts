@@ -6,6 +6,7 @@ import type { EngineResult } from '../engine.js';
 import { FAULT_HEADER, type FaultsResult, faultCells } from '../faults.js';
 import { type Figure, type GatewayResult, MODE_LABELS } from '../gateway.js';
 import { EDGE_HEADER, edgeCells } from '../gateway-edge.js';
+import { TRACING_HEADER } from '../gateway-tracing.js';
 import type { HotKeyResult } from '../hotkey.js';
 import type { WorkersResult } from '../workers.js';
 import { round } from './latency.js';
@@ -69,6 +70,8 @@ export function renderReport(r: BenchResults): string {
   out.push('At the edge: HTTPS (HTTP/1.1 and HTTP/2 by ALPN, the same process) beside plain HTTP/1.1, and Sluice over two upstream instances. Saturation by h2load (64 connections, one request at a time on each) for every protocol; paced 2,500 req/s by an undici pool (HTTP/2 by ALPN) for p99. One tenant key; Sluice with one Redis script call per request.', '');
   out.push(markdownTable(EDGE_HEADER, r.gateway.edge.rows.map((row) => edgeCells(row, fig))), '');
   out.push(...r.gateway.edge.notes.map((n) => `- ${n}`), '');
+  out.push('Tracing (OpenTelemetry): Sluice on the memory store with tracing off, on with a 1 % sampler (parentbased_traceidratio 0.01) and on at 100 %, spans exported over OTLP/HTTP to a local sink in its own process.', '');
+  out.push(markdownTable(TRACING_HEADER, r.gateway.tracing.rows.map((row) => [row.target, fig(row.requestsPerSec), fig(row.cpuUsPerRequest), fig(row.pacedP99Ms, 2), fig(row.pacedCpuUsPerRequest), row.non2xx, row.errors])), '');
 
   out.push('## Workers', '');
   out.push(`\`sluice start\` on Redis with 1 and 2 workers (node:cluster), the same route and load as above; CPU µs/request is the whole instance's (primary and workers, /proc). ${r.workers.repeats} repeat(s), alternating; median (min–max).`, '');

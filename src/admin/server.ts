@@ -1,6 +1,7 @@
 // The admin API: its own HTTP listener, separate from the gateway's traffic port.
-// /healthz, /readyz and /metrics are open (for load balancers, orchestrators
-// and Prometheus; none of them names a tenant or a key); every other endpoint
+// /healthz, /readyz and (unless admin.metrics says otherwise: metrics-endpoint.ts)
+// /metrics are open (for load balancers, orchestrators and Prometheus; none of
+// them names a tenant or a key); every other endpoint
 // needs a bearer token (SLUICE_ADMIN_TOKEN or a named one) whose role allows
 // it (auth.ts); every write is recorded in the audit log (audit-trail.ts).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -17,14 +18,14 @@ import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
 import { routePlans } from './plan-handlers.js';
 import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
-import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
-import { dashboardRegistry } from '../dashboard/metrics.js';
 import { serveUi } from '../dashboard/ui-routes.js';
 import type { ReloadReport } from './config-reload.js';
 import { processRegistry } from './process-metrics.js';
 import { type ExplainSource, explainSample } from './explain-handler.js';
+import type { MetricsAccess } from '../config/types.js';
+import { type MetricsEndpoint, movedMetrics, serveMetrics, startMetricsServer } from './metrics-endpoint.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
@@ -42,10 +43,14 @@ export interface AdminServerOptions extends h.AdminDeps {
   metrics?: () => Promise<string>;
   /** GET /explain: the gateway's current config and resolvers (absent: 404). */
   explain?: ExplainSource | undefined;
+  /** admin.metrics: /metrics on its own listener and/or behind a read token; default open on this listener. */
+  metricsAccess?: MetricsAccess | undefined;
 }
 
 export interface AdminServer {
   url: string;
+  /** admin.metrics.listen's URL, when /metrics has a listener of its own. */
+  metricsUrl?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -54,7 +59,9 @@ type Route = (req: IncomingMessage, parts: string[], query: URLSearchParams, pri
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const logger = options.logger ?? stderrLogger;
   if (!options.token) logger.warn({}, 'SLUICE_ADMIN_TOKEN is not set: the admin API answers only /healthz, /readyz and /metrics');
-  const handle = requestHandler(options, logger);
+  const auth = new TokenAuth(options.token, options.store.team);
+  const metrics: MetricsEndpoint = { access: options.metricsAccess ?? { listen: undefined, requireToken: false }, auth, callTimeoutMs: options.store.callTimeoutMs ?? 3_000, text: options.metrics };
+  const handle = requestHandler(options, logger, auth, metrics);
   let closing = false;
   const { server } = createFrontServer({}, options.tls, (req, res) => {
     // Once closing, a connection ends with its answer: a page polling on a keep-alive connection cannot hold close() open.
@@ -66,25 +73,34 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   const url = await listenOn(server, options.listen, options.tls ? 'https' : 'http');
+  const listen = metrics.access.listen;
+  const own = listen ? await startMetricsServer({ ...metrics, access: { ...metrics.access, listen } }, logger).catch((error: unknown) => {
+    server.close();
+    throw error;
+  }) : undefined;
   return {
     url,
+    metricsUrl: own?.url,
     close: () =>
-      new Promise<void>((resolve) => {
-        closing = true;
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+      Promise.all([
+        own?.close(),
+        new Promise<void>((resolve) => {
+          closing = true;
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        }),
+      ]).then(() => undefined),
   };
 }
 
-function requestHandler(options: AdminServerOptions, logger: RulesLogger): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const auth = new TokenAuth(options.token, options.store.team);
+function requestHandler(options: AdminServerOptions, logger: RulesLogger, auth: TokenAuth, metrics: MetricsEndpoint): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const route = router(options, auth);
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://admin');
     const parts = splitPath(url.pathname);
     if (parts[0] === 'ui') return serveUi(req, res, parts, { dashboard: options.dashboard, authorize: (r) => auth.authorize(r) });
-    const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz' || parts[0] === 'metrics');
+    if (parts.length === 1 && parts[0] === 'metrics') return metrics.access.listen ? movedMetrics() : serveMetrics(req, res, metrics);
+    const open = parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'readyz');
     if (!open) {
       // One deadline for every store call the request makes (token, state before, write, audit entry).
       const reply = await inCall(options.store.callTimeoutMs, async () => {
@@ -98,12 +114,6 @@ function requestHandler(options: AdminServerOptions, logger: RulesLogger): (req:
         return write ? audited({ store: options.store, logger }, principal, req, parts, act) : act();
       });
       return sendReply(res, reply);
-    }
-    if (parts[0] === 'metrics') {
-      // Prometheus text format; counters carry no tenant ids or keys.
-      const text = options.metrics ? await options.metrics() : (await resilienceRegistry.metrics()) + (await dashboardRegistry.metrics());
-      res.writeHead(200, { 'content-type': resilienceRegistry.contentType }).end(text + (await processRegistry.metrics()));
-      return;
     }
     sendReply(res, await route(req, parts, url.searchParams, { name: '', role: 'read' }));
   };

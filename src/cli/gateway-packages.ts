@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 
 /** The adapters' peers: an app's own choice, never needed by the `sluice` command. */
 const ADAPTER_PEERS = new Set(['express', 'fastify']);
+/** Needed only with tracing on (tracing/load.ts says what to install then). */
+const isTracingPeer = (name: string): boolean => name.startsWith('@opentelemetry/');
 
 function resolvable(name: string): boolean {
   try {
@@ -20,7 +22,7 @@ function resolvable(name: string): boolean {
 /** `npm install …` of the gateway's packages that cannot be found from here, or undefined when none is missing. */
 export function missingGatewayInstall(): string | undefined {
   const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies?: Record<string, string> };
-  const missing = Object.entries(manifest.peerDependencies ?? {}).filter(([name]) => !ADAPTER_PEERS.has(name) && !resolvable(name));
+  const missing = Object.entries(manifest.peerDependencies ?? {}).filter(([name]) => !ADAPTER_PEERS.has(name) && !isTracingPeer(name) && !resolvable(name));
   return missing.length === 0 ? undefined : `npm install ${missing.map(([name, range]) => `'${name}@${range}'`).join(' ')}`;
 }
 

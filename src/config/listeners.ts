@@ -27,6 +27,7 @@ export function listenersOf(file: ConfigFile, baseDir: string, fail: Fail): Pick
       listen: listenAddress(file.admin?.listen ?? DEFAULT_ADMIN_LISTEN),
       token: file.admin?.token,
       tls: file.admin?.tls === undefined ? undefined : checkedTls(file.admin.tls, baseDir, 'admin.tls', fail),
+      metrics: { listen: file.admin?.metrics?.listen === undefined ? undefined : listenAddress(file.admin.metrics.listen), requireToken: file.admin?.metrics?.requireToken ?? false },
     },
   };
 }

@@ -136,6 +136,7 @@ function build(file: ConfigFile, { source, fail, baseDir, env, decisionServiceOf
     region: file.region,
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info' },
+    tracing: file.tracing,
   });
 }
 

@@ -11,6 +11,7 @@ import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-te
 import { databaseConnectionFields, hostPort, storeConnectionFields } from './connection-schema.js';
 import { routeForwardingFields } from './route-forwarding.js';
 import { tlsFields, tlsSchema } from './tls.js';
+import { TRACING_DEFAULTS, tracingSchema } from './tracing-schema.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
@@ -111,6 +112,15 @@ const LISTENER_LIMITS = {
   bufferBodyBytes: z.number().int('must be an integer').min(0, 'must be at least 0').max(16_777_216, 'must be at most 16777216').default(LISTENER_DEFAULTS.bufferBodyBytes),
 };
 
+/** admin.metrics: where Prometheus reads /metrics and whether it needs a token. */
+const metricsAccessSchema = z
+  .object({
+    listen: listenSchema.optional().describe('Serve /metrics on its own listener (host:port, plain HTTP) instead of the admin listener, which then answers 404 for it.'),
+    requireToken: z.boolean().default(false).describe('/metrics needs an admin bearer token whose role may read (read, write or admin), wherever it is served.'),
+  })
+  .strict()
+  .describe('Where /metrics is served and whether it needs a token (default: open on the admin listener).');
+
 /**
  * The resilience layer's options (breaker, fallback, hot keys, regions), with
  * the engine's defaults filled; `instances` and `region` are top-level and the
@@ -124,7 +134,7 @@ export const configFileSchema = z
     listen: listenSchema.optional(),
     /** HTTPS on the gateway listener; `redirectHttp`: a plain-HTTP listener answering every request with a redirect to it. */
     tls: z.object({ ...tlsFields, redirectHttp: listenSchema.optional() }).strict().optional(),
-    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional(), tls: tlsSchema.omit({ http2: true }).optional() }).strict().optional(),
+    admin: z.object({ listen: listenSchema.optional(), token: z.string().min(16, 'must be at least 16 characters').optional(), tls: tlsSchema.omit({ http2: true }).optional(), metrics: metricsAccessSchema.optional() }).strict().optional(),
     /** Every route requires a JWT unless it says `auth: none` (docs/jwt.md). */
     auth: jwtAuthSchema.optional(),
     routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing'),
@@ -197,6 +207,7 @@ export const configFileSchema = z
     region: idSchema.optional(),
     dataDir: z.string().min(1).optional(),
     log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).strict().optional(),
+    tracing: tracingSchema.default(TRACING_DEFAULTS),
   })
   .strict()
   .superRefine((file, ctx) =>

@@ -8,6 +8,7 @@ import type { DecisionServiceConfig } from './decision-service.js';
 import type { ListenAddress } from './listen-address.js';
 import type { UpstreamInstance } from './route-forwarding.js';
 import type { TlsConfig } from './tls.js';
+import type { TracingFileConfig } from './tracing-schema.js';
 
 export type { SeedRule, TenantKey } from '../rules/types.js';
 export type { DecisionServiceConfig } from './decision-service.js';
@@ -114,7 +115,7 @@ export interface SluiceConfig {
   readonly listen: ListenAddress;
   /** HTTPS on the gateway listener (absent: plain HTTP), and the optional plain listener that redirects to it. */
   readonly tls: (TlsConfig & { readonly redirectHttp: ListenAddress | undefined }) | undefined;
-  readonly admin: { readonly listen: ListenAddress; readonly token: string | undefined; readonly tls: TlsConfig | undefined };
+  readonly admin: { readonly listen: ListenAddress; readonly token: string | undefined; readonly tls: TlsConfig | undefined; readonly metrics: MetricsAccess };
   readonly routes: readonly RouteConfig[];
   readonly tenants: {
     /** Lower-cased, as node exposes request headers. */
@@ -172,4 +173,12 @@ export interface SluiceConfig {
   readonly region: string | undefined;
   readonly dataDir: string;
   readonly log: { readonly level: LogLevel };
+  /** The `tracing:` section as the file has it (defaults filled); the OTEL_* variables are applied at start (tracing/settings.ts). */
+  readonly tracing: TracingFileConfig;
+}
+
+/** admin.metrics: /metrics on its own listener (undefined: on the admin listener), and whether it needs a read token. */
+export interface MetricsAccess {
+  readonly listen: ListenAddress | undefined;
+  readonly requireToken: boolean;
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Engine } from '../limiter/engine.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import type { Outcome } from './rls-status.js';
+import type { Tracing } from '../tracing/types.js';
 
 export interface DecisionDeps {
   engine: Engine;
@@ -12,6 +13,8 @@ export interface DecisionDeps {
   logger: Logger;
   /** Told of every gRPC call and every limited descriptor (the reference's Prometheus series). */
   observer?: DecisionObserver;
+  /** A span per ShouldRateLimit and /decide, /json call (docs/observability.md); absent: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
 export interface DecisionObserver {

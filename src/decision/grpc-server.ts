@@ -18,6 +18,7 @@ import { responseFrame } from './rls-response-frame.js';
 import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 import { DEFAULT_GRPC_LIMITS, type GrpcRequestLimits } from '../config/decision-service.js';
 import type { DecisionObserver } from './deps.js';
+import type { Tracing } from '../tracing/types.js';
 
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
 const ignore = (): void => {};
@@ -30,6 +31,8 @@ export class RlsGrpcServer {
   private readonly sessions = new Set<ServerHttp2Session>();
   private readonly stopWatching: () => void;
   private readonly decode: (bytes: Uint8Array) => RlsRequestIn;
+  /** A span per ShouldRateLimit, its parent from the call's traceparent metadata; undefined: tracing off. */
+  tracing: Tracing | undefined;
 
   /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
@@ -112,23 +115,32 @@ export class RlsGrpcServer {
     const san = this.tls?.clientSan;
     const path = headers[':path'];
     if (san !== undefined && !sessionNamesSan(stream.session!, san)) fail(stream, GrpcStatus.UNAUTHENTICATED, `the client certificate does not name ${san} (GRPC_CLIENT_TLS_SAN)`);
-    else if (path === SHOULD_RATE_LIMIT) void this.shouldRateLimit(stream);
+    else if (path === SHOULD_RATE_LIMIT) void (this.tracing ? this.tracedShouldRateLimit(stream, headers, this.tracing) : this.shouldRateLimit(stream));
     else if (path === HEALTH_CHECK || path === HEALTH_WATCH) void this.healthCall(stream, path);
     else fail(stream, GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`);
   }
 
-  private async shouldRateLimit(stream: ServerHttp2Stream): Promise<void> {
+  /** The gRPC status the call ended with. */
+  private async shouldRateLimit(stream: ServerHttp2Stream): Promise<GrpcStatus> {
     const started = this.observer ? performance.now() : 0;
     try {
       // The size cap refuses while the bytes arrive, before any decoding.
       const message = await readMessage(stream, this.limits.maxMessageBytes);
       answerFrame(stream, responseFrame(await this.faces.decider.shouldRateLimitMessage(message, this.decode)));
       this.observer?.call('ShouldRateLimit', performance.now() - started, undefined);
+      return GrpcStatus.OK;
     } catch (error) {
       const [code, details] = this.failure(error);
       fail(stream, code, details);
       this.observer?.call('ShouldRateLimit', performance.now() - started, 'service_error');
+      return code;
     }
+  }
+
+  private async tracedShouldRateLimit(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, tracing: Tracing): Promise<void> {
+    const call = tracing.call('ShouldRateLimit', headers, { 'rpc.system': 'grpc', 'rpc.service': RLS_SERVICE_NAME, 'rpc.method': 'ShouldRateLimit' });
+    const code = await call.run(() => this.shouldRateLimit(stream));
+    call.end({ grpcCode: code, error: code === GrpcStatus.INTERNAL || code === GrpcStatus.UNKNOWN });
   }
 
   private async healthCall(stream: ServerHttp2Stream, path: string): Promise<void> {

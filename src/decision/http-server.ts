@@ -10,6 +10,7 @@ import { sendError } from '../gateway/errors.js';
 import { requestFromJson, responseToJson } from './json-mapping.js';
 import type { DecisionFaces } from './faces.js';
 import { RlsBadRequest } from './rls-request.js';
+import type { Tracing } from '../tracing/types.js';
 
 /** Largest /json body read: a request of many descriptors still fits. */
 const MAX_JSON_BYTES = 1_048_576;
@@ -17,13 +18,15 @@ const MAX_JSON_BYTES = 1_048_576;
 export class DecisionHttpServer {
   readonly server: Server;
   draining = false;
+  /** A span per /decide and /json request, its parent from the request's traceparent; undefined: tracing off. */
+  tracing: Tracing | undefined;
 
   /** `faces` are read per request, so a reload swaps them under a running listener. */
   constructor(
     private readonly faces: DecisionFaces,
     private readonly log: Logger,
   ) {
-    this.server = createServer((req, res) => this.route(req, res));
+    this.server = createServer((req, res) => (this.tracing ? this.traced(req, res, this.tracing) : this.route(req, res)));
   }
 
   listen({ host, port }: ListenAddress): Promise<AddressInfo> {
@@ -42,6 +45,18 @@ export class DecisionHttpServer {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
     });
+  }
+
+  private traced(req: IncomingMessage, res: ServerResponse, tracing: Tracing): void {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path !== '/decide' && path !== '/json') {
+      this.route(req, res);
+      return;
+    }
+    const method = req.method ?? 'GET';
+    const call = tracing.call(`${method} ${path}`, req.headers, { 'http.request.method': method, 'url.path': path, 'http.route': path });
+    res.once('close', () => call.end({ httpStatus: res.statusCode }));
+    call.run(() => this.route(req, res));
   }
 
   private route(req: IncomingMessage, res: ServerResponse): void {

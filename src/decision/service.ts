@@ -37,6 +37,8 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
   };
   const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer, config.decisionService.grpcTls, config.decisionService.grpcConnectionAge, config.decisionService.grpcLimits) : undefined;
   const http = httpListen ? new DecisionHttpServer(current, deps.logger) : undefined;
+  if (grpc) grpc.tracing = deps.tracing;
+  if (http) http.tracing = deps.tracing;
   let grpcAddress: string | undefined;
   let httpUrl: string | undefined;
   try {

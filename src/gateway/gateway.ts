@@ -29,12 +29,13 @@ import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
 import { screenRequest } from './request-screen.js';
-import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, type RequestWatch, watchRequest } from './request-observer.js';
+import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, watchRequest } from './request-observer.js';
 import { type LimitedTarget, routeTarget } from './route-target.js';
 import { type CompiledRoute, RouteTable } from './routes.js';
 import { ShapingQueue } from './shaping.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
+import type { RequestTrace, Tracing } from '../tracing/types.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -48,9 +49,12 @@ export interface GatewayOptions {
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
+  /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
+  tracing?: Tracing | undefined;
 }
 
-/** The request's tenant (undefined on an anonymous route) and the plan it names. */
+/** What follows a request through its steps: the dashboard's watch and the request's span. */
+type Watch = Pick<Exchange, 'watched' | 'trace'>;
 
 export class Gateway {
   readonly server: Server;
@@ -65,6 +69,7 @@ export class Gateway {
   private readonly engine: Engine;
   private readonly log: Logger;
   private readonly observer: RequestObserver | undefined;
+  private readonly tracing: Tracing | undefined;
   private readonly gate: ConcurrencyGate;
   private readonly verifiers = new VerifierPool();
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
@@ -81,6 +86,7 @@ export class Gateway {
     this.engine = options.engine;
     this.log = options.logger;
     this.observer = options.observer;
+    this.tracing = options.tracing;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
@@ -136,6 +142,15 @@ export class Gateway {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    if (this.tracing === undefined) {
+      this.serve(req, res, undefined);
+      return;
+    }
+    const trace = this.tracing.request(req, res);
+    trace.run(() => this.serve(req, res, trace));
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse, trace: RequestTrace | undefined): void {
     try {
       const watch = watchRequest(this.observer, res); // answered before the decision too: 401, 404, 413 ...
       if (!acceptableMethod(req.method)) {
@@ -151,7 +166,7 @@ export class Gateway {
       if (watch && match) watch.route = match.route.id;
       const verifier = this.verifiers.of(match?.route.auth);
       if (verifier !== undefined) {
-        this.authenticate(req, res, match!, watch, verifier);
+        this.authenticate(req, res, match!, { watched: watch, trace }, verifier);
         return;
       }
       const identity = this.tenantOf(req, res, match);
@@ -160,26 +175,29 @@ export class Gateway {
         sendError(res, 'no_route');
         return;
       }
-      this.identified(req, res, identity, match, watch);
+      this.identified(req, res, identity, match, { watched: watch, trace });
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
   }
 
   /** A route with auth: jwt: the token verified before anything else (identify.ts); a refused one never reaches the limits or the upstream. */
-  private authenticate(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget>, watch: RequestWatch | undefined, verifier: JwtVerifier): void {
+  private authenticate(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget>, watch: Watch, verifier: JwtVerifier): void {
     identityOfToken(verifier, { route: match.route, headers: req.headers, rawHeaders: req.rawHeaders, keyHeader: this.keyHeader, tenants: this.tenants }).then(
       (found) => {
         if (clientLeft(res)) return;
-        if ('refused' in found) sendAuthFailure(res, found.refused);
-        else if ('problem' in found) sendError(res, found.problem);
+        if ('refused' in found) {
+          watch.trace?.routed(match.route.id, match.route.path, undefined);
+          sendAuthFailure(res, found.refused);
+        } else if ('problem' in found) sendError(res, found.problem);
         else this.identified(req, res, found, match, watch);
       },
       (error: unknown) => this.failed(res, undefined, match.route.id, error),
     );
   }
 
-  private identified(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watch: RequestWatch | undefined): void {
+  private identified(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watch: Watch): void {
+    watch.trace?.routed(match.route.id, match.route.path, identity.tenant);
     try {
       const length = req.headers['content-length'];
       if (length !== undefined && Number(length) > this.maxBodyBytes) {
@@ -200,7 +218,7 @@ export class Gateway {
     return ANSWERED;
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
+  private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, { watched, trace }: Watch): void {
     const route = match.route.id;
     const { tenant } = identity;
     // The limits read the token's claims (key: {claim}); the rules, the plan the identity names.
@@ -211,7 +229,7 @@ export class Gateway {
       return;
     }
     if (watched) watched.reached = true;
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims };
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims, trace };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, { tenant, request }, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
@@ -262,11 +280,16 @@ export class Gateway {
     sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(delayMs / 1000)))]);
   }
 
-  private forward({ req, res, tenant, route, target, claims }: Exchange, limitHeaders: string[]): void {
+  private forward({ req, res, tenant, route, target, claims, trace }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
-    if (upgrade) this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, claims });
-    else forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, claims }).then(
+    if (upgrade) {
+      this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, claims, propagate: trace && ((headers) => trace.inject(headers)) });
+      return;
+    }
+    const upstream = trace?.upstream(req.method ?? 'GET');
+    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, claims, propagate: upstream && ((headers) => upstream.inject(headers)) }).then(
       (outcome) => {
+        upstream?.end(outcome, res.statusCode);
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
       },
       (error: unknown) => this.failed(res, tenant, route, error),

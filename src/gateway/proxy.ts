@@ -27,6 +27,11 @@ export interface ForwardTarget {
 
 export type ForwardOutcome = 'ok' | 'aborted' | GatewayErrorName;
 
+/** The request's tenant and route, and (tracing on) what puts the upstream span's traceparent in the forwarded headers. */
+export interface ForwardContext extends RequestContext {
+  propagate?: ((headers: string[]) => void) | undefined;
+}
+
 /**
  * Why the upstream request stops early: the client left, or the upstream's
  * headers did not come in time. It cuts the attempt under way (a plain object:
@@ -101,7 +106,7 @@ export class Upstreams {
  * (the rate-limit headers). A small body is read first (see request-body.ts).
  * Never rejects: the outcome says what happened.
  */
-export async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], limits: BodyLimits, context: RequestContext): Promise<ForwardOutcome> {
+export async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], limits: BodyLimits, context: ForwardContext): Promise<ForwardOutcome> {
   const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
@@ -116,7 +121,9 @@ export async function forward(req: IncomingMessage, res: ServerResponse, target:
     if (read.kind === 'failed') return fail(res, read.reason, extraHeaders);
     if (clientLeft(res)) return fail(res, 'aborted', extraHeaders);
     const body = requestBody(req, read, limits);
-    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path, headers: target.plan.requestHeaders(req, context), route: context.route };
+    const headers = target.plan.requestHeaders(req, context);
+    context.propagate?.(headers);
+    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path, headers, route: context.route };
     return await dispatchWithRetry(call);
   } finally {
     res.off('close', onClose);

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LimitsDecision } from '../limiter/engine.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { LimitedTarget } from './route-target.js';
+import type { RequestTrace } from '../tracing/types.js';
 
 /** One admitted request on its way past the decision: what refusing, holding and forwarding need. */
 export interface Exchange {
@@ -19,6 +20,8 @@ export interface Exchange {
   watched: RequestWatch | undefined;
   /** The verified JWT's claims (auth: jwt), for the headers forwardClaims sets upstream. */
   claims?: Readonly<Record<string, unknown>> | undefined;
+  /** The request's span (tracing on), whose upstream call's span goes upstream as traceparent. */
+  trace: RequestTrace | undefined;
 }
 
 export interface RequestObserver {

@@ -14,9 +14,8 @@ import { Gauge, Counter } from 'prom-client';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { clientLeft } from './client-left.js';
 import { sendError } from './errors.js';
-import type { ForwardTarget } from './proxy.js';
+import type { ForwardContext, ForwardTarget } from './proxy.js';
 import { acceptMatches, type Http2Upgrade, joinHttp2, withoutHeader } from './tunnel-http2.js';
-import type { RequestContext } from './upstream-plan.js';
 
 const openTunnels = new Gauge({ name: 'sluice_websocket_tunnels_open', help: 'WebSocket tunnels open now, per route', labelNames: ['route'] as const, registers: [resilienceRegistry] });
 const tunnels = new Counter({
@@ -39,7 +38,7 @@ export class Tunnels {
   }
 
   /** Sends the admitted upgrade upstream and joins the sockets on a 101. */
-  open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: RequestContext): void {
+  open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: ForwardContext): void {
     const path = target.plan.path(req.url ?? '/');
     if (path === undefined) {
       sendError(res, 'invalid_path', limitHeaders, true);
@@ -49,6 +48,7 @@ export class Tunnels {
     const url = new URL(path, instance.url);
     // Over HTTP/2 the handshake upstream is the gateway's own: its key, never one the client sent.
     const headers = 'key' in upgrade ? [...withoutHeader(target.plan.requestHeaders(req, context), 'sec-websocket-key'), 'sec-websocket-key', upgrade.key] : target.plan.requestHeaders(req, context);
+    context.propagate?.(headers);
     headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     // A connection of its own (agent: false), closed after an answer that is no 101: an upstream that

@@ -16,6 +16,7 @@ import { MemoryStore } from '../stores/memory-store.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import type { RedisClient } from '../stores/redis/scripts.js';
 import { RedisStore } from '../stores/redis-store.js';
+import type { SharedStore } from '../stores/store.js';
 import { buildChain } from './chain.js';
 import { type Engine, StoreEngine } from './engine.js';
 import { InstanceCount } from './instances.js';
@@ -35,6 +36,8 @@ export interface EngineWiring {
   maxKeys?: number;
   /** Tests only: the local clock. */
   now?: Clock;
+  /** Wraps the Redis store before the chain uses it (tracing's spans around each call); absent: the store as it is. */
+  wrapStore?: <S extends SharedStore>(store: S) => S;
 }
 
 export type CreateEngineOptions = ResilienceConfigInput & EngineWiring;
@@ -92,7 +95,8 @@ export function buildResilientEngine(config: ResilienceConfig, wiring: EngineWir
   // while it is away, so ioredis must not print "Unhandled error event".
   client.on('error', (error: Error) => logger.debug({ err: error }, 'Redis connection error'));
   const wait = config.replicaWait && { ...config.replicaWait, onUnreplicated: () => unreplicatedAdmissions.inc() };
-  const store = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now, ...(wait ? { wait } : {}) });
+  const plain = new RedisStore(client, { connectGraceMs: config.connectGraceMs, now, ...(wait ? { wait } : {}) });
+  const store = wiring.wrapStore ? wiring.wrapStore(plain) : plain;
   // Said once per new reason, at error level: a refused password must not hide among reconnect noise.
   store.problem.onChange((reason) => {
     if (reason !== undefined) logger.error({ reason }, 'Redis connection failed; deciding with the local fallback until it works');

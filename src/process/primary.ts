@@ -93,7 +93,7 @@ async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime
     workers: { wanted: config.workers, serving: pool.workers.map((worker) => worker.process.pid) },
   });
   const admin = await startAdminServer({
-    ...{ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health },
+    ...{ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, metricsAccess: config.admin.metrics, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health },
     ...{ storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: () => reloader.reload(), metrics: () => aggregator.clusterMetrics() },
     engineHealth: () => workersHealth.combined(pool.workers.map((worker) => worker.process.pid!)),
     // The workers read the primary's rule cache over IPC: the same view, with the config last reloaded.

@@ -9,6 +9,7 @@ import { startSluice } from '../app.js';
 import type { SluiceConfig } from '../config/types.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
+import { tracingRegistry } from '../tracing/metrics.js';
 import type { RulesLogger } from '../rules/logger.js';
 import { RuleCache } from '../rules/rule-cache.js';
 import type { RulesRuntime } from '../rules/runtime.js';
@@ -32,7 +33,7 @@ export async function runWorker(): Promise<number> {
   acceptHandedConnections(app.gateway.server);
   // prom-client's aggregator in the primary asks every worker for these.
   new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([resilienceRegistry, dashboardRegistry]);
+  AggregatorRegistry.setRegistries([resilienceRegistry, dashboardRegistry, tracingRegistry]);
   process.on('message', (message: unknown) => {
     if (!isSluiceMessage<ToWorker>(message) || message.sluice !== 'config') return;
     try {

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
+import { type AdminServer, type AdminServerOptions, startAdminServer } from '../../src/admin/server.js';
 import { StoreEngine } from '../../src/limiter/engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
@@ -22,15 +22,15 @@ export interface AdminFixture {
   close(): Promise<void>;
 }
 
-/** `null`: no admin token configured. */
-export async function startAdminFixture(configured: string | null = TOKEN): Promise<AdminFixture> {
+/** `null`: no admin token configured; `metricsAccess`: admin.metrics (default open on the admin listener). */
+export async function startAdminFixture(configured: string | null = TOKEN, options: Pick<AdminServerOptions, 'metricsAccess'> = {}): Promise<AdminFixture> {
   const token = configured ?? undefined;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-admin-'));
   const store = new EmbeddedRuleStore({ dataDir: dir });
   const cache = new RuleCache({ store, defaultRule: { policy: 'token_bucket', capacity: 20, refillPerSecond: 10 }, logger: silentLogger });
   await cache.start();
   const engine = new StoreEngine(new MemoryStore());
-  const admin = await startAdminServer({ listen: { port: 0 }, token, store, cache, engine, logger: silentLogger });
+  const admin = await startAdminServer({ listen: { port: 0 }, token, store, cache, engine, logger: silentLogger, ...options });
   return {
     admin,
     store,

@@ -20,6 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['limits'],
   ['auth'],
   ['config'],
+  ['tracing'],
   ['gateway', 'dashboard', 'demo'],
   ['decision', 'adapters', 'index', 'explain'],
   ['admin'],

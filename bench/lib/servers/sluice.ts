@@ -9,7 +9,8 @@
 // the script's round trip without Sluice's code around it, so the decision
 // above PING splits into Redis's part and Sluice's. `tls` serves HTTPS
 // (HTTP/2 and HTTP/1.1 by ALPN); `upstream` may list instances, balanced by
-// the gateway. Sluice runs from the built package (built.ts), as users run it.
+// the gateway; `tracing` turns OpenTelemetry tracing on (bench/gateway-tracing.ts).
+// Sluice runs from the built package (built.ts), as users run it.
 
 import { Redis } from 'ioredis';
 import type { Decision } from '../../../src/core/decision.js';
@@ -29,6 +30,8 @@ interface Args {
   redisUrl?: string;
   /** Automatic hot-key leasing off: every request is one Redis script call, like the peers. */
   exact?: boolean;
+  /** Tracing on, exporting over OTLP/HTTP (protobuf) to `endpoint`, parentbased_traceidratio at `ratio`. */
+  tracing?: { endpoint: string; ratio: number };
 }
 
 const ALLOW: Decision = { allowed: true, remaining: 1_000_000, limit: 1_000_000, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'memory' };
@@ -64,7 +67,7 @@ async function callThenAllow(url: string, call: (redis: Redis, tenant: string) =
   };
 }
 
-const { upstream, limiter, redisUrl, exact, tls } = args<Args>();
+const { upstream, limiter, redisUrl, exact, tls, tracing } = args<Args>();
 const config = parseConfig(
   JSON.stringify({
     listen: '127.0.0.1:0',
@@ -75,6 +78,7 @@ const config = parseConfig(
     ...(exact ? { resilience: { hotKey: { autoLeaseRatePerSec: 0 } } } : {}),
     log: { level: 'silent' },
     ...(tls ? { tls } : {}),
+    ...(tracing ? { tracing: { enabled: true, endpoint: tracing.endpoint, sampler: 'parentbased_traceidratio', samplerArg: tracing.ratio } } : {}),
   }),
   { source: 'bench' },
 );
