@@ -22,7 +22,6 @@ import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import { serveUi } from '../dashboard/ui-routes.js';
 import type { ReloadReport } from './config-reload.js';
-import { processRegistry } from './process-metrics.js';
 import { type ExplainSource, explainSample } from './explain-handler.js';
 import type { MetricsAccess } from '../config/types.js';
 import { type MetricsEndpoint, movedMetrics, serveMetrics, startMetricsServer } from './metrics-endpoint.js';
