@@ -5,6 +5,7 @@
 // the token nor a claim's value ever appears: only claim and header names.
 import { AUTH_FAILURES, type AuthFailure, isClientFailure } from '../auth/failures.js';
 import type { JwtAuthConfig } from '../auth/jwt-config.js';
+import { claimHeaderValue } from '../core/claims.js';
 import type { GatewayErrorName } from '../core/error-codes.js';
 import type { KeyProblem } from '../gateway/identify.js';
 import type { RequestIdentity } from '../limits/types.js';
@@ -27,7 +28,7 @@ export interface AuthExplanation {
   tenant?: string;
   planClaim?: string;
   plan?: string;
-  /** auth.forwardClaims: each claim, the upstream header it becomes, and whether this token carries it (its value is never shown). */
+  /** auth.forwardClaims: each claim, the upstream header it becomes, and whether the gateway sets it for this token (upstream-plan.ts: a claim it can write as a header) (its value is never shown). */
   forwarded: { claim: string; header: string; present: boolean }[];
 }
 
@@ -40,7 +41,7 @@ export function authExplanation(auth: JwtAuthConfig, token: TokenOutcome | undef
     tenantFrom: auth.tenantClaim === undefined ? 'api-key' : 'token',
     ...(auth.tenantClaim !== undefined ? { tenantClaim: auth.tenantClaim } : {}),
     ...(auth.planClaim !== undefined ? { planClaim: auth.planClaim } : {}),
-    forwarded: Object.entries(auth.forwardClaims).map(([claim, header]) => ({ claim, header, present: identity?.claims?.[claim] !== undefined })),
+    forwarded: Object.entries(auth.forwardClaims).map(([claim, header]) => ({ claim, header, present: claimHeaderValue(identity?.claims, claim) !== undefined })),
   };
   if (token !== undefined && 'refused' in token) Object.assign(out, { reason: token.refused, check: AUTH_FAILURES[token.refused] });
   if (identity !== undefined && auth.tenantClaim !== undefined && identity.tenant !== undefined) out.tenant = identity.tenant;
