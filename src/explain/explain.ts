@@ -159,8 +159,8 @@ function settle(out: Explanation): Explanation {
 /** One pool per context when the gateway's is not given (the CLI's --config): a jwksUrl is fetched once per run. */
 const pools = new WeakMap<ExplainContext, VerifierPool>();
 function ownVerifiers(context: ExplainContext): VerifierPool {
-  let pool = pools.get(context);
-  if (pool === undefined) pools.set(context, (pool = new VerifierPool()));
+  const pool = pools.get(context) ?? new VerifierPool();
+  pools.set(context, pool);
   return pool;
 }
 

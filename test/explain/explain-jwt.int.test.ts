@@ -20,11 +20,11 @@ import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 
 const TOKEN = 'explain-jwt-admin-token-0123456789';
 
-const yamlOf = (jwksUrl: string) => `
+const yamlOf = (jwksUrl: string, upstreamUrl: string) => `
 routes:
   - id: orders
     path: /orders
-    upstream: \${UP}
+    upstream: ${upstreamUrl}
     auth: { kind: jwt, algorithms: [ES256], jwksUrl: ${jwksUrl}, jwks: { timeoutMs: 300 }, issuer: ${ISSUER}, audience: ${AUDIENCE}, tenantClaim: org, forwardClaims: { sub: X-User-Id } }
     limits:
       - { id: per-user, key: { claim: sub }, rule: { policy: fixed_window, limit: 4, windowMs: 600000 } }
@@ -70,7 +70,7 @@ describe('explain on a JWT route, through the admin API and a real request', () 
     jwks = await startJwks([key.publicJwk]);
     dir = mkdtempSync(join(tmpdir(), 'sluice-explain-jwt-'));
     const env = { UP: upstream.url, SLUICE_ADMIN_LISTEN: '127.0.0.1:0', SLUICE_DECISION_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DATA_DIR: dir };
-    app = await startGateway(`${yamlOf(jwks.url)}store: { type: redis, url: ${redis.url}, deadlineMs: 2000 }\n`, env, { ruleStore: true, admin: true });
+    app = await startGateway(`${yamlOf(jwks.url, upstream.url)}store: { type: redis, url: ${redis.url}, deadlineMs: 2000 }\n`, env, { ruleStore: true, admin: true });
     token = await sign(key, { sub: 'user-7', org: 'shop-j' });
   });
   after(async () => {
@@ -127,7 +127,7 @@ describe('explain on a JWT route, through the admin API and a real request', () 
 
   it('sluice explain --config: the verifier built from the config fetches the jwksUrl; one that stalls is auth_unavailable in time', async () => {
     const file = join(dir, 'cli.yaml');
-    writeFileSync(file, yamlOf(jwks.url).replace('${UP}', upstream.url));
+    writeFileSync(file, yamlOf(jwks.url, upstream.url));
     const io = capture();
     assert.equal(await run(['--config', file, '--format', 'json', '--path', '/orders', '--header', `Authorization: Bearer ${token}`, '--ip', '127.0.0.1'], io), 0);
     const out = JSON.parse(io.stdout) as Explanation;
@@ -136,7 +136,7 @@ describe('explain on a JWT route, through the admin API and a real request', () 
     const stalled = await startJwks([key.publicJwk]);
     stalled.stall = true;
     try {
-      writeFileSync(file, yamlOf(stalled.url).replace('${UP}', upstream.url));
+      writeFileSync(file, yamlOf(stalled.url, upstream.url));
       const slow = capture();
       const started = Date.now();
       assert.equal(await run(['--config', file, '--format', 'json', '--path', '/orders', '--header', `Authorization: Bearer ${token}`, '--ip', '127.0.0.1'], slow), 0);

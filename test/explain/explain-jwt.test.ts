@@ -182,7 +182,12 @@ describe('explain on a route with auth: jwt', () => {
   it("the gateway's own verifiers are used when given", async () => {
     const pool = new VerifierPool();
     const asked: JwtAuthConfig[] = [];
-    const verifiers = { of: (auth: JwtAuthConfig | undefined) => (auth && asked.push(auth), pool.of(auth)) };
+    const verifiers = {
+      of: (auth: JwtAuthConfig | undefined) => {
+        if (auth !== undefined) asked.push(auth);
+        return pool.of(auth);
+      },
+    };
     const out = await explain({ path: '/orders', header: [bearer(await sign(key, { sub: 'u1', org: 'shop-b' }))] }, { ...context, verifiers });
     assert.equal(out.auth?.outcome, 'verified');
     assert.deepEqual(asked, [context.config.routes[0]!.auth]);
