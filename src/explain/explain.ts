@@ -139,13 +139,17 @@ export function explainRequest(context: ExplainContext, sample: SampleRequest, t
   out.limits = traces.map((trace) => explainLimit(trace, { global: globalIds.has(trace.limit.id), ruleStore: context.ruleStore, overrides: context.rules.overrides?.() }));
   // A tenant-keyed global limit is not appended to an anonymous route (check-limits.ts withGlobalLimits).
   const unapplied = config.globalLimits.filter((limit) => !match.route.limits.some((own) => own.id === limit.id));
-  for (const limit of unapplied) if (match.route.anonymous && usesTenant(limit.key)) out.limits.push(skippedLimit(limit, true, 'anonymous_route'));
+  for (const limit of unapplied) {
+    if (match.route.anonymous && usesTenant(limit.key)) out.limits.push(skippedLimit(limit, true, 'anonymous_route'));
+    // A claim-keyed global limit skips a route without auth: it has no claims (config/check-limits.ts).
+    else if (limit.key.kind === 'claim' && match.route.auth === undefined) out.limits.push(skippedLimit(limit, true, 'route_without_auth'));
+  }
   return settle(out);
 }
 
 /** The gateway's answer once the limits are formed: the first limit that cannot be (resolve's order), else decided. */
 function settle(out: Explanation): Explanation {
-  const problem = out.limits.find((limit) => limit.reason !== undefined && limit.reason !== 'anonymous_route' && limit.reason !== 'request_refused');
+  const problem = out.limits.find((limit) => limit.reason !== undefined && limit.reason !== 'anonymous_route' && limit.reason !== 'route_without_auth' && limit.reason !== 'request_refused');
   if (problem) {
     for (const limit of out.limits) if (limit !== problem && limit.status !== 'skipped') Object.assign(limit, { status: 'skipped', reason: 'request_refused', why: `not decided: limit ${problem.id} refuses the request first` });
     return refused(out, problem.reason as GatewayErrorName | 'no_client_address', `limit ${problem.id}: ${problem.why}`);

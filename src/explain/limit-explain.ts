@@ -15,6 +15,8 @@ import { fieldOf, redisKeyOf } from '../stores/redis/scripts.js';
 export type SkipReason =
   /** A tenant-keyed global limit: an anonymous route has no tenant, so it is not applied there. */
   | 'anonymous_route'
+  /** A claim-keyed global limit: a route without `auth: jwt` has no claims, so it is not applied there. */
+  | 'route_without_auth'
   /** No API key: the request is refused (401) before any limit. */
   | 'missing_api_key'
   /** An API key no key table knows (`unknownKeys: reject`): 401 before any limit. */
@@ -132,6 +134,7 @@ export function skippedLimit(limit: LimitConfig | ConcurrencyLimitConfig, global
   else if (limit.rule) out.rule = limit.rule;
   const why: Partial<Record<SkipReason, string>> = {
     anonymous_route: `a ${out.keyedBy}-keyed global limit is not applied to an anonymous route: it has no tenant`,
+    route_without_auth: 'a claim-keyed global limit is not applied to a route without auth: jwt: it has no claims',
     missing_api_key: 'not decided: the request has no API key and is refused first',
     unknown_api_key: 'not decided: the API key is unknown (or revoked) and the request is refused first',
     duplicate_api_key: 'not decided: the API key header is sent more than once and the request is refused first',

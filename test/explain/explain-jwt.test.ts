@@ -43,6 +43,32 @@ tenants:
 defaultRule: { policy: token_bucket, capacity: 20, refillPerSecond: 2 }
 `;
 
+it('a claim-keyed global limit on a route without auth: skipped as route_without_auth, the request goes on', async () => {
+  const config = parseConfig(
+    `
+globalLimits:
+  - { id: per-sub, key: { claim: sub }, rule: { policy: token_bucket, capacity: 5, refillPerSecond: 1 } }
+routes:
+  - { id: open, path: /open, upstream: http://127.0.0.1:9 }
+tenants:
+  keys: [{ key: ${KEY}, tenant: shop-a }]
+defaultRule: { policy: token_bucket, capacity: 20, refillPerSecond: 2 }
+`,
+    { source: 'test.yaml', env: {} },
+  );
+  const resolvers = resolversFor(config);
+  const out = await explainSample({ config, rules: resolvers.rules, tenants: resolvers.tenants, ruleStore: false }, parseSample({ path: '/open', header: [`X-Api-Key: ${KEY}`], ip: '192.0.2.1' }));
+  assert.equal(out.outcome.status, 200, out.outcome.summary);
+  assert.equal(out.auth, undefined);
+  assert.deepEqual(
+    out.limits.map((entry) => [entry.id, entry.status, entry.reason]),
+    [
+      ['open', 'applies', undefined],
+      ['per-sub', 'skipped', 'route_without_auth'],
+    ],
+  );
+});
+
 describe('explain on a route with auth: jwt', () => {
   let dir: string;
   let key: TestKey;
