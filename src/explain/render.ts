@@ -15,7 +15,8 @@ export function renderText(explanation: Explanation): string {
   }
   lines.push('', 'identity:');
   if (explanation.auth) lines.push(...authLines(explanation.auth));
-  if (explanation.auth?.tenantFrom === 'token') {
+  // A refused token is answered before the API key is read; with tenantClaim the key is never read.
+  if (explanation.auth !== undefined && (explanation.auth.outcome !== 'verified' || explanation.auth.tenantFrom === 'token')) {
     if (explanation.auth.tenant) lines.push(`  tenant ${explanation.auth.tenant} (from claim ${explanation.auth.tenantClaim})`);
   } else if (identity.anonymous) lines.push(`  anonymous route: the ${identity.keyHeader} header is not read, there is no tenant`);
   else {

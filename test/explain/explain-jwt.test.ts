@@ -203,6 +203,8 @@ describe('explain on a route with auth: jwt', () => {
     assert.equal(limit(noKey, 'reports-tenant').reason, 'missing_api_key');
     const noToken = await explain({ path: '/reports', header: [`X-Api-Key: ${KEY}`] });
     assert.equal(noToken.auth?.reason, 'missing', 'the token is checked before the API key');
+    assert.equal(noToken.identity.keySha256, undefined);
+    assert.ok(!renderText(noToken).includes('API key'), 'the text does not speak of a key the gateway never reads');
   });
 
   it("the gateway's own verifiers are used when given", async () => {
