@@ -129,7 +129,7 @@ function reconfigure(next: SluiceConfig, { gateway, decision, runtime, explained
   const rules = options.rules ?? resolvers.rules;
   const tenants = options.tenants ?? resolvers.tenants;
   gateway.reconfigure({ config: next, rules, tenants });
-  explained.current = { config: next, rules, tenants, ruleStore: explained.current.ruleStore };
+  explained.current = { config: next, rules, tenants, ruleStore: explained.current.ruleStore, verifiers: gateway.verifiers };
   decision?.reconfigure(next, { engine, rules, tenants, logger });
   dashboard.noteChange('config-reload', `${next.routes.length} routes`);
 }
@@ -152,8 +152,10 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     if (options.openRules) runtime = await options.openRules(config);
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
-    const explained = { current: { config, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, ruleStore: options.rules === undefined && runtime !== undefined } };
+    const explained: { current: ExplainContext } = { current: { config, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, ruleStore: options.rules === undefined && runtime !== undefined } };
     const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, tracing });
+    // A sample's token is verified by the gateway's own verifiers (same keys, same JWKS cache), as the rules come from its cache.
+    explained.current = { ...explained.current, verifiers: gateway.verifiers };
     const address = await gateway.listen(config.listen.host, config.listen.port);
     if (runtime) await watchForDashboard(runtime, dashboard);
     const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger, tracing };

@@ -4,7 +4,7 @@
 // rules, overrides and keys as that instance holds them, and each bucket's
 // state now). Text for a person by default, `--format json` for scripts.
 import { parseArgs } from 'node:util';
-import { type Explanation, explainRequest } from '../explain/explain.js';
+import { type Explanation, explainSample } from '../explain/explain.js';
 import { renderText } from '../explain/render.js';
 import { parseSample, type SampleRequest, sampleQuery } from '../explain/sample.js';
 import { resolversFor } from '../rules/resolvers.js';
@@ -48,7 +48,7 @@ export function run(argv: string[], io: CliIo = processIo): Promise<number> {
     if (format !== 'text' && format !== 'json') throw new UsageError('--format must be text or json');
     if (values.admin !== undefined && values.config !== undefined) throw new UsageError('give --config FILE or --admin URL, not both');
     const sample = sampleOf(values);
-    const explanation = values.admin !== undefined ? await fromAdmin(values.admin, values.token ?? io.env.SLUICE_ADMIN_TOKEN, sample) : fromConfig(configFileFrom(values.config), sample);
+    const explanation = values.admin !== undefined ? await fromAdmin(values.admin, values.token ?? io.env.SLUICE_ADMIN_TOKEN, sample) : await fromConfig(configFileFrom(values.config), sample);
     if (explanation === undefined) return 2;
     if (format === 'json') io.out(`${JSON.stringify(explanation, null, 2)}\n`);
     else io.out(renderText(explanation) + (values.admin === undefined ? '\n(from the config file alone: --admin URL shows the rule store\'s rules, overrides, keys and each bucket now)\n' : ''));
@@ -79,11 +79,12 @@ function sampleOf(values: ReturnType<typeof optionsOf>): SampleRequest {
   }
 }
 
-function fromConfig(file: string, sample: SampleRequest): Explanation | undefined {
+async function fromConfig(file: string, sample: SampleRequest): Promise<Explanation | undefined> {
   const config = loadConfigOrReport(file);
   if (!config) return undefined;
   const { rules, tenants } = resolversFor(config);
-  return explainRequest({ config, rules, tenants, ruleStore: false }, sample);
+  // A route's verifier is built from its auth: as the gateway builds it (a jwksUrl is fetched now, within auth.jwks.timeoutMs).
+  return explainSample({ config, rules, tenants, ruleStore: false }, sample);
 }
 
 function fromAdmin(url: string, token: string | undefined, sample: SampleRequest): Promise<Explanation> {

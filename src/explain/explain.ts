@@ -6,25 +6,31 @@
 // skipped and why, each limit's key, rule and its source, and its bucket's
 // Redis key. Pure: no I/O (bucket-state.ts adds the buckets' current state).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { JwtVerifier } from '../auth/jwt-verifier.js';
+import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import type { SluiceConfig } from '../config/types.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import { parseIp } from '../core/ip-address.js';
 import { requestHost } from '../gateway/hop-by-hop.js';
-import { tenantOfRequest } from '../gateway/identify.js';
+import { identityOfToken, tenantOfRequest } from '../gateway/identify.js';
 import { acceptableMethod } from '../gateway/listener.js';
 import { screenRequest } from '../gateway/request-screen.js';
 import { RouteTable } from '../gateway/routes.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { RouteLimits } from '../limits/request-limits.js';
-import { usesTenant } from '../limits/types.js';
+import { type RequestIdentity, usesTenant } from '../limits/types.js';
+import { VerifierPool } from '../auth/verifier-pool.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import { type AuthExplanation, authExplanation, authRefusal, type TokenOutcome } from './auth-explain.js';
 import { explainLimit, type LimitExplanation, skippedLimit } from './limit-explain.js';
 import { explainRoutes, type RouteExplanation } from './route-explain.js';
 import type { SampleRequest } from './sample.js';
 
+import type { SkipReason } from './limit-explain.js';
 export type { LimitExplanation, SkipReason } from './limit-explain.js';
 export type { RouteExplanation } from './route-explain.js';
+export type { AuthExplanation } from './auth-explain.js';
 
 /** What the gateway reads: the loaded config and the resolvers it was given (the rule store's cache, or the config file's rules). */
 export interface ExplainContext {
@@ -33,6 +39,8 @@ export interface ExplainContext {
   readonly tenants: TenantResolver;
   /** Whether `rules` is the rule store's cache (else the config file's `rules:`). */
   readonly ruleStore: boolean;
+  /** The gateway's own verifiers (gateway.ts `verifiers`), so a sample's token meets the same keys and cache; else one made from the config. */
+  readonly verifiers?: { of(auth: JwtAuthConfig | undefined): JwtVerifier | undefined };
 }
 
 export interface Explanation {
@@ -64,11 +72,32 @@ export interface Explanation {
     /** An unknown key given a tenant of its own (`tenants.unknownKeys: default-rule`). */
     unknownKey?: boolean;
   };
+  /** The route requires a JWT (`auth: { kind: jwt }`): where it is read, whether it verifies, what it yields. */
+  auth?: AuthExplanation;
   limits: LimitExplanation[];
 }
 
-/** The gateway's steps (gateway.ts handle → decide) on the sample, each one's answer kept. */
-export function explainRequest(context: ExplainContext, sample: SampleRequest): Explanation {
+/**
+ * explainRequest with the sample's token verified as the gateway would (the
+ * same verifier; a jwksUrl is fetched, bounded by its timeout) when the route
+ * that takes it has `auth: jwt`. The token is only verified, never kept.
+ */
+export async function explainSample(context: ExplainContext, sample: SampleRequest): Promise<Explanation> {
+  const first = explainRequest(context, sample);
+  const route = context.config.routes.find((entry) => entry.id === first.route);
+  if (route?.auth === undefined) return first;
+  const verifier = context.verifiers?.of(route.auth) ?? ownVerifiers(context).of(route.auth)!;
+  const req = fakeRequest(sample);
+  const token = await identityOfToken(verifier, { route, headers: req.headers, rawHeaders: req.rawHeaders, keyHeader: context.config.tenants.header, tenants: context.tenants });
+  return explainRequest(context, sample, token);
+}
+
+/**
+ * The gateway's steps (gateway.ts handle → decide) on the sample, each one's
+ * answer kept. On a route with `auth: jwt`, `token` is the verifier's answer
+ * (explainSample gets it); without one the explanation stops at the token.
+ */
+export function explainRequest(context: ExplainContext, sample: SampleRequest, token?: TokenOutcome): Explanation {
   const { config } = context;
   const req = fakeRequest(sample);
   const clientIp = new ClientIpResolver(config.clientIp);
@@ -82,31 +111,49 @@ export function explainRequest(context: ExplainContext, sample: SampleRequest): 
   const match = table.match(sample.method, req.url, host);
   out.routes = explainRoutes(table.explain(sample.method, req.url, host) ?? [], sample.method, host);
   out.route = match?.route.id;
-  const found = tenantOfRequest(match?.route, req.headers, config.tenants.header, context.tenants, req.rawHeaders);
-  identify(out, match?.route.anonymous === true, found, req.headers[config.tenants.header]);
   const globalIds = new Set(config.globalLimits.map((limit) => limit.id));
+  const skipAll = (reason: SkipReason) => [...match!.route.limits, ...(match!.route.concurrency ?? [])].map((limit) => skippedLimit(limit, globalIds.has(limit.id), reason));
+  const auth = match?.route.auth;
+  // The gateway verifies the token before anything else (gateway.ts authenticate): an API key is read only without a tenantClaim.
+  if (auth !== undefined) out.auth = authExplanation(auth, token);
+  if (auth !== undefined && (token === undefined || 'refused' in token)) {
+    const refusal = authRefusal(token);
+    out.limits = skipAll(refusal.skip);
+    return refused(out, refusal.error, refusal.summary);
+  }
+  const byToken = auth?.tenantClaim !== undefined;
+  const found = byToken ? { tenant: (token as RequestIdentity).tenant } : tenantOfRequest(match?.route, req.headers, config.tenants.header, context.tenants, req.rawHeaders);
+  identify(out, match?.route.anonymous === true, found, byToken ? undefined : req.headers[config.tenants.header]);
   if ('problem' in found) {
     // The gateway asks for the key before it answers 404: a missing key is a 401 even on a path no route takes.
-    if (match) out.limits = [...match.route.limits, ...(match.route.concurrency ?? [])].map((limit) => skippedLimit(limit, globalIds.has(limit.id), found.problem));
+    if (match) out.limits = skipAll(found.problem);
     return refused(out, found.problem, match ? 'refused before any limit is decided' : 'the API key is checked before the route (no route takes the request either)');
   }
   if (!match) return refused(out, 'no_route', 'no route takes the request');
   const length = req.headers['content-length'];
   if (length !== undefined && Number(length) > config.limits.maxBodyBytes) {
-    out.limits = [...match.route.limits, ...(match.route.concurrency ?? [])].map((limit) => skippedLimit(limit, globalIds.has(limit.id), 'body_too_large'));
+    out.limits = skipAll('body_too_large');
     return refused(out, 'body_too_large', 'refused before any limit is decided');
   }
-  const traces = match.target.explain(found.tenant, req, found.plan);
+  // The limits read the token's claims (key: {claim}) as gateway.ts decide gives them; the rules, the plan
+  // the token names (planClaim) over the API key's own (identify.ts identityOfToken).
+  const identity = token !== undefined && !('refused' in token) && !('problem' in token) ? token : undefined;
+  const plan = identity?.plan ?? ('plan' in found ? found.plan : undefined);
+  const traces = match.target.explain(found.tenant, identity?.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity }, plan);
   out.limits = traces.map((trace) => explainLimit(trace, { global: globalIds.has(trace.limit.id), ruleStore: context.ruleStore, overrides: context.rules.overrides?.() }));
   // A tenant-keyed global limit is not appended to an anonymous route (check-limits.ts withGlobalLimits).
   const unapplied = config.globalLimits.filter((limit) => !match.route.limits.some((own) => own.id === limit.id));
-  for (const limit of unapplied) if (match.route.anonymous && usesTenant(limit.key)) out.limits.push(skippedLimit(limit, true, 'anonymous_route'));
+  for (const limit of unapplied) {
+    if (match.route.anonymous && usesTenant(limit.key)) out.limits.push(skippedLimit(limit, true, 'anonymous_route'));
+    // A claim-keyed global limit skips a route without auth: it has no claims (config/check-limits.ts).
+    else if (limit.key.kind === 'claim' && match.route.auth === undefined) out.limits.push(skippedLimit(limit, true, 'route_without_auth'));
+  }
   return settle(out);
 }
 
 /** The gateway's answer once the limits are formed: the first limit that cannot be (resolve's order), else decided. */
 function settle(out: Explanation): Explanation {
-  const problem = out.limits.find((limit) => limit.reason !== undefined && limit.reason !== 'anonymous_route' && limit.reason !== 'request_refused');
+  const problem = out.limits.find((limit) => limit.reason !== undefined && limit.reason !== 'anonymous_route' && limit.reason !== 'route_without_auth' && limit.reason !== 'request_refused');
   if (problem) {
     for (const limit of out.limits) if (limit !== problem && limit.status !== 'skipped') Object.assign(limit, { status: 'skipped', reason: 'request_refused', why: `not decided: limit ${problem.id} refuses the request first` });
     return refused(out, problem.reason as GatewayErrorName | 'no_client_address', `limit ${problem.id}: ${problem.why}`);
@@ -115,6 +162,14 @@ function settle(out: Explanation): Explanation {
   const summary = counted === 0 ? 'forwarded: no limit applies' : `decided by ${counted} limit${counted === 1 ? '' : 's'}: forwarded while every enforced limit admits, else 429`;
   out.outcome = { status: 200, summary, decided: counted > 0 };
   return out;
+}
+
+/** One pool per context when the gateway's is not given (the CLI's --config): a jwksUrl is fetched once per run. */
+const pools = new WeakMap<ExplainContext, VerifierPool>();
+function ownVerifiers(context: ExplainContext): VerifierPool {
+  const pool = pools.get(context) ?? new VerifierPool();
+  pools.set(context, pool);
+  return pool;
 }
 
 function refused(out: Explanation, error: GatewayErrorName | 'no_client_address', summary: string): Explanation {

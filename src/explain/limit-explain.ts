@@ -15,6 +15,8 @@ import { fieldOf, redisKeyOf } from '../stores/redis/scripts.js';
 export type SkipReason =
   /** A tenant-keyed global limit: an anonymous route has no tenant, so it is not applied there. */
   | 'anonymous_route'
+  /** A claim-keyed global limit: a route without `auth: jwt` has no claims, so it is not applied there. */
+  | 'route_without_auth'
   /** No API key: the request is refused (401) before any limit. */
   | 'missing_api_key'
   /** An API key no key table knows (`unknownKeys: reject`): 401 before any limit. */
@@ -27,6 +29,10 @@ export type SkipReason =
   | 'missing_limit_header'
   /** A `key: { claim }` limit and the verified token lacks the claim (401). */
   | 'missing_limit_claim'
+  /** A route with `auth: jwt` and the token is missing or fails a check (401): refused before any limit. */
+  | 'invalid_token'
+  /** A route with `auth: jwt` and its JWK set cannot be fetched in time (503): refused before any limit. */
+  | 'auth_unavailable'
   /** An ip or tenant+ip limit and no client address (the connection is gone; here: no `ip` given). */
   | 'no_client_address'
   /** The rule from the store or an override holds fewer units than the route's cost (503). */
@@ -81,7 +87,7 @@ export interface LimitExplanation {
   reason?: SkipReason;
   why: string;
   /** Who the bucket belongs to: the tenant, the client's address, the header value's hash. */
-  key?: { tenant?: string; ip?: string; headerHash?: string };
+  key?: { tenant?: string; ip?: string; headerHash?: string; claimHash?: string };
   rule?: Rule;
   /** A concurrency limit's most open at once. */
   max?: number;
@@ -101,7 +107,10 @@ export function explainLimit(trace: LimitTrace, context: LimitContext): LimitExp
   const out = headOf(trace.limit, trace.kind, context.global);
   if (trace.bucket) {
     const { tenant, ip, headerId } = trace.bucket;
-    out.key = { ...(tenant !== undefined && out.keyedBy !== 'ip' && out.keyedBy !== 'header' && out.keyedBy !== 'route' ? { tenant } : {}), ...(ip ? { ip: ip.address } : {}), ...(headerId ? { headerHash: headerId } : {}) };
+    const own = out.keyedBy === 'tenant' || out.keyedBy === 'tenant+ip';
+    // A claim's bucket tag is its value's hash (request-limits.ts bucketOf), as a header's is: the value itself never appears.
+    const claimHash = out.keyedBy === 'claim' ? trace.bucket.tag : undefined;
+    out.key = { ...(tenant !== undefined && own ? { tenant } : {}), ...(ip ? { ip: ip.address } : {}), ...(headerId ? { headerHash: headerId } : {}), ...(claimHash ? { claimHash } : {}) };
     out.bucket = trace.kind === 'rate' ? locate(trace.bucket.tag, trace.bucket.name, trace.rule!) : { tag: trace.bucket.tag, name: trace.bucket.name, redisKey: slotKey(trace.bucket.tag, trace.bucket.name) };
   }
   if (trace.rule) {
@@ -127,10 +136,13 @@ export function skippedLimit(limit: LimitConfig | ConcurrencyLimitConfig, global
   else if (limit.rule) out.rule = limit.rule;
   const why: Partial<Record<SkipReason, string>> = {
     anonymous_route: `a ${out.keyedBy}-keyed global limit is not applied to an anonymous route: it has no tenant`,
+    route_without_auth: 'a claim-keyed global limit is not applied to a route without auth: jwt: it has no claims',
     missing_api_key: 'not decided: the request has no API key and is refused first',
     unknown_api_key: 'not decided: the API key is unknown (or revoked) and the request is refused first',
     duplicate_api_key: 'not decided: the API key header is sent more than once and the request is refused first',
     body_too_large: 'not decided: the Content-Length is over limits.maxBodyBytes and the request is refused first (413)',
+    invalid_token: 'not decided: the token is missing or fails a check and the request is refused first (401)',
+    auth_unavailable: 'not decided: the JWK set cannot be fetched in time and the request is refused first (503)',
   };
   return skip(out, reason, why[reason] ?? reason);
 }
@@ -164,7 +176,7 @@ function keyWhy(out: LimitExplanation): string {
     tenant: `counted per tenant (${out.key?.tenant})`,
     ip: `counted per client address (${out.key?.ip})`,
     header: `counted per value of header ${out.header} (hashed: ${out.key?.headerHash})`,
-    claim: `counted per value of claim ${out.claim} (hashed: ${out.key?.headerHash})`,
+    claim: `counted per value of claim ${out.claim} (hashed: ${out.key?.claimHash})`,
     route: 'one bucket for the route, whoever asks',
     'tenant+ip': `counted per tenant (${out.key?.tenant}) and client address (${out.key?.ip})`,
   };

@@ -1,7 +1,7 @@
 // An explanation as text for a person at a terminal (`sluice explain`'s
 // default; `--format json` prints the structure itself).
 import type { Rule } from '../core/rule.js';
-import type { Explanation, LimitExplanation } from './explain.js';
+import type { AuthExplanation, Explanation, LimitExplanation } from './explain.js';
 
 export function renderText(explanation: Explanation): string {
   const { request, outcome, identity } = explanation;
@@ -14,7 +14,11 @@ export function renderText(explanation: Explanation): string {
     for (const route of explanation.routes) lines.push(`  ${route.matched ? '+' : '-'} ${route.id}${route.reason ? ` [${route.reason}]` : ''}: ${route.why}`);
   }
   lines.push('', 'identity:');
-  if (identity.anonymous) lines.push(`  anonymous route: the ${identity.keyHeader} header is not read, there is no tenant`);
+  if (explanation.auth) lines.push(...authLines(explanation.auth));
+  // A refused token is answered before the API key is read; with tenantClaim the key is never read.
+  if (explanation.auth !== undefined && (explanation.auth.outcome !== 'verified' || explanation.auth.tenantFrom === 'token')) {
+    if (explanation.auth.tenant) lines.push(`  tenant ${explanation.auth.tenant} (from claim ${explanation.auth.tenantClaim})`);
+  } else if (identity.anonymous) lines.push(`  anonymous route: the ${identity.keyHeader} header is not read, there is no tenant`);
   else {
     const key = identity.keySha256 ? `API key (${identity.keyHeader}, sha256 ${identity.keySha256}...)` : `no API key in ${identity.keyHeader}`;
     const who = identity.problem ?? (identity.tenant ? `tenant ${identity.tenant}${identity.plan ? ` (the key's plan: ${identity.plan})` : ''}${identity.unknownKey ? ' (an unknown key, a tenant of its own under unknownKeys: default-rule)' : ''}` : 'no tenant');
@@ -25,6 +29,17 @@ export function renderText(explanation: Explanation): string {
     for (const limit of explanation.limits) lines.push(...limitLines(limit));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The token's outcome: claim and header names only, never the token or a claim's value. */
+function authLines(auth: AuthExplanation): string[] {
+  const where = auth.source.kind === 'bearer' ? 'Authorization: Bearer' : `${auth.source.kind} ${auth.source.name}`;
+  const verdict = auth.outcome === 'refused' ? `refused (${auth.reason}: ${auth.check})` : auth.outcome;
+  const out = [`  JWT required (${where}): ${verdict}`];
+  if (auth.outcome !== 'verified') return out;
+  if (auth.planClaim) out.push(`  plan ${auth.plan ?? '(none in the token)'} (from claim ${auth.planClaim})`);
+  for (const { claim, header, present } of auth.forwarded) out.push(`  claim ${claim} -> header ${header} upstream${present ? '' : ' (not in this token: not set)'}`);
+  return out;
 }
 
 function limitLines(limit: LimitExplanation): string[] {

@@ -71,7 +71,8 @@ export class Gateway {
   private readonly observer: RequestObserver | undefined;
   private readonly tracing: Tracing | undefined;
   private readonly gate: ConcurrencyGate;
-  private readonly verifiers = new VerifierPool();
+  /** One JwtVerifier per auth section (explain verifies a sample's token with the same ones: app.ts). */
+  readonly verifiers = new VerifierPool();
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
   private routes!: RouteTable<LimitedTarget>;
   private keyHeader!: string;
