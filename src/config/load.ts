@@ -124,7 +124,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
     instances: file.instances,
     region: file.region,
     dataDir: file.dataDir ?? './data',
-    log: { level: file.log?.level ?? 'info' },
+    log: { level: file.log?.level ?? 'info', format: file.log?.format },
   });
 }
 

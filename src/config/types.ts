@@ -7,6 +7,7 @@ import type { DecisionServiceConfig } from './decision-service.js';
 import type { ListenAddress } from './listen-address.js';
 import type { UpstreamInstance } from './route-forwarding.js';
 import type { TlsConfig } from './tls.js';
+import type { LogFormat, LogLevel } from './logger.js';
 
 export type { SeedRule, TenantKey } from '../rules/types.js';
 export type { DecisionServiceConfig } from './decision-service.js';
@@ -103,7 +104,7 @@ export interface DatabaseTls {
 }
 
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type { LogFormat, LogLevel } from './logger.js';
 
 export interface SluiceConfig {
   /** The file it came from, for messages. */
@@ -168,5 +169,6 @@ export interface SluiceConfig {
   readonly instances: number | undefined;
   readonly region: string | undefined;
   readonly dataDir: string;
-  readonly log: { readonly level: LogLevel };
+  /** `format` undefined: pretty when stdout is a terminal, else JSON (logger.ts). */
+  readonly log: { readonly level: LogLevel; readonly format: LogFormat | undefined };
 }
