@@ -31,7 +31,7 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a 
 /** No CR, LF or NUL: a value can never split the request. */
 const headerValue = z.string().max(8192, 'must be at most 8192 characters').regex(/^[^\r\n\0]*$/, 'must not hold CR, LF or NUL');
 
-const headerEdits = z
+export const headerEditsSchema = z
   .object({
     /** Set (replace) these; `{tenant}`, `{route}` and `{clientIp}` are filled per request. */
     set: z.record(headerName, headerValue).default({}).meta({ description: 'header name → value; a value may hold `{tenant}`, `{route}` and `{clientIp}` (a header whose value fills to nothing is left out)' }),
@@ -64,6 +64,15 @@ const rewriteSchema = z
     }
   });
 
+/** Ask each instance `GET path` every intervalMs; one that fails is out of rotation until a check passes. */
+export const healthCheckSchema = z
+  .object({
+    path: z.string().regex(/^\/[^\s]*$/, 'must be a path such as /healthz').meta({ description: 'asked with `GET` on each instance; a `2xx` or `3xx` keeps it in rotation' }),
+    intervalMs: z.number().int('must be an integer').min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000').default(5_000).meta({ description: 'time between rounds (rounds never overlap)' }),
+    timeoutMs: z.number().int('must be an integer').min(10, 'must be at least 10').max(60_000, 'must be at most 60000').default(2_000).meta({ description: 'how long one check may take' }),
+  })
+  .strict();
+
 export const routeForwardingFields = {
   host: hostPattern.optional().meta({
     description: "only requests whose `Host` is this name (any case, any port, with or without a trailing dot) or, with `*.example.com`, any name under it (not `example.com` itself)",
@@ -84,16 +93,10 @@ export const routeForwardingFields = {
     description: "`{ pattern, replacement }`: the path through a regular expression (`{ pattern: '^/v1/(.*)$', replacement: '/v2/$1' }`); not with `stripPrefix`. A result that would leave the replacement's literal directory is refused with `400 invalid_path`",
     defaultText: 'none',
   }),
-  requestHeaders: headerEdits.optional().meta({ description: 'header edits before the upstream, e.g. `{ set: { X-Tenant-Id: \'{tenant}\' }, remove: [X-Api-Key] }`', defaultText: 'none' }),
-  responseHeaders: headerEdits.optional().meta({ description: "the same on the upstream's response (e.g. `remove: [Server]`); the gateway's own `X-RateLimit-*` headers are added after", defaultText: 'none' }),
+  requestHeaders: headerEditsSchema.optional().meta({ description: 'header edits before the upstream, e.g. `{ set: { X-Tenant-Id: \'{tenant}\' }, remove: [X-Api-Key] }`', defaultText: 'none' }),
+  responseHeaders: headerEditsSchema.optional().meta({ description: "the same on the upstream's response (e.g. `remove: [Server]`); the gateway's own `X-RateLimit-*` headers are added after", defaultText: 'none' }),
   /** Ask each instance `GET path` every intervalMs; one that fails is out of rotation until a check passes. */
-  healthCheck: z
-    .object({
-      path: z.string().regex(/^\/[^\s]*$/, 'must be a path such as /healthz').meta({ description: 'asked with `GET` on each instance; a `2xx` or `3xx` keeps it in rotation' }),
-      intervalMs: z.number().int('must be an integer').min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000').default(5_000).meta({ description: 'time between rounds (rounds never overlap)' }),
-      timeoutMs: z.number().int('must be an integer').min(10, 'must be at least 10').max(60_000, 'must be at most 60000').default(2_000).meta({ description: 'how long one check may take' }),
-    })
-    .strict()
+  healthCheck: healthCheckSchema
     .optional()
     .meta({ description: 'an active check of each upstream instance; one that fails is out of rotation until a check passes', defaultText: 'off (passive health only)' }),
   /** Idempotent methods retried once on another instance after one of these statuses (a refused connection is always retried). */

@@ -61,7 +61,7 @@ const keySchema = z
   })
   .strict();
 
-const tenantsSchema = z
+export const tenantsSchema = z
   .object({
     header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').default('X-Api-Key').meta({ description: 'the request header holding the API key; missing or empty → `401`' }),
     unknownKeys: z.enum(['reject', 'default-rule'], 'must be reject or default-rule').default('reject').meta({
@@ -80,7 +80,7 @@ const ruleEntrySchema = z
   })
   .catchall(z.unknown());
 
-const storeSchema = z
+export const storeSchema = z
   .object({
     type: z.enum(['memory', 'redis'], 'must be memory or redis').optional().meta({
       description: '`memory`: buckets in this process (one instance only); `redis`: shared by every instance',
@@ -241,6 +241,68 @@ export const LOG_FORMATS = ['pretty', 'json'] as const;
  */
 const resilienceSchema = resilienceFieldsSchema.omit({ instances: true, region: true, deadlineMs: true, replicaWait: true });
 
+export const headersSchema = z
+  .object({
+    ietf: z.boolean().default(false).meta({ description: 'also send `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11)' }),
+    problemJson: z.boolean().default(false).meta({ description: 'answer 429 with an RFC 9457 `application/problem+json` body instead of the small JSON body' }),
+  })
+  .strict();
+
+export const limitsSchema = z
+  .object({
+    maxHeaderBytes: positiveInt(1_048_576).default(16_384).meta({ description: 'largest request header block; larger → `431`', ...restart }),
+    maxBodyBytes: positiveInt(Number.MAX_SAFE_INTEGER)
+      .default(10 * 1024 * 1024)
+      .meta({ description: 'largest request body; a larger `Content-Length` → `413` before anything is read; a longer body without one is cut off at the limit and answered `413`' }),
+    /** Shaping: requests held at once in this process before new ones are refused. */
+    maxQueued: positiveInt(1_000_000).default(1_000).meta({ description: 'shaping: requests held at once in this process; past it new ones get `503`', ...restart }),
+    ...LISTENER_LIMITS,
+  })
+  .strict();
+
+export const databaseSchema = z
+  .object({
+    url: z
+      .string()
+      .regex(/^postgres(?:ql)?:\/\/\S+$/, 'must be a postgres:// URL')
+      .optional()
+      .meta({ description: 'PostgreSQL (`postgres://` or `postgresql://`) for rules and keys; without it, the embedded SQLite store in `dataDir`', env: 'SLUICE_DATABASE_URL' }),
+    /** Longest a rule-store read or write may take before the admin API answers 503. */
+    statementTimeoutMs: positiveInt(60_000)
+      .default(3_000)
+      .meta({ description: "longest a rule-store read or write may take before the admin API answers `503`; the rule cache's full reloads may take 10 × this; also PostgreSQL's `statement_timeout`" }),
+    /** Longest to wait for a new PostgreSQL connection. */
+    connectTimeoutMs: positiveInt(60_000).default(3_000).meta({ description: 'longest to wait for a new PostgreSQL connection' }),
+    /** How far PostgreSQL's clock may lag the gateway's; a failed write's answer waits this long past its deadline. */
+    maxClockSkewMs: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must be at least 0')
+      .max(60_000, 'must be at most 60000')
+      .default(500)
+      .meta({
+        description: "how far PostgreSQL's clock may lag the gateway's: a failed write is answered only this long after its deadline ([operations.md](operations.md#a-failed-write-never-lands-later))",
+      }),
+    /** The /readyz probe's own timeout. */
+    healthTimeoutMs: positiveInt(60_000).default(2_000).meta({ description: "how long `/readyz` waits for the rule store's answer" }),
+    ...databaseConnectionFields,
+  })
+  .strict();
+
+export const logSchema = z
+  .object({
+    level: z.enum(LOG_LEVELS).default('info').meta({ description: 'the lowest level logged', env: 'SLUICE_LOG_LEVEL' }),
+    format: z
+      .enum(LOG_FORMATS, `must be one of ${LOG_FORMATS.join(', ')}`)
+      .optional()
+      .meta({
+        description: '`pretty`: one human-readable line per entry; `json`: one JSON object per line, `"level":"info"` named ([operations.md](operations.md#logs)); `sluice start --log-format` sets it too',
+        defaultText: '`pretty` when stdout is a terminal, else `json`',
+        env: 'SLUICE_LOG_FORMAT',
+      }),
+  })
+  .strict();
+
 export const configFileSchema = z
   .object({
     listen: listenSchema.optional().meta({
@@ -304,54 +366,12 @@ export const configFileSchema = z
     clientIp: clientIpSchema
       .default(CLIENT_IP_DEFAULTS)
       .meta({ description: 'where the client IP of per-IP limits comes from ([limits.md](limits.md#client-ip))', defaultText: 'the socket address' }),
-    headers: z
-      .object({
-        ietf: z.boolean().default(false).meta({ description: 'also send `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11)' }),
-        problemJson: z.boolean().default(false).meta({ description: 'answer 429 with an RFC 9457 `application/problem+json` body instead of the small JSON body' }),
-      })
-      .strict()
+    headers: headersSchema
       .default({ ietf: false, problemJson: false }),
-    limits: z
-      .object({
-        maxHeaderBytes: positiveInt(1_048_576).default(16_384).meta({ description: 'largest request header block; larger → `431`', ...restart }),
-        maxBodyBytes: positiveInt(Number.MAX_SAFE_INTEGER)
-          .default(10 * 1024 * 1024)
-          .meta({ description: 'largest request body; a larger `Content-Length` → `413` before anything is read; a longer body without one is cut off at the limit and answered `413`' }),
-        /** Shaping: requests held at once in this process before new ones are refused. */
-        maxQueued: positiveInt(1_000_000).default(1_000).meta({ description: 'shaping: requests held at once in this process; past it new ones get `503`', ...restart }),
-        ...LISTENER_LIMITS,
-      })
-      .strict()
+    limits: limitsSchema
       .default({ maxHeaderBytes: 16_384, maxBodyBytes: 10 * 1024 * 1024, maxQueued: 1_000, ...LISTENER_DEFAULTS })
       .meta({ description: 'what one client may send, and how slowly ([configuration.md](configuration.md#client-limits))' }),
-    database: z
-      .object({
-        url: z
-          .string()
-          .regex(/^postgres(?:ql)?:\/\/\S+$/, 'must be a postgres:// URL')
-          .optional()
-          .meta({ description: 'PostgreSQL (`postgres://` or `postgresql://`) for rules and keys; without it, the embedded SQLite store in `dataDir`', env: 'SLUICE_DATABASE_URL' }),
-        /** Longest a rule-store read or write may take before the admin API answers 503. */
-        statementTimeoutMs: positiveInt(60_000)
-          .default(3_000)
-          .meta({ description: "longest a rule-store read or write may take before the admin API answers `503`; the rule cache's full reloads may take 10 × this; also PostgreSQL's `statement_timeout`" }),
-        /** Longest to wait for a new PostgreSQL connection. */
-        connectTimeoutMs: positiveInt(60_000).default(3_000).meta({ description: 'longest to wait for a new PostgreSQL connection' }),
-        /** How far PostgreSQL's clock may lag the gateway's; a failed write's answer waits this long past its deadline. */
-        maxClockSkewMs: z
-          .number()
-          .int('must be an integer')
-          .min(0, 'must be at least 0')
-          .max(60_000, 'must be at most 60000')
-          .default(500)
-          .meta({
-            description: "how far PostgreSQL's clock may lag the gateway's: a failed write is answered only this long after its deadline ([operations.md](operations.md#a-failed-write-never-lands-later))",
-          }),
-        /** The /readyz probe's own timeout. */
-        healthTimeoutMs: positiveInt(60_000).default(2_000).meta({ description: "how long `/readyz` waits for the rule store's answer" }),
-        ...databaseConnectionFields,
-      })
-      .strict()
+    database: databaseSchema
       .prefault({})
       .meta({ description: 'the rule store: PostgreSQL, or the embedded SQLite store ([configuration.md](configuration.md#database))', ...restart }),
     /** The decision service for proxies (docs/decision-service.md): Envoy RLS over gRPC, /json and forward-auth. */
@@ -371,19 +391,7 @@ export const configFileSchema = z
     }),
     region: idSchema.optional().meta({ description: "this instance's region (an id), for rules with `regionShares`", env: 'SLUICE_REGION', ...restart }),
     dataDir: z.string().min(1).optional().meta({ description: 'the embedded rule store and the PostgreSQL rules snapshot', defaultText: '`./data`', env: 'SLUICE_DATA_DIR', ...restart }),
-    log: z
-      .object({
-        level: z.enum(LOG_LEVELS).default('info').meta({ description: 'the lowest level logged', env: 'SLUICE_LOG_LEVEL' }),
-        format: z
-          .enum(LOG_FORMATS, `must be one of ${LOG_FORMATS.join(', ')}`)
-          .optional()
-          .meta({
-            description: '`pretty`: one human-readable line per entry; `json`: one JSON object per line, `"level":"info"` named ([operations.md](operations.md#logs)); `sluice start --log-format` sets it too',
-            defaultText: '`pretty` when stdout is a terminal, else `json`',
-            env: 'SLUICE_LOG_FORMAT',
-          }),
-      })
-      .strict()
+    log: logSchema
       .optional()
       .meta({ description: "the process's log ([operations.md](operations.md#logs))", ...restart }),
   })
