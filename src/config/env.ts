@@ -3,7 +3,7 @@
 // a value holding `#` or `:` cannot change the YAML's structure.
 import { isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
 import type { ConfigPath } from './config-error.js';
-import { type ConfigOption, configOptions } from './options.js';
+import { type ConfigOption, envOptions } from './options.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -98,8 +98,7 @@ const CONVERT: Record<ConfigOption['envKind'], (text: string) => unknown> = {
  */
 export function envOverrides(env: Env): Override[] {
   const out: Override[] = [];
-  for (const option of configOptions()) {
-    if (option.env === undefined) continue;
+  for (const option of envOptions()) {
     const text = env[option.env];
     if (text !== undefined && text !== '') out.push({ variable: option.env, path: option.keys, value: CONVERT[option.envKind](text) });
   }

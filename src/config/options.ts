@@ -1,8 +1,10 @@
 // Every option of sluice.yaml, read from the schema itself (zod's JSON Schema of
 // configFileSchema, with each field's OptionMeta): its path, type, default,
 // range, SLUICE_* variable, whether a reload applies it and what it means.
-// The reference pages are generated from this list, and the SLUICE_* overrides
-// (env.ts) are read from it, so neither can drift from the schema.
+// The reference pages are generated from this list; the SLUICE_* overrides
+// (env.ts) come from envOptions, which reads the same metadata from the
+// schema's definition directly (zod's JSON Schema takes ~100 ms to build: too
+// slow for every process's start), and a test keeps the two equal.
 import { z } from 'zod';
 import type { OptionMeta } from './option-meta.js';
 import { configFileSchema } from './schema.js';
@@ -115,4 +117,57 @@ function kindOf(node: Json): ConfigOption['envKind'] {
   if (all.some((each) => each.type === 'array')) return 'list';
   if (all.some((each) => each.type === 'integer' || each.type === 'number')) return 'number';
   return 'text';
+}
+
+/** A SLUICE_* variable and the option it sets, as env.ts reads them. */
+export type EnvOption = Pick<ConfigOption, 'env' | 'keys' | 'envKind'> & { env: string };
+
+/** The options that name a variable, in the schema's order, from the zod definitions. Built once. */
+export function envOptions(): readonly EnvOption[] {
+  cachedEnv ??= Object.freeze(envOf(configFileSchema, []));
+  return cachedEnv;
+}
+let cachedEnv: readonly EnvOption[] | undefined;
+
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
+
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+}
+const defOf = (schema: z.ZodType) => schema._zod.def as unknown as Def;
+
+/** The schema under its wrappers (optional, default, a preprocess or a transform), with the variable any of them names. */
+function unwrap(schema: z.ZodType): { inner: z.ZodType; env: string | undefined } {
+  let inner = schema;
+  let env: string | undefined;
+  for (;;) {
+    env ??= z.globalRegistry.get(inner)?.env;
+    const def = defOf(inner);
+    if (WRAPPERS.has(def.type) && def.innerType) inner = def.innerType;
+    else if (def.type === 'pipe' && def.in && def.out) inner = defOf(def.in).type === 'transform' ? def.out : def.in;
+    else return { inner, env };
+  }
+}
+
+function envOf(schema: z.ZodType, keys: string[]): EnvOption[] {
+  const shape = defOf(unwrap(schema).inner).shape ?? {};
+  return Object.entries(shape).flatMap(([name, field]) => {
+    const { inner, env } = unwrap(field);
+    const path = [...keys, name];
+    if (env !== undefined) return [{ env, keys: path, envKind: envKindOf(inner) }];
+    return defOf(inner).type === 'object' ? envOf(inner, path) : [];
+  });
+}
+
+function envKindOf(schema: z.ZodType): ConfigOption['envKind'] {
+  const def = defOf(schema);
+  const all = def.type === 'union' ? (def.options ?? []).map((option) => defOf(unwrap(option).inner).type) : [def.type];
+  if (all.includes('array')) return 'list';
+  return all.includes('number') ? 'number' : 'text';
 }

@@ -10,7 +10,7 @@ import { CONFIG_REFERENCE, ENV_REFERENCE, renderConfigReference, renderEnvRefere
 import { RESTART_PATHS } from '../../src/admin/config-reload.js';
 import { envOverrides } from '../../src/config/env.js';
 import { knownVariables } from '../../src/config/env-names.js';
-import { configOptions } from '../../src/config/options.js';
+import { configOptions, envOptions } from '../../src/config/options.js';
 
 const configPage = readFileSync(CONFIG_REFERENCE, 'utf8');
 const envPage = readFileSync(ENV_REFERENCE, 'utf8');
@@ -70,6 +70,14 @@ describe('docs/environment-variables.md', () => {
     const known = knownVariables();
     assert.deepEqual(known.filter((name) => !rows.includes(name)), [], 'read, not documented');
     assert.deepEqual(rows.filter((name) => !known.includes(name)), [], 'documented, not read');
+  });
+
+  it('reads at start the same variables, for the same options, as the pages list (envOptions walks the zod definitions)', () => {
+    const documented = configOptions().flatMap((option) => (option.env ? [{ env: option.env, keys: option.keys, envKind: option.envKind }] : []));
+    assert.deepEqual(
+      envOptions().map(({ env, keys, envKind }) => ({ env, keys, envKind })),
+      documented,
+    );
   });
 
   it('names each variable once across the schema', () => {
