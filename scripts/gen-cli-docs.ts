@@ -13,6 +13,7 @@ export const CLI_DOC = fileURLToPath(new URL('../docs/cli.md', import.meta.url))
 export const COMMAND_GUIDES: Record<string, string> = {
   start: '[README, quick start](../README.md#quick-start), [operations.md](operations.md#workers)',
   check: '[configuration.md](configuration.md)',
+  explain: '[explain.md](explain.md)',
   migrate: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   rules: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   overrides: '[admin-api.md, overrides](admin-api.md#overrides)',

@@ -21,6 +21,7 @@ import type { UpstreamRow } from './dashboard/snapshot.js';
 import type { Dashboard } from './dashboard/dashboard.js';
 import { upstreamTallies } from './gateway/upstream-metrics.js';
 import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision/service.js';
+import type { ExplainContext } from './explain/explain.js';
 
 export interface StartOptions {
   /** Also serve the demo upstream (127.0.0.1:8090 unless a port is given). */
@@ -113,11 +114,12 @@ function decidersFor(config: SluiceConfig, options: StartOptions, logger: Logger
 }
 
 /** A reloaded config reaches the gateway and the decision service with resolvers built from it. */
-function reconfigure(next: SluiceConfig, { gateway, decision, runtime }: Fronts, { engine, options, logger, dashboard }: { engine: Engine; options: StartOptions; logger: Logger; dashboard: Dashboard }): void {
+function reconfigure(next: SluiceConfig, { gateway, decision, runtime, explained }: Fronts, { engine, options, logger, dashboard }: { engine: Engine; options: StartOptions; logger: Logger; dashboard: Dashboard }): void {
   const resolvers = resolversFor(next, runtime?.cache);
   const rules = options.rules ?? resolvers.rules;
   const tenants = options.tenants ?? resolvers.tenants;
   gateway.reconfigure({ config: next, rules, tenants });
+  explained.current = { config: next, rules, tenants, ruleStore: explained.current.ruleStore };
   decision?.reconfigure(next, { engine, rules, tenants, logger });
   dashboard.noteChange('config-reload', `${next.routes.length} routes`);
 }
@@ -128,6 +130,8 @@ interface Fronts {
   address: { address: string; port: number };
   admin: AdminServer | undefined;
   decision: DecisionService | undefined;
+  /** What GET /explain reads: the config and resolvers the gateway was last given. */
+  explained: { current: ExplainContext };
 }
 
 /** The rule store's runtime, the gateway and the admin API, in that order; what started is closed again on failure. */
@@ -138,7 +142,8 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     if (options.openRules) runtime = await options.openRules(config);
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
-    const gateway = new Gateway({ config, engine, concurrency, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger, observer: dashboard.history });
+    const explained = { current: { config, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, ruleStore: options.rules === undefined && runtime !== undefined } };
+    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history });
     const address = await gateway.listen(config.listen.host, config.listen.port);
     if (runtime) await watchForDashboard(runtime, dashboard);
     const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger };
@@ -151,9 +156,9 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const reloader = options.reloader;
       const health = () => ({ ...(gateway.draining ? { ready: false, draining: true } : {}), ...(reloader ? { config: reloader.status() } : {}) });
-      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader) });
+      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current });
     }
-    return { runtime, gateway, address, admin, decision };
+    return { runtime, gateway, address, admin, decision, explained };
   } catch (error) {
     await runtime?.close();
     throw error;

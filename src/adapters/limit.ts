@@ -42,7 +42,7 @@ function decider<Request>(checked: CheckedOptions<Request>): Limiter<Request> {
     const targets = await targetsOf(checked, request, raw);
     if (targets.kind === 'skip') return targets;
     if (targets.kind !== 'calls') {
-      const name = targets.kind === 'missing_api_key' ? 'missing_api_key' : 'bad_request';
+      const name = targets.kind === 'no_client_address' ? 'bad_request' : targets.kind;
       return { kind: 'answered', status: GATEWAY_ERRORS[name].status, body: gatewayErrorBody(name) };
     }
     const { calls } = targets;

@@ -1,7 +1,8 @@
 // The adapters' options, checked once when the adapter is built: one rule, a
 // list of limits, or a resolve function; how each limit finds its bucket's key
-// (the API key header, the client's address, the route, or the caller's
-// function); and the gateway's clientIp settings for `key: 'ip'`.
+// (the API key header, the client's address, the route, a claim of the JWT the
+// app verified, or the caller's function); and the gateway's clientIp settings
+// for `key: 'ip'`.
 import { SluiceError } from '../core/errors.js';
 import { isValidId } from '../core/ids.js';
 import { assertValidCost, parseRule, type Rule, zodToSluiceError } from '../core/rule.js';
@@ -13,10 +14,14 @@ import { clientIpSchema } from '../limits/client-ip-schema.js';
 /**
  * Where a limit's bucket key comes from: `header` (the API key header, hashed),
  * `ip` (the client's address: IPv4, or the IPv6 /64; see `clientIp`), `route`
- * (one bucket for every client) or a function of the request (any string; one
- * that is not an id is hashed; undefined = this limit does not apply).
+ * (one bucket for every client), `{ claim }` (a claim of the verified JWT
+ * payload that `claims` reads, hashed) or a function of the request (any
+ * string; one that is not an id is hashed; undefined = this limit does not apply).
  */
-export type KeyOf<Request> = 'header' | 'ip' | 'route' | ((request: Request) => string | undefined);
+export type KeyOf<Request> = 'header' | 'ip' | 'route' | { claim: string } | ((request: Request) => string | undefined);
+
+/** The verified JWT payload the app's own auth put on the request: express-jwt's `req.auth`, @fastify/jwt's `request.user`. */
+export type ClaimsOf<Request> = (request: Request) => Readonly<Record<string, unknown>> | undefined;
 
 export interface AdapterLimit<Request> {
   /** Names the limit: its bucket `rl:{key}:<id>` and its entry in the RateLimit headers. */
@@ -63,6 +68,8 @@ export interface AdapterOptions<Request> {
   resolve?: (request: Request) => LimitTarget | readonly LimitTarget[] | undefined | Promise<LimitTarget | readonly LimitTarget[] | undefined>;
   /** How `key: 'ip'` finds the client's address, as the gateway's `clientIp:`. */
   clientIp?: ClientIpOption;
+  /** Where `key: { claim }` finds the verified JWT payload (default: `request.auth`, else `request.user`); the adapter never verifies a token itself. */
+  claims?: ClaimsOf<Request>;
   /** IETF RateLimit headers and problem+json bodies, as in the gateway config. */
   headers?: Partial<HeaderOptions>;
 }
@@ -84,6 +91,14 @@ export interface CheckedOptions<Request> {
   readonly clientIp: ClientIpResolver;
   readonly ipv6Prefix: number;
   readonly headerOptions: HeaderOptions;
+  readonly claims: ClaimsOf<Request>;
+}
+
+/** express-jwt sets `req.auth`, @fastify/jwt `request.user`: objects only (a string `user` is no payload). */
+function defaultClaims(request: unknown): Readonly<Record<string, unknown>> | undefined {
+  const holder = request as { auth?: unknown; user?: unknown } | null;
+  const payload = holder?.auth ?? holder?.user;
+  return payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : undefined;
 }
 
 const fail = (message: string, field: string) => new SluiceError('ERR_CONFIG_INVALID', message, field);
@@ -93,6 +108,7 @@ export function checkOptions<Request>(options: AdapterOptions<Request>): Checked
   const given = [options.rule, options.limits, options.resolve].filter((value) => value !== undefined).length;
   if (given !== 1) throw fail('give exactly one of rule, limits or resolve', 'rule');
   if (options.resolve !== undefined && typeof options.resolve !== 'function') throw fail('must be a function', 'resolve');
+  if (options.claims !== undefined && typeof options.claims !== 'function') throw fail('must be a function', 'claims');
   const limits = options.rule !== undefined ? [{ id: options.route ?? 'default', rule: options.rule, ...(options.key ? { key: options.key } : {}) }] : options.limits;
   const parsedIp = clientIpSchema.safeParse(options.clientIp ?? {});
   if (!parsedIp.success) throw zodToSluiceError(parsedIp.error, 'clientIp', 'ERR_CONFIG_INVALID');
@@ -104,6 +120,7 @@ export function checkOptions<Request>(options: AdapterOptions<Request>): Checked
     clientIp: new ClientIpResolver(parsedIp.data),
     ipv6Prefix: parsedIp.data.ipv6Prefix,
     headerOptions: { ietf: options.headers?.ietf ?? false, problemJson: options.headers?.problemJson ?? false },
+    claims: options.claims ?? defaultClaims,
   };
 }
 
@@ -118,7 +135,8 @@ function checkLimits<Request>(limits: readonly AdapterLimit<Request>[], single: 
     seen.add(limit.id);
     const rule = parseRule(limit.rule, single ? 'rule' : `${at}rule`);
     const key = limit.key ?? 'header';
-    if (typeof key !== 'function' && key !== 'header' && key !== 'ip' && key !== 'route') throw fail("must be 'header', 'ip', 'route' or a function", `${at}key`);
+    const claimKey = typeof key === 'object' && key !== null && typeof key.claim === 'string' && key.claim !== '';
+    if (typeof key !== 'function' && key !== 'header' && key !== 'ip' && key !== 'route' && !claimKey) throw fail("must be 'header', 'ip', 'route' or a function, or { claim: name }", `${at}key`);
     const cost = limit.cost ?? 1;
     assertValidCost(rule, cost);
     return { id: limit.id, rule, key, cost };

@@ -4,6 +4,7 @@
 // gateway's limits (core/ids.ts, core/ip-address.ts, limits/client-ip.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import { assertValidId, hashedId, keyId, ROUTE_TAG } from '../core/ids.js';
+import { claimText } from '../core/claims.js';
 import { SluiceError } from '../core/errors.js';
 import type { LimitCall } from '../limiter/engine.js';
 import { ipBucketId } from '../core/ip-address.js';
@@ -27,7 +28,9 @@ export type Targets =
   /** A `key: 'header'` limit and the request lacks the header (401). */
   | { readonly kind: 'missing_api_key' }
   /** A `key: 'ip'` limit and the socket has no address left (the client is gone). */
-  | { readonly kind: 'no_client_address' };
+  | { readonly kind: 'no_client_address' }
+  /** A `key: { claim }` limit and the request has no verified payload, or it lacks the claim (401). */
+  | { readonly kind: 'missing_limit_claim' };
 
 const SKIP: Targets = { kind: 'skip' };
 
@@ -59,6 +62,11 @@ function tagOf<Request>(options: CheckedOptions<Request>, key: KeyOf<Request>, r
     case 'route':
       return ROUTE_TAG;
     default: {
+      if (typeof key === 'object') {
+        // The issuer's value (an email, a URL): hashed as the gateway hashes it, never a key name.
+        const value = claimText(options.claims(request), key.claim);
+        return value === undefined ? { kind: 'missing_limit_claim' } : hashedId(value);
+      }
       const value = key(request);
       return value === undefined ? undefined : keyId(value, 'key');
     }

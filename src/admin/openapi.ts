@@ -85,11 +85,27 @@ function paths(): object {
     post: { ...authed, summary: 'Re-read the config file (like SIGHUP): routes, upstreams, limits, keys and header options change without dropping a request; an invalid file is refused (400 naming file:line) and the old config keeps serving', responses: { 200: { description: 'applied: the new hash, when, and changed fields that need a restart', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } },
   },
   '/ui/api/overview': overviewPath(),
+  '/explain': explainPath(),
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },
     delete: { ...authed, summary: 'Reset a bucket: the next request starts full', responses: { 204: { description: 'reset' }, ...errors(400, 401, 403) } },
   },
+  };
+}
+
+/** GET /explain (src/admin/explain-handler.ts, docs/explain.md). */
+function explainPath(): object {
+  const query = (name: string, description: string, extra: object = {}) => ({ name, in: 'query', description, schema: { type: 'string' }, ...extra });
+  const parameters = [
+    query('method', 'the request method as sent (default GET)'),
+    query('path', 'the request target: path and optional query', { required: true }),
+    query('host', 'the Host header'),
+    { ...query('header', "a request header, 'Name: value'; repeat for more"), schema: { type: 'array', items: { type: 'string' } }, style: 'form', explode: true },
+    query('ip', "the connecting peer's address (X-Forwarded-For is read only when it is a trusted proxy)"),
+  ];
+  return {
+    get: { ...authed, summary: "What the gateway would do with a sample request, and why: the route that takes it and why each other does not, the tenant, each limit (applies, shadow, or skipped and why) with its key, rule and the rule's source, its bucket's Redis key and its state now (a peek: nothing is charged). Header values are never echoed", parameters, responses: { 200: { description: 'the explanation', ...json({ type: 'object', required: ['request', 'outcome', 'routes', 'identity', 'limits'] }) }, ...errors(400, 401, 403, 404) } },
   };
 }
 

@@ -23,6 +23,7 @@ import { dashboardRegistry } from '../dashboard/metrics.js';
 import { serveUi } from '../dashboard/ui-routes.js';
 import type { ReloadReport } from './config-reload.js';
 import { processRegistry } from './process-metrics.js';
+import { type ExplainSource, explainSample } from './explain-handler.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
   /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
@@ -38,6 +39,8 @@ export interface AdminServerOptions extends h.AdminDeps {
   reload?: (() => Promise<ReloadReport>) | undefined;
   /** The Prometheus text of /metrics (with workers: aggregated over them); default this process's registries. */
   metrics?: () => Promise<string>;
+  /** GET /explain: the gateway's current config and resolvers (absent: 404). */
+  explain?: ExplainSource | undefined;
 }
 
 export interface AdminServer {
@@ -130,7 +133,7 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen'], sc
   return `${scheme}://${host}:${address.port}`;
 }
 
-function router(deps: h.AdminDeps, auth: TokenAuth): Route {
+function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain'>, auth: TokenAuth): Route {
   return async (req, parts, query, principal) => {
     const method = req.method ?? 'GET';
     const allow = allowOnly(method);
@@ -163,6 +166,9 @@ function router(deps: h.AdminDeps, auth: TokenAuth): Route {
       case 'keys/2':
         allow('DELETE');
         return h.revokeKey(deps, a!);
+      case 'explain/1':
+        allow('GET');
+        return explainSample(deps.explain, deps.engine, query);
       case 'buckets/3':
         allow('GET', 'DELETE');
         return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);

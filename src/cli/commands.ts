@@ -6,6 +6,7 @@ import type { Command } from './command.js';
 export const COMMANDS: Record<string, () => Promise<Command>> = {
   start: async () => (await import('./start.js')).command,
   check: async () => (await import('./check.js')).command,
+  explain: async () => (await import('./explain-command.js')).command,
   migrate: async () => ({ summary: 'apply the rule store migrations to SLUICE_DATABASE_URL', run: (await import('./migrate.js')).run }),
   rules: async () => ({ summary: 'list|get|set|delete|import|export rules through the admin API', run: (await import('./rules-command.js')).run }),
   overrides: async () => ({ summary: 'list|set|delete per-key overrides of limits through the admin API', run: (await import('./overrides-command.js')).run }),

@@ -15,6 +15,8 @@ export interface RouteLimitInput {
   anonymous: boolean;
   cost: number;
   limits?: LimitEntry[] | undefined;
+  /** Whether the route requires a JWT (its own auth or the top-level one): claim keys need one. */
+  authed?: boolean;
 }
 
 export interface LimitCheckContext {
@@ -57,6 +59,7 @@ export function checkLimitKey(route: RouteLimitInput, entry: LimitEntry, at: Pat
   const key = keySourceOf(entry.key);
   const where = [...at, 'key'];
   if (route.anonymous && usesTenant(key)) ctx.fail(where, `${key.kind} cannot key a limit of an anonymous route (it has no tenant): use ip, header or route`);
+  if (key.kind === 'claim' && route.authed === false) ctx.fail(where, "keys by a JWT claim: the route needs auth: { kind: jwt, … } (its own or the top-level auth:)");
   if (ctx.limitIds.has(entry.id) || (ctx.routeIds.has(entry.id) && entry.id !== route.id)) ctx.fail([...at, 'id'], `duplicate limit id ${entry.id} (a limit id names one bucket; it may equal its own route's id only)`);
   ctx.limitIds.add(entry.id);
   if (key.kind === 'tenant+ip') {
@@ -86,7 +89,8 @@ export function checkGlobalLimits(entries: readonly LimitEntry[], ctx: LimitChec
  * A route's cost is taken from each, so it must fit every global capacity.
  */
 export function withGlobalLimits(route: RouteLimitInput, index: number, own: LimitConfig[], globals: readonly LimitConfig[], fail: LimitCheckContext['fail']): LimitConfig[] {
-  const applying = globals.filter((limit) => !(route.anonymous && usesTenant(limit.key)));
+  // A claim-keyed global limit skips the routes without auth: they have no claims.
+  const applying = globals.filter((limit) => !(route.anonymous && usesTenant(limit.key)) && !(limit.key.kind === 'claim' && route.authed === false));
   for (const limit of applying) {
     const capacity = capacityOf(limit.rule!);
     if (route.cost > capacity) fail(['routes', index, 'cost'], `must be at most ${capacity}, the capacity of global limit ${limit.id}: a request costing more could never pass`);
@@ -95,7 +99,7 @@ export function withGlobalLimits(route: RouteLimitInput, index: number, own: Lim
 }
 
 function keySourceOf(key: LimitEntry['key']): KeySource {
-  if (typeof key === 'object') return { kind: 'header', header: key.header.toLowerCase() };
+  if (typeof key === 'object') return 'claim' in key ? { kind: 'claim', claim: key.claim } : { kind: 'header', header: key.header.toLowerCase() };
   return { kind: key };
 }
 

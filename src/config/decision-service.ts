@@ -3,6 +3,7 @@
 // gRPC. The shapes live here, with the config that carries them; the decision
 // service (src/decision/) parses the section and hands its parser to the loader
 // (decision/load-config.ts), so config never imports the decision service.
+import type { CalendarSpec } from '../core/calendar.js';
 import type { Rule } from '../core/rule.js';
 import type { ConfigPath } from './config-error.js';
 import type { ListenAddress } from './listen-address.js';
@@ -34,6 +35,8 @@ export interface ConfiguredLimit {
   readonly headerId: string;
   /** detailed_metric: the statistics key is the request's own entries. */
   readonly detailedMetric: boolean;
+  /** With decisionService.calendarUnits, a MONTH or YEAR limit's calendar: where a blocked limit's unit ends. */
+  readonly calendar?: CalendarSpec;
 }
 
 export interface DescriptorNode {

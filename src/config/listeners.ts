@@ -42,6 +42,6 @@ function checkedTls(file: Parameters<typeof tlsOf>[0], baseDir: string, field: s
 
 export function routeOf(route: ConfigFile['routes'][number], index: number, limits: RouteConfig['limits'], fail: Fail): RouteConfig {
   checkRouteForwarding(route, (field, message) => fail(['routes', index, field], message));
-  const { upstream, ...rest } = route;
-  return { ...rest, host: route.host, healthCheck: route.healthCheck, rewrite: route.rewrite, requestHeaders: route.requestHeaders, responseHeaders: route.responseHeaders, methods: route.methods, upstreams: upstreamInstances(upstream), limits };
+  const { upstream, auth: _auth, ...rest } = route; // auth: loaded apart (route-auth.ts)
+  return { ...rest, auth: undefined, host: route.host, healthCheck: route.healthCheck, rewrite: route.rewrite, requestHeaders: route.requestHeaders, responseHeaders: route.responseHeaders, methods: route.methods, upstreams: upstreamInstances(upstream), limits };
 }

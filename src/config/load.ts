@@ -17,6 +17,7 @@ import { listenAddress, listenersOf, routeOf } from './listeners.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import { type DecisionServiceConfig, noDecisionService } from './decision-service.js';
 import { checkRouteConcurrency } from './check-concurrency.js';
+import { routeAuths } from './route-auth.js';
 import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from './check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
@@ -86,20 +87,30 @@ export function parseConfig(text: string, options: ParseOptions = {}): SluiceCon
     const { path, message } = describeIssue(parsed.error);
     return fail(path, message);
   }
-  return Object.freeze(build(parsed.data, source, fail, options.baseDir ?? '.', options.decisionService ?? noDecisionService(fail))) as SluiceConfig;
+  return Object.freeze(build(parsed.data, { source, fail, baseDir: options.baseDir ?? '.', env, decisionServiceOf: options.decisionService ?? noDecisionService(fail) })) as SluiceConfig;
 }
 
 export type Fail = (path: ConfigPath, message: string) => never;
 type CheckedRule = (input: unknown, field: string) => Rule;
 
-function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, decisionServiceOf: DecisionServiceParser): SluiceConfig {
+interface BuildContext {
+  source: string;
+  fail: Fail;
+  baseDir: string;
+  env: Env;
+  decisionServiceOf: DecisionServiceParser;
+}
+
+function build(file: ConfigFile, { source, fail, baseDir, env, decisionServiceOf }: BuildContext): SluiceConfig {
   const checkedRule = ruleChecker(fail);
   const routeIds = uniqueRouteIds(file, fail);
+  const auths = routeAuths(file, { fail, baseDir, env });
+  const limitInputs = file.routes.map((route, index) => ({ ...route, authed: auths[index] !== undefined }));
   const limitContext: LimitCheckContext = { fail, checkedRule, ipv6Prefix: file.clientIp.ipv6Prefix, routeIds, limitIds: new Set() };
-  const ownLimits = file.routes.map((route, index) => checkRouteLimits(route, index, limitContext));
-  const concurrency = file.routes.map((route, index) => checkRouteConcurrency(route, index, limitContext));
+  const ownLimits = limitInputs.map((route, index) => checkRouteLimits(route, index, limitContext));
+  const concurrency = limitInputs.map((route, index) => checkRouteConcurrency(route, index, limitContext));
   const globalLimits = checkGlobalLimits(file.globalLimits, limitContext);
-  const routeLimits = file.routes.map((route, index) => withGlobalLimits(route, index, ownLimits[index] ?? [], globalLimits, fail));
+  const routeLimits = limitInputs.map((route, index) => withGlobalLimits(route, index, ownLimits[index] ?? [], globalLimits, fail));
   const rules = seedRules(file, routeIds, checkedRule, fail);
   const defaultRule = file.defaultRule === undefined ? DEFAULT_RULE : checkedRule(file.defaultRule, 'defaultRule');
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
@@ -108,7 +119,7 @@ function build(file: ConfigFile, source: string, fail: Fail, baseDir: string, de
   return deepFreeze({
     source,
     ...listenersOf(file, baseDir, fail),
-    routes: file.routes.map((route, index) => ({ ...routeOf(route, index, routeLimits[index] ?? [], fail), concurrency: concurrency[index] ?? [] })),
+    routes: file.routes.map((route, index) => ({ ...routeOf(route, index, routeLimits[index] ?? [], fail), auth: auths[index], concurrency: concurrency[index] ?? [] })),
     tenants: { header: file.tenants.header.toLowerCase(), unknownKeys: file.tenants.unknownKeys, keys: keyHashes(file, fail) },
     defaultRule,
     rules,

@@ -1,6 +1,8 @@
 // The shape of sluice.yaml after `${VAR}` expansion. Rules are checked apart, with
 // `parseRule`, so a rule error reads the same here as in the admin API or the CLI.
 import { z } from 'zod';
+import { jwtAuthSchema, routeAuthSchema } from '../auth/jwt-schema.js';
+import { isTimeZone } from '../core/calendar.js';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema } from '../limits/client-ip-schema.js';
@@ -51,6 +53,7 @@ export const routeSchema = z
       .default(30_000)
       .meta({ description: "budget for the upstream's response headers, and for each idle gap in its body; a late upstream → `504`" }),
     ...routeLimitFields,
+    auth: routeAuthSchema,
   })
   .strict();
 
@@ -225,6 +228,17 @@ const decisionServiceSchema = z
     maxDescriptorEntries: positiveInt(1_000).default(32).meta({ description: 'entries in one descriptor of a gRPC call; more is `INVALID_ARGUMENT`', ...restart }),
     /** envoyproxy/ratelimit's SHADOW_MODE: every request answered OK, its limits decided and reported. */
     shadowMode: z.boolean().default(false).meta({ description: "envoyproxy/ratelimit's `SHADOW_MODE`: every gRPC and `/json` request answered `OK`, its descriptors still decided, counted and reported" }),
+    /** MONTH and YEAR follow the calendar (true: of UTC; or of {timeZone}) instead of the reference's 30 and 365 days (the default). */
+    calendarUnits: z
+      .union([
+        z.boolean(),
+        z.object({ timeZone: z.string().refine(isTimeZone, 'unknown time zone: expected an IANA name such as Europe/Paris or UTC') }).strict(),
+      ])
+      .optional()
+      .meta({
+        description: "`MONTH` and `YEAR` units follow the calendar (`true`: of UTC; or `{ timeZone }`) instead of the reference's 30 and 365 days",
+        defaultText: '`false`',
+      }),
   })
   .strict()
   .optional()
@@ -338,6 +352,8 @@ export const configFileSchema = z
       .strict()
       .optional()
       .meta({ description: 'the admin API ([admin-api.md](admin-api.md))', ...restart }),
+    /** Every route requires a JWT unless it says `auth: none` (docs/jwt.md). */
+    auth: jwtAuthSchema.optional().meta({ description: 'JWT verification: every route requires a token unless it says `auth: none` ([jwt.md](jwt.md))', defaultText: 'off' }),
     routes: z.array(routeSchema).min(1, 'must list at least one route: a gateway with no routes serves nothing').meta({
       description: 'the routes, tried in order: the first whose method, path and host match serves the request ([configuration.md](configuration.md#routes))',
     }),

@@ -3,6 +3,7 @@
 // filled), its type is the schema's (z.output), so an option's type is defined
 // once; the rest (addresses parsed, files read, keys hashed) is written out.
 import type { z } from 'zod';
+import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../limits/types.js';
@@ -32,6 +33,8 @@ export interface RouteConfig extends RouteOptions {
   readonly retryOn: readonly number[];
   /** Active health check of the instances; undefined: passive health only. */
   readonly healthCheck: HealthCheckConfig | undefined;
+  /** The JWT the route requires (its own `auth:`, else the top-level one); undefined: none (docs/jwt.md). */
+  readonly auth: JwtAuthConfig | undefined;
   /**
    * The route's own limits (absent in the file = one limit per tenant, named
    * after the route), then the global limits that apply to it: all decided together.

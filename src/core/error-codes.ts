@@ -43,6 +43,23 @@ export const GATEWAY_ERRORS = {
     meaning: 'the API key was never issued or has been revoked',
     action: 'check the key; an operator can issue one with `sluice keys create TENANT`',
   },
+  invalid_token: {
+    status: 401,
+    meaning:
+      "the route requires a JWT (`auth: { kind: jwt }`) and the request's is missing or fails a check; the body's `reason` (and WWW-Authenticate's error_description) names which: missing, malformed, too_large, expired, not_yet_valid, bad_issuer, bad_audience, bad_signature, unknown_key, bad_algorithm, bad_claim",
+    action: 'send a valid token from the identity provider, as docs/jwt.md describes; the reason says what to fix (a new token for expired, the right audience for bad_audience, …)',
+  },
+  missing_limit_claim: {
+    status: 401,
+    meaning: "a limit of the route is keyed by a JWT claim (`key: {claim: …}`) that the verified token does not carry (or holds an object or a list)",
+    action: 'ask the identity provider for a token with that claim; operators: key the limit by a claim every token has',
+  },
+  auth_unavailable: {
+    status: 503,
+    meaning: "the route's JWK set (`auth.jwksUrl`) could not be fetched within `auth.jwks.timeoutMs`, and no cached key verifies the token",
+    action: 'retry after Retry-After; operators: check that the jwksUrl answers (the gateway asks at most once per `auth.jwks.cooldownMs`)',
+    retryAfterSeconds: 5,
+  },
   no_route: { status: 404, meaning: 'no configured route matches the method and path', action: "check the URL and method against the config's routes" },
   bad_request: {
     status: 400,

@@ -64,10 +64,11 @@ export class Dashboard {
       const client = connectRedis(options.redis);
       client.on('error', (error: Error) => options.logger.debug({ err: error }, 'dashboard Redis connection error'));
       this.feed = new ClusterFeed({ client, ownsClient: true, snapshot: () => this.snapshot(), logger: options.logger });
-      this.feed.start();
       store = new RedisHistory(client);
     }
     this.history = new HistoryRecorder(store, this.id, options.logger, this.now);
+    // After the history: the first snapshot, published at once, says whether it is behind.
+    this.feed?.start();
     this.history.event('instance-start', `version ${version}`);
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
@@ -113,6 +114,7 @@ export class Dashboard {
       ...(this.feed?.rttMs !== undefined ? { redisRttMs: Math.round(this.feed.rttMs * 100) / 100 } : {}),
       rules: applied === undefined ? this.rules : { ...this.rules, version: applied, ...(storeId ? { storeId } : {}) },
       ...(upstreams ? { upstreams: upstreams() } : {}),
+      ...(this.history.behind > 0 ? { history: { behind: this.history.behind } } : {}),
       stats: engine.stats.view(this.now()),
     };
   }

@@ -24,6 +24,8 @@ export class HistoryRecorder implements RequestObserver {
   private seq = 0;
   private events: HistoryEvent[] = [];
   private flushing: Promise<void> | undefined;
+  /** Whether the last write failed: the page says the history is behind. */
+  private failed = false;
 
   constructor(
     readonly store: HistoryStore,
@@ -54,6 +56,11 @@ export class HistoryRecorder implements RequestObserver {
     if (this.events.length > MAX_PENDING_EVENTS) this.events.shift();
   }
 
+  /** Batches the store has not acknowledged since a write failed (0 once a write goes through): the page's "history behind". */
+  get behind(): number {
+    return this.failed ? this.outbox.length : 0;
+  }
+
   /** Hands what gathered to the store; never rejects (what failed waits for the next flush). */
   flush(): Promise<void> {
     this.flushing ??= this.write().finally(() => {
@@ -74,9 +81,11 @@ export class HistoryRecorder implements RequestObserver {
         this.outbox.shift();
       }
     } catch (error) {
+      this.failed = true;
       this.logger.debug({ err: error }, 'history not written');
       return;
     }
+    this.failed = false;
     const events = this.events;
     this.events = [];
     try {

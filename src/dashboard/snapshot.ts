@@ -27,6 +27,8 @@ export interface InstanceSnapshot {
   /** Rule-store changes this instance has applied, when the last one came (Unix ms), and the rule-set version its cache has applied (migrations/006). */
   rules?: { changes: number; lastChangeAt?: number; version?: number; storeId?: string };
   upstreams?: UpstreamRow[];
+  /** Present while the history's writes fail: the batches waiting to be written. */
+  history?: { behind: number };
   /** Set by a clean stop: the page shows the instance as gone for a while instead of dropping it. */
   stoppedAt?: number;
 }

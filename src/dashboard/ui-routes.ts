@@ -3,7 +3,7 @@
 // page's script: no cookie a cross-site request could ride on). Every response
 // carries a strict Content-Security-Policy: only this origin's scripts and
 // styles, no inline code, no framing.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -26,24 +26,18 @@ const SECURITY_HEADERS = {
 const TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 const UI_DIR = fileURLToPath(new URL('./ui/', import.meta.url));
 const UPLOT_DIR = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
-/** Path under /ui → file on disk. A fixed list: nothing else on disk can be asked for. */
+/**
+ * Path under /ui → file on disk: the page's own files (every .html, .css and .js
+ * directly in ui/, listed once at start, so a new view's script needs no entry
+ * here) and uPlot's two. Nothing else on disk can be asked for.
+ */
 const FILES: Record<string, string> = {
   '': join(UI_DIR, 'index.html'),
-  'index.html': join(UI_DIR, 'index.html'),
-  'app.css': join(UI_DIR, 'app.css'),
-  'app.js': join(UI_DIR, 'app.js'),
-  'api.js': join(UI_DIR, 'api.js'),
-  'live.js': join(UI_DIR, 'live.js'),
-  'rules.js': join(UI_DIR, 'rules.js'),
-  'keys.js': join(UI_DIR, 'keys.js'),
-  'history.js': join(UI_DIR, 'history.js'),
-  'instances.js': join(UI_DIR, 'instances.js'),
-  'role.js': join(UI_DIR, 'role.js'),
-  'overrides.js': join(UI_DIR, 'overrides.js'),
-  'tenants.js': join(UI_DIR, 'tenants.js'),
-  'audit.js': join(UI_DIR, 'audit.js'),
-  'team.js': join(UI_DIR, 'team.js'),
-  'tokens.js': join(UI_DIR, 'tokens.js'),
+  ...Object.fromEntries(
+    readdirSync(UI_DIR)
+      .filter((name) => /^[a-z][a-z0-9-]*\.(html|css|js)$/.test(name))
+      .map((name) => [name, join(UI_DIR, name)]),
+  ),
   'vendor/uPlot.iife.min.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
   'vendor/uPlot.min.css': join(UPLOT_DIR, 'uPlot.min.css'),
 };
@@ -76,7 +70,7 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, parts: 
     sendJson(res, 200, await ctx.dashboard.historyOf(range));
     return;
   }
-  const file = FILES[rest];
+  const file = Object.hasOwn(FILES, rest) ? FILES[rest] : undefined;
   if (!file) throw new SluiceError('ERR_NOT_FOUND', `no file /ui/${rest}`);
   let body = cache.get(file);
   if (!body) {

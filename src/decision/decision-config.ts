@@ -12,7 +12,9 @@ export function decisionServiceOf(file: ConfigFile, baseDir: string): DecisionSe
   const paths = section?.envoyConfig === undefined ? [] : typeof section.envoyConfig === 'string' ? [section.envoyConfig] : section.envoyConfig;
   const envoyConfig = paths.map((path) => resolve(baseDir, path));
   const mergeDomains = section?.mergeDomains ?? false;
-  const { domains, warnings } = loadEnvoyFiles(envoyConfig, { mergeDomains });
+  const calendar = section?.calendarUnits;
+  const calendarUnits = calendar === true ? { timeZone: 'UTC' } : calendar === false || calendar === undefined ? undefined : calendar;
+  const { domains, warnings } = loadEnvoyFiles(envoyConfig, { mergeDomains, calendarUnits });
   return {
     grpcListen: section?.grpcListen === undefined ? undefined : listenAddress(section.grpcListen),
     httpListen: section?.httpListen === undefined ? undefined : listenAddress(section.httpListen),

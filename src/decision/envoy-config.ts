@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { ConfigError, type ConfigPath, formatPath } from '../config/config-error.js';
 import { describeIssue, lineOf } from '../config/load.js';
 import { type DescriptorLevel, type Domains, emptyLevel } from './descriptor-tree.js';
-import { buildLimit, type Fail } from './envoy-limit.js';
+import { buildLimit, type CalendarUnits, type Fail, type LimitContext } from './envoy-limit.js';
 import { type DescriptorFile, envoyFileSchema } from './envoy-schema.js';
 import { shapeProblem } from './envoy-yaml-shape.js';
 import { dropKey, type MisplacedKey, misplacedKeyOf, misplacedWarning } from './envoy-misplaced-keys.js';
@@ -35,6 +35,8 @@ export interface LoadOptions {
   mergeDomains?: boolean;
   /** The reference's RUNTIME_IGNOREDOTFILES. */
   ignoreDotFiles?: boolean;
+  /** MONTH and YEAR follow the calendar of this time zone instead of the reference's 30 and 365 days (decisionService.calendarUnits). */
+  calendarUnits?: CalendarUnits;
 }
 
 export interface LoadedEnvoyConfig {
@@ -61,7 +63,7 @@ export function loadEnvoyFiles(paths: readonly string[], options: LoadOptions = 
       if (domains.has(domain) && !options.mergeDomains) throw new ConfigError(file, 1, 'domain', `duplicate domain '${domain}' in config file (another file configures it)`);
       return domains.get(domain);
     };
-    const { domain, level, warning } = parseEnvoyConfig(text, file, merged);
+    const { domain, level, warning } = parseEnvoyConfig(text, file, merged, options.calendarUnits);
     domains.set(domain, level);
     if (warning) warnings.push(warning);
   }
@@ -76,7 +78,12 @@ export interface ParsedEnvoyFile {
 }
 
 /** One file: its domain and its descriptor tree (built into `into(domain)`'s level when that gives one: a merge). */
-export function parseEnvoyConfig(text: string, source: string, into: (domain: string) => DescriptorLevel | undefined = () => undefined): ParsedEnvoyFile {
+export function parseEnvoyConfig(
+  text: string,
+  source: string,
+  into: (domain: string) => DescriptorLevel | undefined = () => undefined,
+  calendarUnits?: CalendarUnits,
+): ParsedEnvoyFile {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const lineOfOffset = (offset: number) => lines.linePos(offset).line;
@@ -98,7 +105,7 @@ export function parseEnvoyConfig(text: string, source: string, into: (domain: st
   if (!parsed.success) return fail(...issueOf(parsed.error));
   const domain = parsed.data.domain;
   if (domain === undefined || domain === null || domain === '') return fail(['domain'], 'config file cannot have empty domain');
-  const level = buildLevel(parsed.data.descriptors ?? [], ['descriptors'], `${domain}.`, fail, into(domain));
+  const level = buildLevel(parsed.data.descriptors ?? [], ['descriptors'], `${domain}.`, { fail, calendarUnits }, into(domain));
   return { domain, level, warning: dropped.length > 0 ? misplacedWarning(source, dropped) : undefined };
 }
 
@@ -122,7 +129,8 @@ function keysOf(level: DescriptorLevel): Set<string> {
   return keys;
 }
 
-function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, parentKey: string, fail: Fail, into?: DescriptorLevel): DescriptorLevel {
+function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, parentKey: string, context: LimitContext, into?: DescriptorLevel): DescriptorLevel {
+  const { fail } = context;
   const level = into ?? emptyLevel();
   const seen = keysOf(level);
   descriptors.forEach((descriptor, index) => {
@@ -134,8 +142,8 @@ function buildLevel(descriptors: readonly DescriptorFile[], path: ConfigPath, pa
     if (seen.has(finalKey)) fail([...at, 'key'], `duplicate descriptor composite key '${parentKey}${finalKey}'`);
     seen.add(finalKey);
     if (descriptor.share_threshold && !isWildcard(value)) fail([...at, 'share_threshold'], `share_threshold can only be used with wildcard values (containing '*'), but found key '${finalKey}'`);
-    const children = buildLevel(descriptor.descriptors ?? [], [...at, 'descriptors'], `${parentKey}${finalKey}.`, fail);
-    const node = { limit: buildLimit(descriptor, at, fail), children, statSegment: finalKey, valueToMetric: descriptor.value_to_metric === true };
+    const children = buildLevel(descriptor.descriptors ?? [], [...at, 'descriptors'], `${parentKey}${finalKey}.`, context);
+    const node = { limit: buildLimit(descriptor, at, context), children, statSegment: finalKey, valueToMetric: descriptor.value_to_metric === true };
     if (value === '') level.keyOnly.set(key, node);
     else if (isWildcard(value)) level.wildcards.push({ key, value, parts: wildcardPartsOf(value), shared: descriptor.share_threshold === true, node });
     else level.exact.set(`${key}\u0000${value}`, node);

@@ -12,7 +12,18 @@ import { type DescriptorFile, type RateLimitFile, UNIT_NAMES, UNIT_SECONDS, type
 
 export type Fail = (path: ConfigPath, message: string) => never;
 
-export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fail): ConfiguredLimit | undefined {
+/** `decisionService.calendarUnits`: MONTH and YEAR start on the 1st (of the month, of January) at local midnight in this zone. */
+export interface CalendarUnits {
+  timeZone: string;
+}
+
+export interface LimitContext {
+  fail: Fail;
+  /** Absent (the reference's own behaviour, the default): MONTH is 30 days and YEAR 365, on a grid from the epoch. */
+  calendarUnits?: CalendarUnits;
+}
+
+export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, { fail, calendarUnits }: LimitContext): ConfiguredLimit | undefined {
   const rateLimit = descriptor.rate_limit;
   if (rateLimit === undefined || rateLimit === null) {
     if (descriptor.sluice !== undefined) fail([...at, 'rate_limit'], 'is required with sluice: it is the limit Envoy is told (current_limit)');
@@ -21,8 +32,17 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fai
   const name = rateLimit.name ?? undefined;
   const replaces = replacesOf(rateLimit, [...at, 'rate_limit', 'replaces'], fail);
   const headerId = headerIdOf(name ?? descriptor.key ?? '');
-  const common = { name, replaces, headerId, shadow: descriptor.shadow_mode === true, quotaMode: descriptor.quota_mode === true, detailedMetric: descriptor.detailed_metric === true };
   const unit = unitOf(rateLimit.unit);
+  const calendar = calendarUnits !== undefined && (unit === 'month' || unit === 'year') ? { unit, timeZone: calendarUnits.timeZone } : undefined;
+  const common = {
+    name,
+    replaces,
+    headerId,
+    shadow: descriptor.shadow_mode === true,
+    quotaMode: descriptor.quota_mode === true,
+    detailedMetric: descriptor.detailed_metric === true,
+    ...(calendar ? { calendar } : {}),
+  };
   if (rateLimit.unlimited) {
     if (unit !== undefined) fail([...at, 'rate_limit', 'unlimited'], 'should not specify rate limit unit when unlimited');
     if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'an unlimited rate_limit takes no sluice: rules');
@@ -35,7 +55,7 @@ export function buildLimit(descriptor: DescriptorFile, at: ConfigPath, fail: Fai
     if (descriptor.sluice !== undefined) fail([...at, 'sluice'], 'requests_per_unit 0 refuses every request: sluice: rules would never apply');
     return { ...common, unit, requestsPerUnit: 0, unlimited: false, blocked: true, rules: [] };
   }
-  const base = fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
+  const base: Rule = calendar ? { policy: 'fixed_window', limit: requestsPerUnit, calendar } : fixedWindow(requestsPerUnit, UNIT_SECONDS[unit]);
   const rules = extensionRules(descriptor.sluice, base, [...at, 'sluice'], fail).map((rule) => (common.shadow ? { ...rule, shadow: true } : rule));
   return { ...common, unit, requestsPerUnit, unlimited: false, blocked: false, rules };
 }

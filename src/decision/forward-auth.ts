@@ -5,19 +5,24 @@
 // the proxy passes through untouched is the client's, and believing it would
 // let the client pick the route it is limited by. The API key comes from the
 // forwarded headers, the client IP from X-Forwarded-For only when the caller
-// is a trusted proxy. The gateway's routes, keys and limits apply, decided
-// through Engine.decideAll.
+// is a trusted proxy. A route with `auth: jwt` has the token of the forwarded
+// Authorization (or its header or cookie) verified as the gateway does: a
+// refused one is the 401 the proxy passes on, and a 200 carries the claims of
+// forwardClaims for the proxy to copy upstream. The gateway's routes, keys and
+// limits apply, decided through Engine.decideAll.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ForwardAuthProxy } from '../config/decision-service.js';
-import type { SluiceConfig } from '../config/types.js';
-import { sendError } from '../gateway/errors.js';
+import type { RouteConfig, SluiceConfig } from '../config/types.js';
+import { VerifierPool } from '../auth/verifier-pool.js';
+import { claimHeaderValue } from '../core/claims.js';
+import { sendAuthFailure, sendError } from '../gateway/errors.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
-import { tenantOfRequest } from '../gateway/identify.js';
+import { identityOfToken, type RequestIdentity, tenantOfRequest } from '../gateway/identify.js';
 import { RouteTable } from '../gateway/routes.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
-import { RouteLimits } from '../limits/request-limits.js';
+import { type LimitRequest, RouteLimits } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 
@@ -48,12 +53,13 @@ const ORIGINAL_REQUEST_HEADERS: Readonly<Record<ForwardAuthProxy, { method: stri
 };
 
 export class ForwardAuth {
-  private readonly routes: RouteTable<RouteLimits>;
+  private readonly routes: RouteTable<RouteLimits<RouteConfig>>;
   private readonly keyHeader: string;
   private readonly headerOptions: HeaderOptions;
   private readonly refusedStatus: number;
   private readonly allowUnrouted: boolean;
   private readonly original: { method: string; uri: string; host: string };
+  private readonly verifiers = new VerifierPool();
 
   constructor(private readonly options: ForwardAuthOptions) {
     const { config } = options;
@@ -74,6 +80,19 @@ export class ForwardAuth {
       return;
     }
     const match = this.routes.match(method, uri, header(req, this.original.host));
+    const verifier = this.verifiers.of(match?.route.auth);
+    if (match !== undefined && verifier !== undefined) {
+      const request = { route: match.route, headers: req.headers, rawHeaders: req.rawHeaders, keyHeader: this.keyHeader, tenants: this.options.tenants };
+      identityOfToken(verifier, request).then(
+        (found) => {
+          if ('refused' in found) sendAuthFailure(res, found.refused);
+          else if ('problem' in found) sendError(res, found.problem);
+          else this.decide(req, res, match.target, found);
+        },
+        (error: unknown) => this.failed(res, match.route.id, error),
+      );
+      return;
+    }
     const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.options.tenants);
     if ('problem' in found) {
       sendError(res, found.problem);
@@ -84,7 +103,12 @@ export class ForwardAuth {
       else sendError(res, 'no_route');
       return;
     }
-    const limits = match.target.resolve(found.tenant, req);
+    this.decide(req, res, match.target, found);
+  }
+
+  private decide(req: IncomingMessage, res: ServerResponse, target: RouteLimits<RouteConfig>, identity: RequestIdentity): void {
+    const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
+    const limits = target.resolve(identity.tenant, request);
     if (typeof limits === 'string') {
       // no_client_address: the connection is already gone.
       if (limits === 'no_client_address') res.destroy();
@@ -92,16 +116,18 @@ export class ForwardAuth {
       return;
     }
     this.options.engine.decideAll(limits).then(
-      (result) => this.answer(res, limits, result),
-      (error: unknown) => {
-        this.options.logger.error({ err: error, route: match.route.id }, 'unexpected error in forward-auth');
-        sendError(res, 'internal_error');
-      },
+      (result) => this.answer(res, limits, result, claimHeaders(target.route.auth?.forwardClaims, identity.claims)),
+      (error: unknown) => this.failed(res, target.route.id, error),
     );
   }
 
+  private failed(res: ServerResponse, route: string, error: unknown): void {
+    this.options.logger.error({ err: error, route }, 'unexpected error in forward-auth');
+    sendError(res, 'internal_error');
+  }
+
   /** The gateway's answer without the proxying: the same headers, every limit listed in the IETF fields. */
-  private answer(res: ServerResponse, limits: readonly RequestLimit[], result: LimitsDecision): void {
+  private answer(res: ServerResponse, limits: readonly RequestLimit[], result: LimitsDecision, claims: readonly string[]): void {
     if (res.destroyed) return;
     const decision = result.decisions[result.governing]!;
     if (decision.source === 'closed') {
@@ -115,8 +141,19 @@ export class ForwardAuth {
       res.writeHead(this.refusedStatus, headers).end(body);
       return;
     }
-    const headers: string[] = ['Content-Length', '0'];
+    const headers: string[] = ['Content-Length', '0', ...claims];
     pushLimitsHeaders(headers, views, result.governing, this.headerOptions);
     res.writeHead(200, headers).end();
   }
+}
+
+/** forwardClaims as response headers of an admitted request, for the proxy to copy upstream (auth_request_set, authResponseHeaders). */
+function claimHeaders(forward: Readonly<Record<string, string>> | undefined, claims: RequestIdentity['claims']): string[] {
+  if (forward === undefined || claims === undefined) return [];
+  const out: string[] = [];
+  for (const [claim, name] of Object.entries(forward)) {
+    const value = claimHeaderValue(claims, claim);
+    if (value !== undefined) out.push(name, value);
+  }
+  return out;
 }

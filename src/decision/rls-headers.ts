@@ -34,7 +34,7 @@ export function responseHeaders(outcomes: readonly (Outcome | undefined)[], stat
 function viewOf(outcome: Outcome, overall: Code, nowMs: number): View {
   const { plan, decisions } = outcome;
   if (decisions.length === 0) {
-    const rule: Rule = { policy: 'fixed_window', limit: 0, windowMs: plan.unitSeconds * 1000 };
+    const rule: Rule = plan.calendar ? { policy: 'fixed_window', limit: 0, calendar: plan.calendar } : { policy: 'fixed_window', limit: 0, windowMs: plan.unitSeconds * 1000 };
     const untilMs = untilResetMs(outcome, nowMs);
     return { outcome, rule, decision: { allowed: false, remaining: 0, limit: 0, resetAfterMs: untilMs, retryAfterMs: untilMs, delayMs: 0, source: 'memory' } };
   }

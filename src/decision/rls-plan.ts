@@ -6,6 +6,7 @@
 // so every value it matches shares one bucket.
 import { createHash } from 'node:crypto';
 import type { LimitCall } from '../limiter/engine.js';
+import type { CalendarSpec } from '../core/calendar.js';
 import { derivedId } from '../core/ids.js';
 import { BoundedLru } from '../limiter/lru.js';
 import { capacityOf, type Rule } from '../core/rule.js';
@@ -43,6 +44,8 @@ export interface DescriptorPlan {
   readonly quota: boolean;
   /** The unit's length: a blocked limit's reset is the end of its current unit. */
   readonly unitSeconds: number;
+  /** With decisionService.calendarUnits, a MONTH or YEAR unit's calendar: where that unit ends instead. */
+  readonly calendar?: CalendarSpec;
   /** The reference's statistics key (rls-stat-key.ts), built only when statistics are kept. */
   readonly statKey: () => string;
   /** Hits the request adds (its own hits_addend or the request's). */
@@ -105,7 +108,7 @@ function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Ma
   const reported = { name: limit.name, requestsPerUnit: limit.requestsPerUnit, unit: limit.unit.toUpperCase() };
   const tag = bucketTag(domain, descriptor, undefined, match.sharedValues);
   const statKey = () => statKeyOf(domain, descriptor.entries, match);
-  const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit], statKey, hits: descriptor.hits };
+  const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit], calendar: limit.calendar, statKey, hits: descriptor.hits };
   return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked);
 }
 

@@ -2,6 +2,7 @@
 // reference words it: OVER_LIMIT with 0 remaining when its limit is over
 // (shadow_mode: OK all the same), else what is left; duration_until_reset in
 // both; unlimited: OK with MaxUint32 remaining; no limit: OK alone.
+import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
 import { ceilSeconds } from '../gateway/headers.js';
 import type { DescriptorPlan, ReportedLimit } from './rls-plan.js';
@@ -47,6 +48,7 @@ function remainingOf(decisions: readonly Decision[]): number {
 /** Until the window resets (fixed window) or the refused request could pass; a blocked limit: the end of its unit. */
 export function untilResetMs({ plan, decisions, over }: Outcome, nowMs: number): number {
   if (plan.kind === 'blocked') {
+    if (plan.calendar !== undefined) return calendarWindowAt(nowMs, plan.calendar).end - nowMs;
     const unitMs = plan.unitSeconds * 1000;
     return unitMs - (nowMs % unitMs);
   }

@@ -11,7 +11,7 @@ import { GATEWAY_ERRORS } from '../core/error-codes.js';
 import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
 import type { Admission, SlotLimitCall } from '../limiter/concurrency/types.js';
 import type { LimitCounters } from '../limits/metrics.js';
-import type { LimitProblem, RouteLimits } from '../limits/request-limits.js';
+import type { LimitProblem, LimitRequest, RouteLimits } from '../limits/request-limits.js';
 import { abandonBody, gatewayStatus, sendError } from './errors.js';
 import { type HeaderOptions, headerInt, QUOTA_EXCEEDED_TYPE } from './headers.js';
 
@@ -34,12 +34,12 @@ export class ConcurrencyGate {
   }
 
   /** Runs `next` once the request holds its leases (at once when the route has no concurrency limit); answers a refusal itself. */
-  admit(limits: RouteLimits, tenant: string | undefined, req: IncomingMessage, res: ServerResponse, next: () => void): LimitProblem | undefined {
+  admit(limits: RouteLimits, { tenant, request }: { tenant: string | undefined; request: LimitRequest }, req: IncomingMessage, res: ServerResponse, next: () => void): LimitProblem | undefined {
     if (!limits.hasConcurrency) {
       next();
       return undefined;
     }
-    const slots = limits.slots(tenant, req);
+    const slots = limits.slots(tenant, request);
     if (typeof slots === 'string') return slots;
     // Listened to before asking: a client gone while the leases are taken gives them back as soon as they arrive.
     let closed = false;

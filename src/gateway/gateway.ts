@@ -1,5 +1,5 @@
 // The gateway, one request at a time: route, key → tenant (unless the route is
-// anonymous), the request's limits (the route's and the global ones), decided
+// anonymous; on a route with auth: jwt, the verified token first), the request's limits (the route's and the global ones), decided
 // together by the engine, then forward, hold (shaping) or refuse. The front is
 // node's http server; nothing a client sends can throw out of here.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -15,11 +15,14 @@ import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { Drain } from './drain.js';
-import { sendError } from './errors.js';
+import { sendAuthFailure, sendError } from './errors.js';
 import { createFrontServer, type FrontServer } from './front-server.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
 import { requestHost } from './hop-by-hop.js';
-import { tenantOfRequest } from './identify.js';
+import { identityOfToken, type RequestIdentity, tenantOfRequest } from './identify.js';
+import { VerifierPool } from '../auth/verifier-pool.js';
+import type { JwtVerifier } from '../auth/jwt-verifier.js';
+import type { LimitRequest } from '../limits/request-limits.js';
 import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
@@ -59,6 +62,7 @@ export class Gateway {
   private readonly log: Logger;
   private readonly observer: RequestObserver | undefined;
   private readonly gate: ConcurrencyGate;
+  private readonly verifiers = new VerifierPool();
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
   private routes!: RouteTable<LimitedTarget>;
   private keyHeader!: string;
@@ -94,6 +98,7 @@ export class Gateway {
     this.counters = countersFor(config.routes);
     this.gate.configure(config.headers, this.counters);
     this.tenants = tenants;
+    this.verifiers.reload(config.routes.map((route) => route.auth));
     this.keyHeader = config.tenants.header;
     this.headerOptions = config.headers;
     this.maxBodyBytes = maxBodyBytes;
@@ -140,20 +145,46 @@ export class Gateway {
       }
       const match = this.routes.match(req.method ?? 'GET', req.url ?? '/', requestHost(req));
       if (watch && match) watch.route = match.route.id;
+      const verifier = this.verifiers.of(match?.route.auth);
+      if (verifier !== undefined) {
+        this.authenticate(req, res, match!, watch, verifier);
+        return;
+      }
       const tenant = this.tenantOf(req, res, match);
       if (tenant === ANSWERED) return;
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
       }
+      this.identified(req, res, { tenant }, match, watch);
+    } catch (error) {
+      this.failed(res, undefined, undefined, error);
+    }
+  }
+
+  /** A route with auth: jwt: the token verified before anything else (identify.ts); a refused one never reaches the limits or the upstream. */
+  private authenticate(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget>, watch: RequestWatch | undefined, verifier: JwtVerifier): void {
+    identityOfToken(verifier, { route: match.route, headers: req.headers, rawHeaders: req.rawHeaders, keyHeader: this.keyHeader, tenants: this.tenants }).then(
+      (found) => {
+        if (clientLeft(res)) return;
+        if ('refused' in found) sendAuthFailure(res, found.refused);
+        else if ('problem' in found) sendError(res, found.problem);
+        else this.identified(req, res, found, match, watch);
+      },
+      (error: unknown) => this.failed(res, undefined, match.route.id, error),
+    );
+  }
+
+  private identified(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watch: RequestWatch | undefined): void {
+    try {
       const length = req.headers['content-length'];
       if (length !== undefined && Number(length) > this.maxBodyBytes) {
         sendError(res, 'body_too_large', undefined, true);
         return;
       }
-      this.decide(req, res, tenant, match, watch);
+      this.decide(req, res, identity, match, watch);
     } catch (error) {
-      this.failed(res, undefined, undefined, error);
+      this.failed(res, identity.tenant, match.route.id, error);
     }
   }
 
@@ -165,17 +196,20 @@ export class Gateway {
     return ANSWERED;
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, tenant: string | undefined, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
+  private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
     const route = match.route.id;
-    const limits = match.target.limits.resolve(tenant, req);
+    const { tenant } = identity;
+    // The limits read the token's claims (key: {claim}) and, once plans exist, its plan.
+    const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
+    const limits = match.target.limits.resolve(tenant, request);
     if (typeof limits === 'string') {
       answerUnlimitable(res, limits, this.log, { tenant, route });
       return;
     }
     if (watched) watched.reached = true;
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched };
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
-    const problem = this.gate.admit(match.target.limits, tenant, req, res, () => this.decideRates(exchange));
+    const problem = this.gate.admit(match.target.limits, { tenant, request }, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
   }
 
@@ -224,10 +258,10 @@ export class Gateway {
     sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(delayMs / 1000)))]);
   }
 
-  private forward({ req, res, tenant, route, target }: Exchange, limitHeaders: string[]): void {
+  private forward({ req, res, tenant, route, target, claims }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
-    if (upgrade) this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route });
-    else forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route }).then(
+    if (upgrade) this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, claims });
+    else forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, claims }).then(
       (outcome) => {
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
       },

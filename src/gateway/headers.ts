@@ -2,6 +2,7 @@
 // response, Retry-After and a small JSON body on a 429, and optionally the IETF
 // fields of draft-ietf-httpapi-ratelimit-headers-11 and an RFC 9457 problem body.
 // Shared by the gateway and the in-process adapters.
+import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import type { Rule } from '../core/rule.js';
@@ -39,6 +40,11 @@ const windows = new WeakMap<Rule, number>();
 
 /** The policy's window in seconds for `RateLimit-Policy: w=`: the time an empty bucket takes to fill. */
 export function windowSeconds(rule: Rule): number {
+  if (rule.policy === 'fixed_window' && rule.calendar !== undefined) {
+    // A calendar window's length changes (months, DST days): the current one's.
+    const { start, end } = calendarWindowAt(Date.now(), rule.calendar);
+    return Math.max(1, headerInt(Math.ceil((end - start) / 1000)));
+  }
   let seconds = windows.get(rule);
   if (seconds === undefined) {
     switch (rule.policy) {
@@ -50,7 +56,7 @@ export function windowSeconds(rule: Rule): number {
         seconds = (rule.burst + 1) / rule.ratePerSecond;
         break;
       default:
-        seconds = rule.windowMs / 1000;
+        seconds = (rule.windowMs ?? 0) / 1000;
     }
     seconds = Math.max(1, headerInt(Math.ceil(seconds)));
     windows.set(rule, seconds);

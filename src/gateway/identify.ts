@@ -1,9 +1,16 @@
 // Step 3 of the request path, shared by the gateway and the forward-auth
-// endpoint: the API key's tenant, none on an anonymous route.
+// endpoint: the API key's tenant, none on an anonymous route; on a route with
+// `auth: jwt`, the verified token's identity (its tenant, plan and claims),
+// with the API key's tenant when the token names none (no tenantClaim).
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthFailure } from '../auth/failures.js';
+import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { RouteConfig } from '../config/types.js';
+import type { RequestIdentity } from '../limits/types.js';
 import type { TenantResolver } from '../rules/types.js';
 import { countHeader } from './request-screen.js';
+
+export type { RequestIdentity } from '../limits/types.js';
 
 export type KeyProblem = 'missing_api_key' | 'unknown_api_key' | 'duplicate_api_key';
 
@@ -30,4 +37,25 @@ export function tenantOfRequest(
   if (rawHeaders !== undefined && countHeader(rawHeaders, keyHeader) > 1) return { problem: 'duplicate_api_key' };
   const tenant = tenants.tenantFor(apiKey);
   return tenant === undefined ? { problem: 'unknown_api_key' } : { tenant };
+}
+
+export interface TokenRequest {
+  readonly route: RouteConfig;
+  readonly headers: IncomingHttpHeaders;
+  readonly rawHeaders?: readonly string[] | undefined;
+  readonly keyHeader: string;
+  readonly tenants: TenantResolver;
+}
+
+/**
+ * A route with `auth: jwt`: the token verified (a failure is `{ refused }`:
+ * the caller answers 401 or 503), its tenantClaim's tenant, or else the API
+ * key's as on any route; its planClaim's plan; its claims for the limits.
+ */
+export async function identityOfToken(verifier: JwtVerifier, request: TokenRequest): Promise<RequestIdentity | { problem: KeyProblem } | { refused: AuthFailure }> {
+  const found = await verifier.identify(request.headers, request.rawHeaders);
+  if (typeof found === 'string') return { refused: found };
+  if (verifier.config.tenantClaim !== undefined) return found;
+  const byKey = tenantOfRequest(request.route, request.headers, request.keyHeader, request.tenants, request.rawHeaders);
+  return 'problem' in byKey ? byKey : { ...found, tenant: byKey.tenant };
 }

@@ -17,6 +17,8 @@ export interface Exchange {
   limits: RequestLimit[];
   /** Tells the observer the decision (watchRequest); undefined without one. */
   watched: RequestWatch | undefined;
+  /** The verified JWT's claims (auth: jwt), for the headers forwardClaims sets upstream. */
+  claims?: Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface RequestObserver {

@@ -6,6 +6,7 @@
 // accepted request's url is rewritten to its normalized form, so the route is
 // matched on, and the upstream sent, the same path.
 import type { IncomingMessage } from 'node:http';
+import { countHeader } from '../core/raw-headers.js';
 import type { GatewayErrorName } from './errors.js';
 import { normalizeTarget } from './request-path.js';
 
@@ -30,12 +31,7 @@ function validHost(req: IncomingMessage): boolean {
   return authority === undefined || (typeof authority === 'string' && HOST.test(authority));
 }
 
-/** How many times a header came (node keeps only the first Host, Authorization…, and joins others). */
-export function countHeader(raw: readonly string[], lowerName: string): number {
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === lowerName.length && raw[i]!.toLowerCase() === lowerName) count++;
-  return count;
-}
+export { countHeader };
 
 /** Whether the request says a body follows. */
 const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && Number(req.headers['content-length']) !== 0);

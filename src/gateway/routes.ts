@@ -3,7 +3,8 @@
 // `/api/*` (the prefix itself and anything under it), `/*` (every path); a
 // route with a `host` matches only requests for that host. Paths are matched
 // normalized (request-path.ts), lower-cased on a `caseInsensitive` route; host
-// names lower-cased, without their port and trailing dot.
+// names lower-cased, without their port and trailing dot. `explain` runs the
+// same checks on every route and says which one each route fails.
 import type { RouteConfig } from '../config/types.js';
 import { hostName } from './hop-by-hop.js';
 import { normalizeTarget, splitTarget } from './request-path.js';
@@ -48,21 +49,86 @@ export class RouteTable<T> {
    * normalized (a fragment, `..` above the root) matches no route.
    */
   match(method: string, url: string, host?: string): CompiledRoute<T> | undefined {
-    const normal = normalizeTarget(url);
-    if (normal === undefined) return undefined;
-    const [path] = splitTarget(normal);
-    let lower: string | undefined;
-    let name: string | undefined;
-    for (const entry of this.entries) {
-      if (entry.methods !== undefined && !entry.methods.has(method)) continue;
-      if (entry.caseInsensitive && lower === undefined) lower = path.toLowerCase();
-      if (!entry.matches(entry.caseInsensitive ? lower! : path)) continue;
-      if (entry.host === undefined) return entry;
-      name ??= hostName(host);
-      if (entry.host(name)) return entry;
-    }
+    const target = matchTarget(method, url, host);
+    if (target === undefined) return undefined;
+    for (const entry of this.entries) if (missOf(entry, target) === undefined) return entry;
     return undefined;
   }
+
+  /**
+   * Every route in order, with why it does not take the request (undefined:
+   * the one that does); `sluice explain` shows it. The checks are match's own.
+   * Undefined when the path cannot be normalized (no route could match).
+   */
+  explain(method: string, url: string, host?: string): RouteVerdict<T>[] | undefined {
+    const target = matchTarget(method, url, host);
+    if (target === undefined) return undefined;
+    let winner: string | undefined;
+    return this.entries.map((entry) => {
+      let miss: RouteMiss | undefined = missOf(entry, target);
+      // Case-sensitive and the path differs only in case: the likeliest mistake, said as such.
+      if (miss === 'path' && !entry.caseInsensitive && compilePath(entry.route.path.toLowerCase())(target.lower)) miss = 'path_case';
+      if (miss === undefined && winner !== undefined) return { ...entry, miss: 'earlier_route', earlier: winner };
+      if (miss === undefined) winner = entry.route.id;
+      return { ...entry, miss };
+    });
+  }
+}
+
+/** Why a route does not take a request, checked in this order. */
+export type RouteMiss =
+  /** The route lists methods, and not this one. */
+  | 'method'
+  /** The path does not match the route's pattern. */
+  | 'path'
+  /** It would match ignoring case, and the route is case-sensitive (`caseInsensitive: false`). */
+  | 'path_case'
+  /** The route names a host, and the request's Host is another (or absent). */
+  | 'host'
+  /** The route matches, but an earlier declared route matched first. */
+  | 'earlier_route';
+
+export interface RouteVerdict<T> extends CompiledRoute<T> {
+  /** Undefined on the route that takes the request. */
+  miss: RouteMiss | undefined;
+  /** With `earlier_route`: the route that took it. */
+  earlier?: string;
+}
+
+/** The request as every route is checked against it; the lower-cased path and the host name worked out once, when a route asks. */
+class MatchTarget {
+  private lowerPath: string | undefined;
+  private name: string | undefined;
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    private readonly hostHeader: string | undefined,
+  ) {}
+
+  get lower(): string {
+    this.lowerPath ??= this.path.toLowerCase();
+    return this.lowerPath;
+  }
+
+  get host(): string {
+    this.name ??= hostName(this.hostHeader);
+    return this.name;
+  }
+}
+
+function matchTarget(method: string, url: string, host: string | undefined): MatchTarget | undefined {
+  const normal = normalizeTarget(url);
+  if (normal === undefined) return undefined;
+  return new MatchTarget(method, splitTarget(normal)[0], host);
+}
+
+/** The first check `entry` fails, or undefined when it takes the request: methods, then path, then host. */
+function missOf(entry: Entry<unknown>, target: MatchTarget): 'method' | 'path' | 'host' | undefined {
+  if (entry.methods !== undefined && !entry.methods.has(target.method)) return 'method';
+  if (!entry.matches(entry.caseInsensitive ? target.lower : target.path)) return 'path';
+  if (entry.host !== undefined && !entry.host(target.host)) return 'host';
+  return undefined;
 }
 
 /** `api.example.com` exactly, or `*.example.com`: any name under example.com (not example.com itself). */

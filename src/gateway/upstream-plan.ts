@@ -1,10 +1,11 @@
 // What a route changes on the way upstream and back: the path (stripPrefix or
 // a rewrite), the request headers (hop-by-hop dropped, the forwarding headers
-// rebuilt, the route's set/remove) and the response headers (hop-by-hop
-// dropped, the route's set/remove). Built once per route.
+// rebuilt, the route's set/remove, the JWT claims its auth forwards) and the
+// response headers (hop-by-hop dropped, the route's set/remove). Built once per route.
 import type { IncomingMessage } from 'node:http';
 import type { HeaderEdits, RouteConfig } from '../config/types.js';
 import type { ClientIpResolver } from '../limits/client-ip.js';
+import { claimHeaderValue } from '../core/claims.js';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
 import { normalizePath, splitTarget } from './request-path.js';
 
@@ -12,6 +13,8 @@ import { normalizePath, splitTarget } from './request-path.js';
 export interface RequestContext {
   tenant: string | undefined;
   route: string;
+  /** The verified JWT's claims, for the route's auth.forwardClaims. */
+  claims?: Readonly<Record<string, unknown>> | undefined;
 }
 
 interface CompiledEdits {
@@ -34,6 +37,9 @@ export class UpstreamPlan {
   private readonly rewrite: { pattern: RegExp; replacement: string } | undefined;
   /** Every path sent upstream starts with it. */
   private readonly targetPrefix: string;
+  /** auth.forwardClaims: [claim, lower-cased header]; the client's headers of those names never pass. */
+  private readonly claimHeaders: readonly [claim: string, header: string][];
+  private readonly claimHeaderNames: ReadonlySet<string>;
 
   constructor(
     route: RouteConfig,
@@ -44,6 +50,8 @@ export class UpstreamPlan {
     this.prefix = route.stripPrefix ? route.path.slice(0, -2) : undefined;
     this.rewrite = route.rewrite ? { pattern: new RegExp(route.rewrite.pattern), replacement: route.rewrite.replacement } : undefined;
     this.targetPrefix = route.rewrite ? literalPrefix(route.rewrite.replacement) : '/';
+    this.claimHeaders = Object.entries(route.auth?.forwardClaims ?? {});
+    this.claimHeaderNames = new Set(this.claimHeaders.map(([, header]) => header));
   }
 
   /**
@@ -64,7 +72,21 @@ export class UpstreamPlan {
 
   requestHeaders(req: IncomingMessage, context: RequestContext): string[] {
     const out = forwardedRequestHeaders(req, this.clientIp);
-    return this.requestEdits ? applyEdits(out, this.requestEdits, () => this.fill(req, context)) : out;
+    const edited = this.requestEdits ? applyEdits(out, this.requestEdits, () => this.fill(req, context)) : out;
+    return this.claimHeaders.length === 0 ? edited : this.withClaims(edited, context.claims);
+  }
+
+  /** `flat` without any header of a forwarded claim's name (the client's spoof), then the claims the token carries. */
+  private withClaims(flat: string[], claims: RequestContext['claims']): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      if (!this.claimHeaderNames.has(flat[i]!.toLowerCase())) out.push(flat[i]!, flat[i + 1]!);
+    }
+    for (const [claim, header] of this.claimHeaders) {
+      const value = claimHeaderValue(claims, claim);
+      if (value !== undefined) out.push(header, value);
+    }
+    return out;
   }
 
   /** The response head for the client from the upstream's raw header list. */

@@ -46,6 +46,8 @@ export function lazyCounter<L extends string>(registry: Registry, config: Omit<C
     return real;
   };
   state.counters.push(make);
+  // A counter made after the registry was first read (a module imported late) joins it at once, as lazyGauge's does.
+  if (state.real) make();
   const countEarly = (labels?: LabelValues<L> | number, value?: number): void => {
     const [named, units] = typeof labels === 'object' ? [labels, value ?? 1] : [{} as LabelValues<L>, labels ?? 1];
     const key = JSON.stringify(named);

@@ -10,8 +10,12 @@ import { concurrencyFields } from './concurrency-schema.js';
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
 const keySourceSchema = z.union(
-  [z.enum(['tenant', 'ip', 'route', 'tenant+ip']), z.object({ header: z.string().regex(HEADER_NAME, 'must be a header name') }).strict()],
-  'must be tenant, ip, route, tenant+ip or { header: Name }',
+  [
+    z.enum(['tenant', 'ip', 'route', 'tenant+ip']),
+    z.object({ header: z.string().regex(HEADER_NAME, 'must be a header name') }).strict(),
+    z.object({ claim: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').describe("A claim of the route's verified JWT (auth: jwt), e.g. sub") }).strict(),
+  ],
+  'must be tenant, ip, route, tenant+ip, { header: Name } or { claim: name }',
 );
 
 export const limitSchema = z

@@ -4,13 +4,14 @@
 // decide a whole list together.
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
-import { capacityOf } from '../core/rule.js';
-import type { RuleResolver } from '../rules/types.js';
+import { capacityOf, type Rule } from '../core/rule.js';
+import type { RuleMatch, RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
 import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
 import { type KeyIdentity, overrideRule } from './override-lookup.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
-import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestLimit } from './types.js';
+import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit } from './types.js';
+import { claimText } from '../core/claims.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -19,11 +20,15 @@ export type LimitProblem =
   /** The rule store's rule or override holds fewer units than the route's cost (503: the operator must fix the rule). */
   | 'cost_exceeds_capacity'
   /** The connection closed before we could read its address. */
-  | 'no_client_address';
+  | 'no_client_address'
+  /** A `key: { claim }` limit and the verified token lacks the claim (401). */
+  | 'missing_limit_claim';
 
 export interface LimitRequest {
   readonly headers: IncomingHttpHeaders;
   readonly socket: { readonly remoteAddress?: string | undefined };
+  /** Who the request is (gateway/identify.ts): claim-keyed limits read its claims. */
+  readonly identity?: RequestIdentity | undefined;
 }
 
 export { ROUTE_TAG } from '../core/ids.js';
@@ -82,16 +87,47 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     };
   }
 
+  /**
+   * Each limit of the route (rate limits, then concurrency ones) as `sluice
+   * explain` shows it: its bucket or why it has none, its rule and where that
+   * came from. The same steps as resolve and slots, one limit at a time.
+   */
+  explain(tenant: string | undefined, request: LimitRequest): LimitTrace[] {
+    const ipOf = this.ipOf(request);
+    const rates = this.limits.map((limit): LimitTrace => {
+      const bucket = this.bucketOf(limit, tenant, request, ipOf);
+      if (typeof bucket === 'string') return { limit, kind: 'rate', problem: bucket };
+      const choice = this.ruleFor(limit, tenant, bucket);
+      return { limit, kind: 'rate', bucket, ...choice, ...(this.costExceeds(choice) ? { problem: 'cost_exceeds_capacity' as const } : {}) };
+    });
+    const slots = this.concurrency.map((limit): LimitTrace => {
+      const bucket = this.bucketOf(limit, tenant, request, ipOf);
+      return typeof bucket === 'string' ? { limit, kind: 'concurrency', problem: bucket } : { limit, kind: 'concurrency', bucket };
+    });
+    return [...rates, ...slots];
+  }
+
   private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
     const bucket = this.bucketOf(limit, tenant, request, ipOf);
     if (typeof bucket === 'string') return bucket;
-    // Per-key override > inline rule > the rule store's tenant × route rule (docs/limits.md#overrides).
+    const choice = this.ruleFor(limit, tenant, bucket);
+    if (this.costExceeds(choice)) return 'cost_exceeds_capacity';
+    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, cost: this.route.cost };
+  }
+
+  /** Per-key override > inline rule > the rule store's tenant × route rule (docs/limits.md#overrides). */
+  private ruleFor(limit: LimitConfig, tenant: string | undefined, bucket: Bucket): RuleChoice {
     const override = overrideRule(this.rules.overrides?.(), limit, bucket);
-    const rule = override ?? limit.rule ?? this.rules.resolve(tenant as string, this.route.id).rule;
+    if (override !== undefined) return { rule: override, from: 'override' };
+    if (limit.rule !== undefined) return { rule: limit.rule, from: 'limit' };
+    const resolved = this.rules.resolve(tenant as string, this.route.id);
+    return { rule: resolved.rule, from: resolved.match };
+  }
+
+  /** Config rules were checked at load; a rule from the store (or an override) may have shrunk since. */
+  private costExceeds(choice: RuleChoice): boolean {
     const cost = this.route.cost;
-    // Config rules were checked at load; a rule from the store may have shrunk since.
-    if (cost > 1 && (override !== undefined || limit.rule === undefined) && cost > capacityOf(rule)) return 'cost_exceeds_capacity';
-    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule, cost };
+    return cost > 1 && choice.from !== 'limit' && cost > capacityOf(choice.rule);
   }
 
   /** Where the limit's bucket is (`rl:{tag}:name`), and the key it was made from, for the override lookup. */
@@ -107,6 +143,11 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
         const headerId = headerBucketId(value);
         return { tenant, headerId, tag: headerId, name: limit.id };
       }
+      case 'claim': {
+        // A claim's value is the issuer's (an email, a URL): hashed as a header is, never a key name.
+        const value = claimText(request.identity?.claims, limit.key.claim);
+        return value === undefined ? 'missing_limit_claim' : { tenant, tag: headerBucketId(value), name: limit.id };
+      }
       default: {
         const ip = ipOf();
         if (ip === undefined) return 'no_client_address';
@@ -120,9 +161,27 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
 }
 
 /** A limit's bucket for one request, with the key identity it came from. */
-interface Bucket extends KeyIdentity {
+export interface Bucket extends KeyIdentity {
   readonly tag: string;
   readonly name: string;
+}
+
+/** Where a limit's rule came from: a per-key override, the limit's own `rule:`, or the resolver's match (rule-store or config rules, or the default rule). */
+export type RuleFrom = 'override' | 'limit' | RuleMatch;
+
+interface RuleChoice {
+  readonly rule: Rule;
+  readonly from: RuleFrom;
+}
+
+/** One limit of a request as explain shows it; `problem` is what the gateway would answer instead of deciding. */
+export interface LimitTrace {
+  readonly limit: LimitConfig | ConcurrencyLimitConfig;
+  readonly kind: 'rate' | 'concurrency';
+  readonly bucket?: Bucket;
+  readonly rule?: Rule;
+  readonly from?: RuleFrom;
+  readonly problem?: LimitProblem;
 }
 
 export { headerBucketId } from '../core/ids.js';

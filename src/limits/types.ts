@@ -13,9 +13,22 @@ export type KeySource =
   /** The route alone, a ceiling over every client: `rl:{~route}:<limit id>`. */
   | { readonly kind: 'route' }
   /** Tenant and client IP: `rl:{tenant}:~ip.<address>.<limit id>` (the tenant's slot). */
-  | { readonly kind: 'tenant+ip' };
+  | { readonly kind: 'tenant+ip' }
+  /** A claim of the request's verified JWT (auth: jwt), hashed as a header is: `rl:{~h.<sha-256>}:<limit id>`. */
+  | { readonly kind: 'claim'; readonly claim: string };
 
 export type KeySourceName = KeySource['kind'];
+
+/**
+ * Who the request is, once identified (gateway/identify.ts): the tenant (API
+ * key or tenantClaim), the plan a token names (planClaim; absent: the
+ * tenant's own assignment decides), and the verified JWT's claims.
+ */
+export interface RequestIdentity {
+  readonly tenant: string | undefined;
+  readonly plan?: string | undefined;
+  readonly claims?: Readonly<Record<string, unknown>> | undefined;
+}
 
 export interface LimitConfig {
   /** Names the limit in headers, metrics and logs, and its bucket. */

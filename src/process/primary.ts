@@ -14,6 +14,7 @@ import type { SluiceConfig } from '../config/types.js';
 import { redisTargetOf } from '../dashboard/wire.js';
 import { WorkersOverview } from '../dashboard/workers-overview.js';
 import { StoreEngine } from '../limiter/engine.js';
+import { resolversFor } from '../rules/resolvers.js';
 import { type RulesRuntime, startRules } from '../rules/runtime.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { RedisStore } from '../stores/redis-store.js';
@@ -95,6 +96,8 @@ async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime
     ...{ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health },
     ...{ storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: () => reloader.reload(), metrics: () => aggregator.clusterMetrics() },
     engineHealth: () => workersHealth.combined(pool.workers.map((worker) => worker.process.pid!)),
+    // The workers read the primary's rule cache over IPC: the same view, with the config last reloaded.
+    explain: () => ({ config: reloader.config, ...resolversFor(reloader.config, runtime.cache), ruleStore: true }),
   });
   const close = async () => {
     await Promise.allSettled([admin.close(), dashboard.close()]);

@@ -8,6 +8,7 @@
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import { ruleAt } from '../policies/calendar-rule.js';
 import { stepAll } from '../policies/compose.js';
 import { policyOf } from '../policies/index.js';
 import { type Clock, systemClock } from './clock.js';
@@ -52,7 +53,8 @@ export class MemoryStore implements Store {
   }
 
   /** Synchronous form, for callers (the fallback limiter) that must not yield. */
-  consumeSync(key: string, rule: Rule, cost: number, now = this.now()): Decision {
+  consumeSync(key: string, given: Rule, cost: number, now = this.now()): Decision {
+    const rule = ruleAt(given, now); // a calendar rule gets the window boundaries around now
     const { model } = policyOf(rule);
     const entry = this.live(key, rule, now);
     const result = model.step(entry?.state, now, rule, cost);
@@ -67,7 +69,7 @@ export class MemoryStore implements Store {
   /** Several buckets decided as one (policies/compose.ts): all states written, or none. */
   consumeAllSync(calls: readonly { key: string; rule: Rule; cost: number; shadow: boolean }[], now = this.now()): GroupReply {
     const composed = stepAll(
-      calls.map((call) => ({ state: this.live(call.key, call.rule, now)?.state, rule: call.rule, cost: call.cost, shadow: call.shadow })),
+      calls.map((call) => ({ state: this.live(call.key, call.rule, now)?.state, rule: ruleAt(call.rule, now), cost: call.cost, shadow: call.shadow })),
       now,
     );
     composed.steps.forEach((step, i) => {
@@ -88,7 +90,7 @@ export class MemoryStore implements Store {
 
   peekSync(key: string, rule: Rule): Decision {
     const now = this.now();
-    const result = policyOf(rule).model.step(this.live(key, rule, now)?.state, now, rule, 0);
+    const result = policyOf(rule).model.step(this.live(key, rule, now)?.state, now, ruleAt(rule, now), 0);
     return { ...result.decision, source: this.source };
   }
 
@@ -111,7 +113,7 @@ export class MemoryStore implements Store {
     const { model } = policyOf(rule);
     return {
       state: entry ? model.serialize(entry.state) : undefined,
-      decision: { ...model.step(entry?.state, now, rule, 0).decision, source: this.source },
+      decision: { ...model.step(entry?.state, now, ruleAt(rule, now), 0).decision, source: this.source },
       ttlMs: entry ? Math.max(0, Math.ceil(entry.expiresAt - now)) : undefined,
       location: 'memory',
     };

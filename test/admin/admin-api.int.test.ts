@@ -69,6 +69,16 @@ describe('admin API: rules', () => {
     assert.equal((await f.call('DELETE', '/rules/shop-a/%2A')).status, 204);
   });
 
+  it("keeps a tenant's calendar quota (its zone and billing day) as put, and the cache resolves it", async () => {
+    const monthly = { policy: 'fixed_window', limit: 10_000, calendar: { unit: 'month', timeZone: 'America/New_York', anchor: 31 } };
+    const put = await f.call('PUT', '/rules/globex/*', { body: monthly });
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.body.rule, monthly);
+    assert.deepEqual((await f.call('GET', '/rules/globex/*')).body.rule, monthly);
+    await eventually(() => assert.deepEqual(f.cache.resolve('globex', 'anything').rule, monthly));
+    assert.equal((await f.call('DELETE', '/rules/globex/%2A')).status, 204);
+  });
+
   const longId = 'x'.repeat(65);
   const badPuts: [string, string, string | object, number, string, RegExp?][] = [
     ['unknown policy', '/rules/shop-a/r', { policy: 'magic', capacity: 1 }, 400, 'body.policy', /unknown policy/],
@@ -86,6 +96,10 @@ describe('admin API: rules', () => {
     ['unknown field', '/rules/shop-a/r', { ...bucket, burst: 5 }, 400, 'body', /unknown field\(s\) burst/],
     ['shadow not a boolean', '/rules/shop-a/r', { ...bucket, shadow: 'yes' }, 400, 'body.shadow'],
     ['delay with nodelay', '/rules/shop-a/r', { policy: 'leaky_bucket', ratePerSecond: 1, burst: 2, delay: 1, nodelay: true }, 400, 'body.nodelay'],
+    ['an unknown time zone', '/rules/shop-a/r', { policy: 'fixed_window', limit: 5, calendar: { unit: 'month', timeZone: 'Europe/Atlantis' } }, 400, 'body.calendar.timeZone', /unknown time zone/],
+    ['a billing anchor of 32', '/rules/shop-a/r', { policy: 'fixed_window', limit: 5, calendar: { unit: 'month', timeZone: 'UTC', anchor: 32 } }, 400, 'body.calendar.anchor', /1-31/],
+    ['a week anchor of 0', '/rules/shop-a/r', { policy: 'fixed_window', limit: 5, calendar: { unit: 'week', timeZone: 'UTC', anchor: 0 } }, 400, 'body.calendar.anchor', /ISO weekday/],
+    ['calendar on a policy that cannot take it', '/rules/shop-a/r', { policy: 'sliding_window_counter', limit: 5, windowMs: 1000, calendar: { unit: 'day', timeZone: 'UTC' } }, 400, 'body.calendar', /fixed_window only/],
     ['array body', '/rules/shop-a/r', [bucket], 400, 'body'],
     ['null body', '/rules/shop-a/r', 'null', 400, 'body'],
     ['empty body', '/rules/shop-a/r', '', 400, 'body'],

@@ -60,3 +60,9 @@ export async function within(limitMs: number, what: string, probe: () => Promise
   }
   assert.fail(`${what}: not within ${limitMs} ms`);
 }
+
+/** Opens a view of the operator's page by its navigation link, as a person would, and waits until it shows. */
+export async function openView(page: Page, view: string): Promise<void> {
+  await page.locator(`#nav a[data-nav-link="${view}"]`).click();
+  await page.locator(`section[data-nav="${view}"]`).first().waitFor({ state: 'visible', timeout: 3000 });
+}

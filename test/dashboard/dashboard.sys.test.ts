@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, within, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, within, type TestBrowser } from './browser.js';
 
 const TOKEN = 'dashboard-admin-token-0123456789';
 const KEYS = { calm: 'calm-key-000001', noisy: 'noisy-key-000001', meek: 'meek-key-000001', shadowy: 'shadowy-key-00001', editable: 'editable-key-0001' };
@@ -81,6 +81,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     let admitted = 0;
     for (let i = 0; i < 12; i++) if ((await order(i % 2 === 0 ? a : b, KEYS.calm)).status === 200) admitted++;
     assert.ok(admitted > 0);
+    await openView(page, 'routes');
     const sent = performance.now();
     const allowed = page.locator('[data-route="create-order"] .route-table tbody tr', { hasText: 'allowed' }).locator('td').nth(1);
     await page.waitForFunction((n) => {
@@ -90,6 +91,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     assert.ok(performance.now() - sent < 3000);
     assert.ok(Number(await allowed.textContent()) >= admitted);
     assert.equal(await page.locator('[data-route="create-order"] canvas').count() > 0, true, 'uPlot drew the chart');
+    await openView(page, 'instances');
     await page.locator('#instances tbody tr').nth(1).waitFor({ timeout: 3000 });
     assert.deepEqual(await page.locator('#instances tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.mode)), ['redis', 'redis']);
     assert.match((await page.locator('#scope').textContent()) ?? '', /Cluster-wide view: 2 instances/);
@@ -102,6 +104,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     for (let i = 0; i < 5; i++) statuses.push((await order(b, KEYS.meek)).status);
     assert.ok(statuses.filter((s) => s === 429).length >= 15);
     const { page } = browser;
+    await openView(page, 'tenants');
     await page.locator('#top tbody tr').nth(1).waitFor({ timeout: 3000 });
     await within(3000, 'noisy first, meek second', async () => {
       const tenants = await page.locator('#top tbody tr td:nth-child(2)').allTextContents();
@@ -112,6 +115,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
 
   it('a shadow rule is marked with the refusals it would have made', async () => {
     for (let i = 0; i < 5; i++) assert.equal((await order(a, KEYS.shadowy)).status, 200, 'a shadow rule never refuses');
+    await openView(browser.page, 'rules');
     const row = browser.page.locator('#rules tr[data-rule="shadowy/create-order"]');
     await row.locator('td', { hasText: /shadow: would have refused [45] / }).waitFor({ timeout: 3000 });
     await browser.shot('04-shadow-rule');
@@ -162,6 +166,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
 
   it('a key created in the page is shown once and works; revoked, it is refused', async () => {
     const { page } = browser;
+    await openView(page, 'keys');
     await page.getByLabel('Tenant of the new key').fill('keyed');
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#new-key-value').textContent({ timeout: 3000 })) ?? '';
@@ -190,6 +195,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     assert.deepEqual([leftovers.rows, leftovers.charts], [0, 0], 'no table row or chart left');
     await page.getByLabel('Admin token').fill(TOKEN);
     await page.keyboard.press('Enter');
+    assert.equal(await page.locator('#nav a[aria-current="page"]').getAttribute('data-nav-link'), 'keys', 'signed in again on the view the address names');
     await page.locator('#keys tbody tr').first().waitFor({ timeout: 3000 });
     assert.equal(await page.locator('#new-key').isVisible(), false);
     assert.ok(!(await page.evaluate(() => document.body.innerHTML)).includes(key), 'not shown again after signing back in');
@@ -197,6 +203,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
 
   it("a route no instance serves any more loses its chart instead of freezing on its last numbers", async () => {
     const { page } = browser;
+    await openView(page, 'routes');
     const dir = mkdtempSync(join(tmpdir(), 'sluice-dashboard-'));
     dirs.push(dir);
     const env = { UPSTREAM: upstream.url, SLUICE_REDIS_URL: redis.url, SLUICE_DATA_DIR: dir };
@@ -215,6 +222,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await redis.kill();
     for (let i = 0; i < 40; i++) assert.notEqual((await order(a, KEYS.calm)).status, 500);
     const { page } = browser;
+    await openView(page, 'instances');
     await page.locator('#instances tbody tr[data-mode="fallback"]').waitFor({ timeout: 5000 });
     assert.match((await page.locator('#scope').textContent()) ?? '', /cluster view unavailable/);
     const cells = await page.locator('#instances tbody tr[data-mode="fallback"] td').allTextContents();

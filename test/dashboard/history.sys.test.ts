@@ -15,7 +15,7 @@ import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, within, OUTPUT_DIR, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, within, OUTPUT_DIR, type TestBrowser } from './browser.js';
 
 const TOKEN = 'history-admin-token-0123456789ab';
 const yaml = `
@@ -85,6 +85,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
 
   it("counts sent to both instances add up exactly on the page, and survive a reload", async () => {
     await signIn();
+    await openView(browser.page, 'routes');
     for (let i = 0; i < 16; i++) {
       const key = i % 4 === 0 ? 'calm-key-0000001' : 'noisy-key-000001';
       const { status } = await call(`${(i % 2 === 0 ? a : b).url}/orders`, { method: 'POST', headers: { 'x-api-key': key } });
@@ -101,6 +102,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     await browser.shot('history-01-two-instances');
     await browser.page.reload();
     await signIn();
+    assert.equal(await browser.page.locator('#nav a[aria-current="page"]').getAttribute('data-nav-link'), 'routes', 'the reload kept the view');
     await browser.page.locator('[data-history-route="orders"]').waitFor({ timeout: 10_000 });
     assert.deepEqual(await countsShown(), expected, 'the same totals after a reload: they live in Redis, not in the page');
     await browser.page.getByLabel('5 min').check();
@@ -118,18 +120,22 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     assert.ok(p99 >= 250, `request p99 of a 400 ms upstream: ≤ ${p99} ms`);
     assert.equal(await total('broken', 's2xx'), '0');
     assert.equal(await browser.page.locator('[data-history-route="broken"] tr[data-count="s502_504"]').getAttribute('class'), 'trouble-bad');
-    assert.equal(await browser.page.locator(`#upstreams tbody tr[data-upstream="broken ${b.url.replace(/:\d+$/, '')}"]`).count(), 0); // sanity of the selector below
-    await within(5_000, "the dead upstream's errors on the instance list", async () => (await browser.page.locator('#upstreams tbody tr.trouble-warn', { hasText: 'broken' }).count()) > 0);
     await browser.shot('history-02-slow-and-502');
     await browser.page.locator('[data-history-route="broken"]').screenshot({ path: join(OUTPUT_DIR, 'history-02b-route-broken.png') });
+    await openView(browser.page, 'instances');
+    assert.equal(await browser.page.locator(`#upstreams tbody tr[data-upstream="broken ${b.url.replace(/:\d+$/, '')}"]`).count(), 0); // sanity of the selector below
+    await within(5_000, "the dead upstream's errors on the instance list", async () => (await browser.page.locator('#upstreams tbody tr.trouble-warn', { hasText: 'broken' }).count()) > 0);
     await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-02c-instances.png') });
   });
 
   it('a rule change and a config reload appear as events', async () => {
     const put = await call(`${a.adminUrl}/rules/calm/orders`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'token_bucket', capacity: 50, refillPerSecond: 5 }) });
     assert.equal(put.status, 200);
+    await openView(browser.page, 'routes');
     await browser.page.locator('#events tbody tr[data-event="rule-change"]', { hasText: 'rule calm/orders' }).waitFor({ timeout: 10_000 });
+    await openView(browser.page, 'instances');
     await browser.page.locator('#instances tbody tr', { hasText: /changes?, last/ }).first().waitFor({ timeout: 5_000 });
+    await openView(browser.page, 'routes');
     a.reconfigure(parseConfig(yaml, { source: 'reloaded.yaml', env: { ...env, SLUICE_LISTEN: '127.0.0.1:0' } }));
     await browser.page.locator('#events tbody tr[data-event="config-reload"]', { hasText: '3 routes' }).waitFor({ timeout: 10_000 });
   });
@@ -152,15 +158,17 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
   });
 
   it('a stopped instance shows as gone with its stop time, not removed; its stop is an event', async () => {
+    await openView(browser.page, 'instances');
     const bId = await browser.page.locator('#instances tbody tr:not([data-state^="gone"])').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.instance).find((id, _, all) => all.length === 2 && !document.querySelector(`tr[data-instance="${id}"]`)?.textContent?.includes('serving this page')));
     assert.ok(bId, 'B listed');
     await b.close();
     await browser.page.locator(`#instances tbody tr[data-instance="${bId}"][data-state="gone-stopped"]`, { hasText: 'gone: stopped at' }).waitFor({ timeout: 10_000 });
-    await browser.page.locator('#events tbody tr[data-event="instance-stop"]', { hasText: bId! }).waitFor({ timeout: 10_000 });
     assert.match((await browser.page.locator('#scope').textContent()) ?? '', /1 instance publishing/);
     await browser.page.locator('#degraded-banner').waitFor({ state: 'hidden', timeout: 5_000 }); // a clean stop is not trouble
     assert.equal(await browser.page.locator(`#instances tbody tr[data-instance="${bId}"]`).getAttribute('class'), 'gone-row', 'greyed, not shaded as trouble');
     await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-04-instance-gone.png') });
+    await openView(browser.page, 'routes');
+    await browser.page.locator('#events tbody tr[data-event="instance-stop"]', { hasText: bId! }).waitFor({ timeout: 10_000 });
     await browser.page.locator('section[aria-labelledby="history-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-05-events.png') });
   });
 

@@ -15,7 +15,7 @@ import { type DelayProxy, startDelayProxy } from '../helpers/delay-proxy.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, OUTPUT_DIR, type TestBrowser, within } from './browser.js';
+import { hasChromium, launchBrowser, OUTPUT_DIR, openView, type TestBrowser, within } from './browser.js';
 
 const TOKEN = 'rule-version-admin-token-0123456789';
 const yaml = `
@@ -68,6 +68,7 @@ describe('the rule-set version on the operator page', { skip: !hasChromium && 'n
     await browser.page.getByLabel('Admin token').fill(TOKEN);
     await browser.page.keyboard.press('Enter');
     await browser.page.locator('#signed-in').waitFor({ state: 'visible' });
+    await openView(browser.page, 'instances');
   });
   after(async () => {
     await browser?.close();
@@ -115,6 +116,13 @@ describe('the rule-set version on the operator page', { skip: !hasChromium && 'n
     assert.equal(await browser.page.locator(`#instances tbody tr[data-instance="${idB}"]`).getAttribute('class'), 'trouble-warn');
     await browser.shot('version-02-behind');
     await browser.page.locator('#instances').screenshot({ path: join(OUTPUT_DIR, 'version-02-behind-instances.png') });
+    // The overview lists the stale rules, and its link leads to the instance table.
+    await openView(browser.page, 'overview');
+    const stale = browser.page.locator('#attention li', { hasText: `${idB} has stale rules: version ${start}, behind by 3` });
+    await stale.waitFor({ timeout: 3000 });
+    assert.equal(await browser.page.locator(`#sum-instances tbody tr[data-instance="${idB}"]`).getAttribute('class'), 'trouble-warn');
+    await stale.getByRole('link', { name: 'See Instances' }).click();
+    await browser.page.locator(`#instances tbody tr[data-instance="${idB}"]`).waitFor({ timeout: 3000 });
     await proxy.heal();
     await within(30_000, `B catches up to ${newest}`, async () => {
       const rows = await shown();

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Request } from 'playwright-core';
 import type { RunningSluice } from '../../src/app.js';
 import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, type TestBrowser, within } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser, within } from './browser.js';
 
 const TOKEN = 'team-page-bootstrap-token-0123456789';
 const yaml = `
@@ -65,6 +65,7 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     const { page } = browser;
     await signIn(tokens.write!);
     assert.equal(await page.locator('#who').textContent(), 'Signed in as ana-writer (write)');
+    await openView(page, 'rules');
     await page.getByLabel('Limit id').fill('per-ip');
     await page.getByLabel('Applies to').selectOption('ip');
     await page.getByLabel('Value').fill('10.0.0.0/8');
@@ -91,6 +92,7 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
 
   it('finds a tenant by id, and by a pasted key that never leaves the browser in clear', async () => {
     const { page } = browser;
+    await openView(page, 'tenants');
     await page.getByLabel('Tenant id').fill('acme');
     await page.getByRole('button', { name: 'Find tenant' }).click();
     await page.locator('#tenant-result h3', { hasText: 'Tenant acme' }).waitFor({ timeout: 3000 });
@@ -116,6 +118,7 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
 
   it('the audit log shows each change with its author, and a failed one as failed', async () => {
     const { page } = browser;
+    await openView(page, 'audit');
     // Without asking: the page's own last write (the removal) is already listed.
     await page.locator('#audit tbody tr').first().locator('td', { hasText: 'DELETE /limits/{limitId}/overrides/{selector}' }).waitFor({ timeout: 3000 });
     await page.getByLabel('Kind').selectOption('override');
@@ -140,11 +143,17 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     const { page } = browser;
     await signIn(tokens.read!);
     assert.equal(await page.locator('#who').textContent(), 'Signed in as rob-reader (read: view only)');
+    // Each hidden control is looked for in its own view, shown: hidden by the role, not by the navigation.
+    await openView(page, 'rules');
     await page.locator('#overrides tbody tr', { hasText: 'acme' }).waitFor({ timeout: 3000 });
     await page.locator('#rules tbody tr', { hasText: 'acme' }).waitFor({ timeout: 3000 });
-    for (const hidden of ['#override-form', '#rule-form', '#key-form', '#overrides tbody button', '#rules tbody button', '#keys tbody button']) {
+    for (const hidden of ['#override-form', '#rule-form', '#overrides tbody button', '#rules tbody button']) {
       assert.equal(await page.locator(hidden).first().isVisible(), false, `${hidden} is hidden`);
     }
+    await openView(page, 'keys');
+    await page.locator('#keys tbody tr').first().waitFor({ timeout: 3000 });
+    for (const hidden of ['#key-form', '#keys tbody button']) assert.equal(await page.locator(hidden).first().isVisible(), false, `${hidden} is hidden`);
+    await openView(page, 'audit');
     assert.equal(await page.locator('#audit-form').isVisible(), true);
     const forced = await page.evaluate(async (token) => {
       const res = await fetch('/limits/per-ip/overrides/tenant:acme', { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
@@ -162,6 +171,7 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     const { page } = browser;
     await signIn(TOKEN);
     assert.equal(await page.locator('#who').textContent(), 'Signed in as bootstrap (admin)');
+    await openView(page, 'keys');
     await page.locator('#tokens tbody tr[data-token="ana-writer"]').waitFor({ timeout: 3000 });
     await page.getByLabel('Name of the new token').fill('cara-ci');
     await page.getByLabel('Role of the new token').selectOption('write');
@@ -190,8 +200,12 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     for (const role of ['write', 'read']) {
       sent.length = 0;
       await signIn(tokens[role]!);
-      await page.locator('#audit tbody tr').first().waitFor({ timeout: 3000 });
+      // On the keys view, where the tokens section would be: hidden by the role, not by the navigation.
+      await openView(page, 'keys');
+      await page.locator('#keys tbody tr').first().waitFor({ timeout: 3000 });
       for (const hidden of ['#tokens-section', '#token-form', '#tokens']) assert.equal(await page.locator(hidden).isVisible(), false, `${hidden} hidden for ${role}`);
+      await openView(page, 'audit');
+      await page.locator('#audit tbody tr').first().waitFor({ timeout: 3000 });
       assert.ok(!sent.some((request) => new URL(request.url()).pathname === '/tokens'), `the page asks no /tokens for ${role}`);
       assert.equal((await api(app, 'GET', '/tokens', undefined, tokens[role])).status, 403, `GET /tokens, ${role}`);
       assert.equal((await api(app, 'POST', '/tokens', { name: `by-${role}`, role: 'admin' }, tokens[role])).status, 403, `POST /tokens, ${role}`);

@@ -53,6 +53,9 @@ describe('the /ui routes', () => {
       ['/ui', 'text/html'],
       ['/ui/', 'text/html'],
       ['/ui/app.js', 'text/javascript'],
+      ['/ui/nav.js', 'text/javascript'],
+      ['/ui/summary.js', 'text/javascript'],
+      ['/ui/app.css', 'text/css'],
       ['/ui/vendor/uPlot.iife.min.js', 'text/javascript'],
       ['/ui/vendor/uPlot.min.css', 'text/css'],
     ] as const) {
@@ -110,7 +113,8 @@ describe('the /ui routes', () => {
       assert.notEqual(res.status, 200, path);
       assert.doesNotMatch(await res.text(), /"name": "sluice"/, path);
     }
-    for (const path of ['/ui/..%2fpackage.json', '/ui/vendor/uPlot.cjs.js', '/ui/nope.js']) {
+    // An Object.prototype name is no file either (it once reached readFileSync as a function: a 500).
+    for (const path of ['/ui/..%2fpackage.json', '/ui/vendor/uPlot.cjs.js', '/ui/nope.js', '/ui/constructor', '/ui/__proto__', '/ui/toString']) {
       const res = await get(path);
       assert.equal(res.status, 404, path);
       assert.equal(res.headers.get('content-security-policy'), CONTENT_SECURITY_POLICY, path);

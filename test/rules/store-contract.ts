@@ -61,6 +61,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
         ['shop-b', 'log', { policy: 'sliding_window_log', limit: 50, windowMs: 1000, lease: { batch: 5 } }],
         ['shop-b', 'count', { policy: 'sliding_window_counter', limit: 1000, windowMs: 60_000, shards: 4, regionShares: { eu: 0.7, us: 0.3 } }],
         ['shop-c', 'leak', { policy: 'leaky_bucket', ratePerSecond: 10, burst: 20, delay: 5 }],
+        ['shop-c', 'monthly', { policy: 'fixed_window', limit: 10_000, calendar: { unit: 'month', timeZone: 'Europe/Paris', anchor: 31 } }],
       ];
       for (const [tenant, route, rule] of rules) {
         const stored = await store.putRule(tenant, route, rule);

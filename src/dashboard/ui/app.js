@@ -1,11 +1,18 @@
-// The page: sign in with the admin token, then refresh the live view every
-// second, and say plainly when the token is refused or the admin API is gone.
+// The page: sign in with the admin token, then show the view the address names
+// (nav.js), refresh it every second, and say plainly when the token is refused
+// or the admin API is gone. The overview is polled whatever the view (the
+// banner and the scope line on every view come from it) but drawn only into
+// the view shown; the history, rules, overrides, keys, tokens and the audit
+// log are asked for only while their view shows.
 import { createApi, SIGNED_OUT, UNREACHABLE } from './api.js';
 import { clearHistory, pickedRange, renderHistory } from './history.js';
-import { clearOverview, renderOverview } from './live.js';
+import { renderBanner } from './instances.js';
 import { setupKeys } from './keys.js';
-import { onDelete, setupRules } from './rules.js';
+import { clearOverview, renderCharts, renderInstanceView, renderScope, renderTop } from './live.js';
+import { setupNav } from './nav.js';
 import { isForbidden } from './role.js';
+import { onDelete, setupRules } from './rules.js';
+import { renderSummary } from './summary.js';
 import { setupTeam } from './team.js';
 
 const REFRESH_MS = 1000;
@@ -47,16 +54,32 @@ const rules = setupRules(api, report);
 onDelete(api, report);
 const keys = setupKeys(api, report);
 const team = setupTeam(api, report);
+/** The last overview polled: a view that shows draws it at once, not a second later. */
+let last;
+const nav = setupNav({ root: document.getElementById('signed-in'), nav: document.getElementById('nav'), latest: () => last });
+nav.on('overview', { live: renderSummary });
+nav.on('routes', { enter: refreshHistory, leave: () => clearTimeout(historyTimer), live: renderCharts });
+nav.on('tenants', { live: (overview) => renderTop(overview.top) });
+nav.on('instances', { live: renderInstanceView });
+nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load()]), live: rules.setOverview });
+nav.on('keys', { enter: () => Promise.all([keys.load(), team.tokens.load()]) });
+nav.on('audit', { enter: team.audit.load });
+
+/** Drawn whatever the view: the scope line, the degraded banner, then the view's own parts. */
+function draw(overview) {
+  last = overview;
+  renderScope(overview);
+  renderBanner(overview.instances);
+  nav.live(overview);
+}
 
 async function refresh() {
   try {
-    const overview = await api.call('GET', '/ui/api/overview');
-    renderOverview(overview);
-    rules.setOverview(overview);
+    draw(await api.call('GET', '/ui/api/overview'));
     if (wasDown) {
       wasDown = false;
       hideAlert();
-      await Promise.all([rules.load(), keys.load(), team.load()]);
+      nav.reenter();
     }
     schedule(REFRESH_MS);
   } catch (error) {
@@ -65,14 +88,16 @@ async function refresh() {
   }
 }
 
+/** While the routes view shows: the history every 5 s (and at once when the range changes). */
 async function refreshHistory() {
   clearTimeout(historyTimer);
   try {
-    renderHistory(await api.call('GET', `/ui/api/history?range=${pickedRange()}`));
+    const history = await api.call('GET', `/ui/api/history?range=${pickedRange()}`);
+    if (nav.active() === 'routes') renderHistory(history);
   } catch (error) {
     report(error);
   }
-  if (api.hasToken()) historyTimer = setTimeout(refreshHistory, HISTORY_MS);
+  if (api.hasToken() && nav.active() === 'routes') historyTimer = setTimeout(refreshHistory, HISTORY_MS);
 }
 
 document.getElementById('range').addEventListener('change', () => void refreshHistory());
@@ -84,8 +109,10 @@ function schedule(ms) {
 
 function signOut(message) {
   clearTimeout(timer);
+  nav.stop();
   clearTimeout(historyTimer);
   api.setToken('');
+  last = undefined;
   clearHistory();
   // Nothing the token showed stays in the page: a clear key just created least of all.
   clearOverview();
@@ -116,9 +143,10 @@ document.getElementById('sign-in').addEventListener('submit', async (event) => {
     document.getElementById('signed-in').hidden = false;
     document.getElementById('sign-out').hidden = false;
     hideAlert();
-    renderOverview(overview);
-    rules.setOverview(overview);
-    await Promise.all([rules.load(), keys.load(), team.load(), refreshHistory()]);
+    // The role first: it decides what the view shows and asks for (tokens: admin only).
+    await team.loadRole();
+    draw(overview);
+    nav.start();
     schedule(REFRESH_MS);
   } catch (failure) {
     api.setToken('');

@@ -6,14 +6,17 @@ import { element, row } from './api.js';
 
 export function renderInstances(instances, scope) {
   const live = instances.filter((i) => !i.gone);
-  // Versions count per store: compared only between instances on the same one.
-  const versions = new Map();
-  for (const i of live) if (i.rules?.version !== undefined) versions.set(i.rules.storeId, Math.max(versions.get(i.rules.storeId) ?? 0, i.rules.version));
-  const newest = { at: Math.max(0, ...live.map((i) => i.rules?.lastChangeAt ?? 0)), versions };
+  const newest = { at: Math.max(0, ...live.map((i) => i.rules?.lastChangeAt ?? 0)), versions: newestVersions(instances) };
   const tbody = document.querySelector('#instances tbody');
   tbody.replaceChildren(...instances.map((instance) => instanceRow(instance, newest, scope)));
-  renderUpstreams(instances.filter((i) => !i.gone));
-  renderBanner(instances);
+  renderUpstreams(live);
+}
+
+/** The newest rule-set version any live instance has applied, per rule store: versions count per store, compared only between instances on the same one. */
+export function newestVersions(instances) {
+  const versions = new Map();
+  for (const i of instances) if (!i.gone && i.rules?.version !== undefined) versions.set(i.rules.storeId, Math.max(versions.get(i.rules.storeId) ?? 0, i.rules.version));
+  return versions;
 }
 
 function instanceRow(instance, newest, scope) {
@@ -45,7 +48,7 @@ function instanceRow(instance, newest, scope) {
 }
 
 /** Versions behind the newest any live instance on the same rule store has applied. */
-function behindBy(instance, versions, scope) {
+export function behindBy(instance, versions, scope) {
   const version = instance.rules?.version;
   return version === undefined || instance.gone || scope !== 'cluster' ? 0 : (versions.get(instance.rules.storeId) ?? version) - version;
 }
@@ -86,7 +89,7 @@ function renderUpstreams(instances) {
 }
 
 /** Degraded: an instance in fallback or with an open breaker, or one gone without stopping. */
-function renderBanner(instances) {
+export function renderBanner(instances) {
   const banner = document.getElementById('degraded-banner');
   const troubles = [];
   for (const instance of instances) {
@@ -104,7 +107,7 @@ export function clearInstances() {
   banner.textContent = '';
 }
 
-function time(ms) {
+export function time(ms) {
   return new Date(ms).toLocaleTimeString();
 }
 

@@ -1,8 +1,10 @@
-// The live part of the page: a chart per route (uPlot) with a table of the same
-// numbers beside it, the most limited tenants, the instances and degraded
+// The live part of the page, drawn from the overview polled every second, each
+// part only while its view shows: a chart per route (uPlot) with a table of the
+// same numbers beside it, the most limited tenants, the instances and degraded
 // decisions. Series differ by line style, not only colour.
 import { element, row } from './api.js';
 import { clearInstances, renderInstances } from './instances.js';
+import { clearSummary } from './summary.js';
 
 const charts = new Map();
 const DEGRADED_MEANING = {
@@ -13,17 +15,20 @@ const DEGRADED_MEANING = {
   shadow: 'shadow rule',
 };
 
-export function renderOverview(overview) {
+/** Every view: which instances the page adds up. */
+export function renderScope(overview) {
   const scope = document.getElementById('scope');
   const live = overview.instances.filter((instance) => !instance.gone).length;
   scope.textContent = overview.scope === 'cluster' ? `Cluster-wide view: ${live} instance${live === 1 ? '' : 's'} publishing` : `This instance only: ${overview.scopeNote}`;
-  renderCharts(overview);
-  renderTop(overview.top);
+}
+
+/** The instances view: the instance table, upstreams and degraded decisions. */
+export function renderInstanceView(overview) {
   renderInstances(overview.instances, overview.scope);
   renderDegraded(overview.degraded);
 }
 
-function renderCharts(overview) {
+export function renderCharts(overview) {
   const container = document.getElementById('charts');
   const routes = Object.keys(overview.routes).sort();
   document.getElementById('no-traffic').hidden = routes.length > 0;
@@ -91,10 +96,11 @@ export function clearOverview() {
   for (const [route, chart] of charts) removeChart(route, chart);
   for (const id of ['top', 'degraded']) document.querySelector(`#${id} tbody`).replaceChildren();
   clearInstances();
+  clearSummary();
   document.getElementById('scope').textContent = '';
 }
 
-function renderTop(top) {
+export function renderTop(top) {
   const tbody = document.querySelector('#top tbody');
   if (top.length === 0) {
     tbody.replaceChildren(row(['', 'no refusals in the last minutes', '', '']));

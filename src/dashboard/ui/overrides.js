@@ -71,6 +71,7 @@ function overrideRow(stored, index) {
 function ruleText(rule) {
   const mode = rule.shadow ? ' (shadow)' : '';
   if (rule.capacity !== undefined) return `${rule.policy}: ${rule.capacity}, refill ${rule.refillPerSecond}/s${mode}`;
+  if (rule.calendar !== undefined) return `${rule.policy}: ${rule.limit} per ${rule.calendar.unit} in ${rule.calendar.timeZone}${mode}`;
   if (rule.limit !== undefined) return `${rule.policy}: ${rule.limit} per ${rule.windowMs} ms${mode}`;
   return `${rule.policy}: ${rule.ratePerSecond}/s, burst ${rule.burst}${mode}`;
 }

@@ -112,6 +112,7 @@ function wouldRefuse(tenant, route) {
 
 function limitOf(rule) {
   if (rule.capacity !== undefined) return `${rule.capacity}, refill ${rule.refillPerSecond}/s`;
+  if (rule.calendar !== undefined) return `${rule.limit} per ${rule.calendar.unit} in ${rule.calendar.timeZone}${rule.calendar.anchor === undefined ? '' : `, anchor ${rule.calendar.anchor}`}`;
   if (rule.limit !== undefined) return `${rule.limit} per ${rule.windowMs} ms`;
   return `${rule.ratePerSecond}/s, burst ${rule.burst}`;
 }

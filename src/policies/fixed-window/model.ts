@@ -6,7 +6,13 @@
 // after the previous one ended. Cheap and simple; a client may spend a full
 // window at the end of one and again at the start of the next (the boundary
 // double burst).
+//
+// With `calendar` the windows follow a time zone's calendar (days, weeks,
+// months, years: core/calendar.ts). The model stays pure: the store attaches
+// three window boundaries to the rule (policies/calendar-rule.ts) and the
+// model, like the Lua twin against Redis TIME, picks the window `now` falls in.
 import type { FixedWindowRule } from '../../core/rule.js';
+import { boundariesOf, type CalendarBounded } from '../calendar-rule.js';
 import { ceilMs, type PolicyModel, toMicros } from '../model.js';
 
 export interface FixedWindowState {
@@ -14,6 +20,12 @@ export interface FixedWindowState {
   start: number;
   /** Units admitted in that window. */
   count: number;
+  /**
+   * Calendar windows only: the window's end (µs). A rule whose zone, anchor or
+   * unit changed finds its count in a window of other boundaries; while that
+   * window is still open, its count carries into the new rule's window.
+   */
+  end?: number;
 }
 
 export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
@@ -21,17 +33,17 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
 
   step(state, now, rule, cost) {
     const nowUs = toMicros(now);
-    const windowUs = rule.windowMs * 1000;
-    const start = windowStartOf(state, nowUs, rule);
-    const untilEnd = start + windowUs - nowUs;
-    const count = state !== undefined && state.start === start ? state.count : 0; // an older window counts nothing
+    const { start, end } = windowOf(state, nowUs, rule);
+    const untilEnd = end - nowUs;
+    const count = countIn(state, start, nowUs, rule);
+    const ends = rule.calendar === undefined ? {} : { end };
     const want = cost === 0 ? 1 : cost;
     const fits = count + want <= rule.limit;
 
     if (!fits || cost === 0) {
       // A refused cost counts nothing: the window's count stays as it was.
       return {
-        state: { start, count },
+        state: { start, count, ...ends },
         write: false,
         ttlMs: ceilMs(untilEnd),
         decision: {
@@ -46,7 +58,7 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
     }
     const after = count + cost;
     return {
-      state: { start, count: after },
+      state: { start, count: after, ...ends },
       write: true,
       ttlMs: Math.max(1, ceilMs(untilEnd)), // the key dies with its window
       decision: {
@@ -64,24 +76,48 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
   // counted until the window ends; a refund in a later window gives nothing back.
   adjust(state, now, rule, delta) {
     const nowUs = toMicros(now);
-    const windowUs = rule.windowMs * 1000;
-    const start = windowStartOf(state, nowUs, rule);
-    const count = state !== undefined && state.start === start ? state.count : 0;
-    return { state: { start, count: Math.max(0, count + delta) }, ttlMs: Math.max(1, ceilMs(start + windowUs - nowUs)) };
+    const { start, end } = windowOf(state, nowUs, rule);
+    const count = countIn(state, start, nowUs, rule);
+    const ends = rule.calendar === undefined ? {} : { end };
+    return { state: { start, count: Math.max(0, count + delta), ...ends }, ttlMs: Math.max(1, ceilMs(end - nowUs)) };
   },
 
-  serialize: (state) => `${state.start}:${state.count}`,
+  serialize: (state) => (state.end === undefined ? `${state.start}:${state.count}` : `${state.start}:${state.count}:${state.end}`),
   deserialize(text) {
-    const [start, count] = text.split(':').map(Number);
-    return { start: start ?? 0, count: count ?? 0 };
+    const [start, count, end] = text.split(':').map(Number);
+    return end === undefined ? { start: start ?? 0, count: count ?? 0 } : { start: start ?? 0, count: count ?? 0, end };
   },
-  luaArgs: (rule) => [rule.limit, rule.windowMs, rule.windowStart === 'first_request' ? 1 : 0, rule.offsetMs ?? 0],
+  luaArgs(rule) {
+    if (rule.calendar === undefined) return [rule.limit, rule.windowMs!, rule.windowStart === 'first_request' ? 1 : 0, rule.offsetMs ?? 0];
+    return [rule.limit, 0, 2, 0, ...boundariesOf(rule)]; // mode 2: calendar, ARGV[7..9] the boundaries (ms)
+  },
 };
 
-/** Start (µs) of the window `nowUs` falls in: the open window of this bucket, or one starting now, or on the clock's grid. */
-function windowStartOf(state: FixedWindowState | undefined, nowUs: number, rule: FixedWindowRule): number {
-  const windowUs = rule.windowMs * 1000;
-  if (rule.windowStart === 'first_request') return state !== undefined && nowUs < state.start + windowUs ? state.start : nowUs;
+/**
+ * The count of the window starting at `start`: the stored one when it is that
+ * window's; for a calendar rule also the count of a calendar window of other
+ * boundaries (a changed zone, anchor or unit) that is still open at `nowUs`;
+ * otherwise an older window's, which counts nothing.
+ */
+function countIn(state: FixedWindowState | undefined, start: number, nowUs: number, rule: FixedWindowRule): number {
+  if (state === undefined) return 0;
+  if (state.start === start) return state.count;
+  return rule.calendar !== undefined && state.end !== undefined && state.start <= nowUs && nowUs < state.end ? state.count : 0;
+}
+
+/** The window (µs) `nowUs` falls in: among the calendar boundaries, the bucket's open window or one starting now, or on the clock's grid. */
+function windowOf(state: FixedWindowState | undefined, nowUs: number, rule: FixedWindowRule & CalendarBounded): { start: number; end: number } {
+  if (rule.calendar !== undefined) {
+    // Before the middle boundary [b0, b1), from it on [b1, b2): the boundaries hold half a window of clock skew either way.
+    const [b0, b1, b2] = boundariesOf(rule);
+    return nowUs < b1 * 1000 ? { start: b0 * 1000, end: b1 * 1000 } : { start: b1 * 1000, end: b2 * 1000 };
+  }
+  const windowUs = rule.windowMs! * 1000;
+  if (rule.windowStart === 'first_request') {
+    const start = state !== undefined && nowUs < state.start + windowUs ? state.start : nowUs;
+    return { start, end: start + windowUs };
+  }
   const offsetUs = (rule.offsetMs ?? 0) * 1000;
-  return nowUs - ((nowUs - offsetUs) % windowUs); // exact, unlike floor(now / window) * window
+  const start = nowUs - ((nowUs - offsetUs) % windowUs); // exact, unlike floor(now / window) * window
+  return { start, end: start + windowUs };
 }

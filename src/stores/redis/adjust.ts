@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { BucketKey } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';
+import { ruleAt } from '../../policies/calendar-rule.js';
 import { policyOf } from '../../policies/index.js';
+import { systemClock } from '../clock.js';
 import { fieldOf, normalise, preludeFor, type RedisClient, redisKeyOf } from './scripts.js';
 
 interface Script {
@@ -39,7 +41,7 @@ export async function runAdjust(client: RedisClient, bucket: BucketKey, rule: Ru
   const entry = policyOf(rule);
   if (entry.adjustLua === undefined) throw new Error(`policy ${rule.policy} has no adjust`);
   const script = adjustScriptOf(entry.adjustLua);
-  const args = [redisKeyOf(rule.policy, bucket), delta, nowUs === undefined ? '' : nowUs, ...entry.model.luaArgs(rule), fieldOf(rule.policy, bucket)];
+  const args = [redisKeyOf(rule.policy, bucket), delta, nowUs === undefined ? '' : nowUs, ...entry.model.luaArgs(ruleAt(rule, nowUs === undefined ? systemClock() : nowUs / 1000)), fieldOf(rule.policy, bucket)];
   try {
     return (await client.evalsha(script.sha, 1, ...args)) as string;
   } catch (error) {

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
+import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
+import { systemClock } from '../clock.js';
 import { coalescerOf } from './coalesce.js';
 import { fieldOf, normalise, preludeFor, type RedisClient, redisKeyOf } from './scripts.js';
 
@@ -55,8 +57,10 @@ export function multiScriptOf(policies: readonly PolicyName[]): Script {
 
 function argvOf(calls: readonly StoreCall[], nowUs: number | undefined): (string | number)[] {
   const argv: (string | number)[] = [nowUs === undefined ? '' : nowUs];
+  // A calendar rule gets the boundaries around this instance's now; Redis TIME picks the window.
+  const instanceNow = calls.some((call) => needsBoundaries(call.rule)) ? (nowUs === undefined ? systemClock() : nowUs / 1000) : 0;
   for (const { bucket, rule, cost, shadow } of calls) {
-    const own = [cost, '', ...policyOf(rule).model.luaArgs(rule), fieldOf(rule.policy, bucket)];
+    const own = [cost, '', ...policyOf(rule).model.luaArgs(ruleAt(rule, instanceNow)), fieldOf(rule.policy, bucket)];
     argv.push(rule.policy, shadow ? 1 : 0, own.length, ...own);
   }
   return argv;

@@ -10,7 +10,9 @@ import type { Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
+import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
+import { systemClock } from '../clock.js';
 import { isCluster, type RedisClient } from './client.js';
 import { coalescerOf } from './coalesce.js';
 
@@ -135,7 +137,9 @@ function isNoScript(error: unknown): boolean {
  * One EVALSHA of the rule's script on the bucket's storage, the reply mapped by
  * `map`: the hot path of every Redis decision. A NOSCRIPT reply resends it once as EVAL.
  */
-function send<T>(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
+function send<T>(client: RedisClient, bucket: BucketKey, given: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
+  // A calendar rule carries the boundaries around this instance's now; the script picks its window by Redis TIME.
+  const rule = needsBoundaries(given) ? ruleAt(given, nowUs === undefined ? systemClock() : nowUs / 1000) : given;
   let params = argsOf.get(rule);
   if (params === undefined) {
     params = policyOf(rule).model.luaArgs(rule);

@@ -1,0 +1,82 @@
+// The JWK set at a URL, its fetch policy alone: at most one fetch per
+// cooldown whatever the outcome (made-up kids, a provider that stalls), and
+// the stale set refreshed behind requests that keep being served.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { JwtAuthConfig } from '../../src/auth/jwt-config.js';
+import { JwtVerifier } from '../../src/auth/jwt-verifier.js';
+import { startJwks } from './jwks-server.js';
+import { AUDIENCE, ISSUER, sign, testKey } from './jwt-support.js';
+
+const verifierFor = (url: string, jwks: { timeoutMs: number; cooldownMs: number; cacheMaxAgeMs: number }) =>
+  new JwtVerifier({
+    kind: 'jwt',
+    algorithms: ['ES256'],
+    key: { kind: 'remote', url, ...jwks },
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    clockToleranceSeconds: 0,
+    maxTokenBytes: 8_192,
+    token: { kind: 'bearer' },
+    tenantClaim: undefined,
+    planClaim: undefined,
+    forwardClaims: {},
+  } satisfies JwtAuthConfig);
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe('RemoteKeys', () => {
+  it('made-up kids inside the cooldown are unknown_key at once, with no fetch', async () => {
+    const key = await testKey('ES256', 'ec-1');
+    const jwks = await startJwks([key.publicJwk]);
+    try {
+      const verifier = verifierFor(jwks.url, { timeoutMs: 500, cooldownMs: 60_000, cacheMaxAgeMs: 600_000 });
+      assert.equal(typeof (await verifier.identify(bearer(await sign(key, { sub: 'a' })))), 'object');
+      for (let i = 0; i < 20; i++) assert.equal(await verifier.identify(bearer(await sign(key, { sub: 'a' }, { kid: `made-up-${i}` }))), 'unknown_key');
+      assert.equal(jwks.fetches, 1);
+    } finally {
+      await jwks.close();
+    }
+  });
+
+  it('a stalled provider with nothing cached: one bounded wait, then refusals without a fetch until the cooldown ends', async () => {
+    const key = await testKey('ES256', 'ec-1');
+    const jwks = await startJwks([key.publicJwk]);
+    jwks.stall = true;
+    try {
+      const verifier = verifierFor(jwks.url, { timeoutMs: 200, cooldownMs: 60_000, cacheMaxAgeMs: 600_000 });
+      const token = bearer(await sign(key, { sub: 'a' }));
+      const started = Date.now();
+      assert.equal(await verifier.identify(token), 'jwks_unavailable');
+      assert.ok(Date.now() - started < 1_500, `waited ${Date.now() - started} ms`);
+      const again = Date.now();
+      assert.equal(await verifier.identify(token), 'jwks_unavailable');
+      assert.ok(Date.now() - again < 100, 'no second wait inside the cooldown');
+      assert.equal(jwks.fetches, 1);
+    } finally {
+      await jwks.close();
+    }
+  });
+
+  it('a stale set keeps serving while it is fetched again behind, and the new set is used once it arrives', async () => {
+    const [first, second] = [await testKey('ES256', 'ec-1'), await testKey('ES256', 'ec-2')];
+    const jwks = await startJwks([first.publicJwk]);
+    try {
+      const verifier = verifierFor(jwks.url, { timeoutMs: 500, cooldownMs: 0, cacheMaxAgeMs: 50 });
+      const token = bearer(await sign(first, { sub: 'a' }));
+      assert.equal(typeof (await verifier.identify(token)), 'object');
+      jwks.stall = true;
+      await new Promise((resolve) => setTimeout(resolve, 80)); // stale now
+      const started = Date.now();
+      assert.equal(typeof (await verifier.identify(token)), 'object', 'served from the stale set');
+      assert.ok(Date.now() - started < 100, 'without waiting on the stalled fetch');
+      jwks.stall = false;
+      jwks.keys = [second.publicJwk];
+      await new Promise((resolve) => setTimeout(resolve, 600)); // the stalled fetch times out; the next stale read refetches
+      await verifier.identify(token);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(verifier.remote?.kids(), ['ec-2']);
+    } finally {
+      await jwks.close();
+    }
+  });
+});
