@@ -25,7 +25,7 @@ export const limitSchema = z
       .refine(isValidId, 'must be an id: 1-64 letters, digits or . _ ~ @ + -')
       .refine((id) => !id.includes('~'), 'must not contain ~ (reserved for the ids Sluice derives from requests)')
       .meta({ description: "the limit's id (no `~`): bucket keys and metrics name it" }),
-    key: keySourceSchema.default('tenant').meta({ description: 'what one bucket counts: `tenant`, `ip`, `route`, `tenant+ip` or `{ header: Name }` ([limits.md](limits.md#route-fields))' }),
+    key: keySourceSchema.default('tenant').meta({ description: 'what one bucket counts: `tenant`, `ip`, `route`, `tenant+ip`, `{ header: Name }` or `{ claim: name }` of the verified JWT ([limits.md](limits.md#route-fields))' }),
     rule: z.unknown().optional().meta({ description: "the limit's rule ([policies.md](policies.md)); without one, the rule store's rule for the tenant and route", typeText: 'rule' }),
     /** `rate` (the default): a rule's bucket; `concurrency`: at most `max` requests (or tunnels) open at once (check-concurrency.ts). */
     kind: z
@@ -39,7 +39,7 @@ export const limitSchema = z
 /** Fields a route gains for limits (spread into the route schema). */
 export const routeLimitFields = {
   /** No API key needed; every limit must then be keyed by ip, header or route. */
-  anonymous: z.boolean().default(false).meta({ description: "no API key needed; the route's limits are keyed by client IP, a header or the route ([limits.md](limits.md))" }),
+  anonymous: z.boolean().default(false).meta({ description: "no API key needed; the route's limits are keyed by client IP, a header, a JWT claim or the route ([limits.md](limits.md))" }),
   /** Units one request of this route takes from each of its limits. */
   cost: z
     .number()
