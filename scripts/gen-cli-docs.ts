@@ -17,6 +17,7 @@ export const COMMAND_GUIDES: Record<string, string> = {
   migrate: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   rules: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   overrides: '[admin-api.md, overrides](admin-api.md#overrides)',
+  plans: '[plans.md](plans.md)',
   reload: '[operations.md, reload](operations.md#reload-without-downtime)',
   ratelimit: '[decision-service.md](decision-service.md#sluice-ratelimit-the-references-deployment-as-it-is)',
   keys: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',

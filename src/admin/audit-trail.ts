@@ -13,6 +13,7 @@ import { currentCall, outsideCall } from '../rules/call-scope.js';
 import { errorMessage, type RulesLogger } from '../rules/logger.js';
 import { waitAtMost } from '../rules/pg-timed.js';
 import { overrideTarget } from '../rules/override-rows.js';
+import type { PlanSubject } from '../rules/plans.js';
 import type { RuleStore } from '../rules/store.js';
 import type { AuditKind, NewAuditEntry } from '../rules/team.js';
 import type { Principal } from './auth.js';
@@ -39,6 +40,7 @@ export function subjectOf(store: RuleStore, method: string, parts: readonly stri
     return { kind: 'rule', action: `${method} /rules/{tenant}/{route}`, target: `${a}/${b}`, before: safely(() => store.getRule(a!, b!)) };
   }
   if (head === 'limits' && b === 'overrides' && parts.length > 3 && (method === 'PUT' || method === 'DELETE')) return overrideSubject(store, method, parts);
+  if (head === 'plans' || head === 'assignments') return planSubject(store, method, parts);
   if (shape === 'POST keys/1') return { kind: 'key', action: 'POST /keys', target: undefined, before: nothing };
   if (shape === 'DELETE keys/2') return { kind: 'key', action: 'DELETE /keys/{id}', target: a, before: safely(async () => withoutSecrets(await store.getKey(a!), 'key')) };
   if (shape === 'POST tokens/1') return { kind: 'token', action: 'POST /tokens', target: undefined, before: nothing };
@@ -46,6 +48,24 @@ export function subjectOf(store: RuleStore, method: string, parts: readonly stri
   if (shape === 'DELETE buckets/3') return { kind: 'bucket', action: 'DELETE /buckets/{tenant}/{route}', target: `${a}/${b}`, before: nothing };
   if (shape === 'POST reload/1') return { kind: 'reload', action: 'POST /reload', target: 'config', before: nothing };
   return undefined;
+}
+
+/** A plan, one of its limits, or an assignment: `before` is the plan (or the assignment) as it was. */
+function planSubject(store: RuleStore, method: string, parts: readonly string[]): Subject | undefined {
+  const [head, a, what] = parts;
+  if (head === 'assignments') {
+    if (parts.length !== 3 || (method !== 'PUT' && method !== 'DELETE')) return undefined;
+    const target = `${a}/${what}`;
+    const before = safely(() => store.plans.getAssignment(a as PlanSubject, what!));
+    return { kind: 'plan', action: `${method} /assignments/{subject}/{id}`, target, before };
+  }
+  if (method === 'POST' && parts.length === 1) return { kind: 'plan', action: 'POST /plans', target: undefined, before: nothing };
+  if (a === undefined) return undefined;
+  const before = safely(() => store.plans.get(a));
+  if (method === 'DELETE' && parts.length === 2) return { kind: 'plan', action: 'DELETE /plans/{name}', target: a, before };
+  if (what !== 'limits' || (method !== 'PUT' && method !== 'DELETE') || parts.length < 4 || parts.length > 5) return undefined;
+  const action = parts.length === 4 ? `${method} /plans/{name}/limits/global` : `${method} /plans/{name}/limits/{scope}/{id}`;
+  return { kind: 'plan', action, target: parts.slice(1).filter((_, i) => i !== 1).join('/'), before };
 }
 
 /** A header selector's clear value never reaches the log: the canonical (hashed) form does, or nothing. */

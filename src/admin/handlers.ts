@@ -112,13 +112,16 @@ function bucketTarget(tenant: string, route: string): void {
   assertValidId(route, 'route');
 }
 
-export async function inspectBucket(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {
+/** `?plan=` resolves as a request naming that plan would (a JWT's plan claim): docs/plans.md#which-rule-applied. */
+export async function inspectBucket(deps: AdminDeps, tenant: string, route: string, query?: URLSearchParams): Promise<Reply> {
   bucketTarget(tenant, route);
-  const resolved = deps.cache.resolve(tenant, route);
+  const plan = query?.get('plan') ?? undefined;
+  if (plan !== undefined) assertValidId(plan, 'plan');
+  const resolved = deps.cache.resolve(tenant, route, { plan });
   const info = await deps.engine.inspect(tenant, route, resolved.rule);
   return {
     status: 200,
-    body: { tenant, route, rule: resolved.rule, match: resolved.match, version: resolved.version, ...info },
+    body: { tenant, route, rule: resolved.rule, match: resolved.match, ...(resolved.plan === undefined ? {} : { plan: resolved.plan }), version: resolved.version, ...info },
   };
 }
 

@@ -15,6 +15,7 @@ import { inCall } from '../rules/call-scope.js';
 import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
+import { routePlans } from './plan-handlers.js';
 import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
 import { openApiDocument } from './openapi.js';
@@ -139,6 +140,7 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain'>, auth: T
     const allow = allowOnly(method);
     const [head, a, b] = parts;
     if (head === 'limits' || head === 'overrides') return routeOverrides(deps, req, parts, allow);
+    if (head === 'plans' || head === 'assignments') return routePlans(deps, req, parts, allow);
     const team = await routeTeam({ deps, auth, principal, method, body: () => readJson(req) }, parts, query, allow);
     if (team) return team;
     const shape = `${head ?? ''}/${parts.length}`;
@@ -171,7 +173,7 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain'>, auth: T
         return explainSample(deps.explain, deps.engine, query);
       case 'buckets/3':
         allow('GET', 'DELETE');
-        return method === 'GET' ? h.inspectBucket(deps, a!, b!) : h.resetBucket(deps, a!, b!);
+        return method === 'GET' ? h.inspectBucket(deps, a!, b!, query) : h.resetBucket(deps, a!, b!);
     }
     throw new SluiceError('ERR_NOT_FOUND', `no endpoint ${method} /${parts.join('/')}; see GET /openapi.json`);
   };

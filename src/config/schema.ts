@@ -174,7 +174,7 @@ const LISTENER_LIMITS = {
   http2MaxResetsPerSecond: positiveInt(100_000)
     .default(LISTENER_DEFAULTS.http2MaxResetsPerSecond)
     .meta({
-      description: 'with `tls.http2`: streams one connection may reset (or have reset) within one second; past it the connection gets `GOAWAY ENHANCE_YOUR_CALM` and is closed (rapid reset, CVE-2023-44487). Counted in one-second windows, so a burst across an edge may reach twice the value',
+      description: 'with `tls.http2`: streams one connection may reset (or have reset) within one second; past it the connection gets `GOAWAY ENHANCE_YOUR_CALM` and is closed, and its requests not yet started are refused (rapid reset, CVE-2023-44487; [operations.md](operations.md#http2-limits)). Counted in one-second windows, so a burst across an edge may reach twice the value',
       ...restart,
     }),
   /** Bodies up to this size are read whole before an upstream connection is taken. */

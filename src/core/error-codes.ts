@@ -162,7 +162,7 @@ export const SLUICE_ERRORS = {
   },
   ERR_FORBIDDEN: {
     status: 403,
-    meaning: "the admin token is valid but its role does not allow this endpoint (`read`: GET only; `write`: rules, overrides, keys; `admin`: tokens and reloads too)",
+    meaning: "the admin token is valid but its role does not allow this endpoint (`read`: GET only; `write`: rules, overrides, plans, keys; `admin`: tokens and reloads too)",
     action: 'use a token of a role that allows it (`sluice tokens create NAME ROLE` with an `admin` token), or ask whoever holds one',
   },
   ERR_ADMIN_DISABLED: {
@@ -174,6 +174,12 @@ export const SLUICE_ERRORS = {
     status: 404,
     meaning: 'no such endpoint, rule or key',
     action: 'check the path (`GET /openapi.json` lists the endpoints) or the id',
+  },
+  ERR_PLAN_EXISTS: { status: 409, meaning: 'a plan of that name exists already', action: 'pick another name, or change the existing plan with `PUT /plans/{name}/limits/...`' },
+  ERR_PLAN_IN_USE: {
+    status: 409,
+    meaning: 'a plan cannot be deleted while a tenant or an API key is on it',
+    action: 'move them first (`GET /plans/{name}/assignments` lists them; `sluice plans assign OTHER --tenant T`), then delete it',
   },
   ERR_METHOD_NOT_ALLOWED: { status: 405, meaning: 'the endpoint exists but not with this method', action: 'use a method the message lists' },
   ERR_BODY_TOO_LARGE: { status: 413, meaning: 'an admin request body is over 64 KiB', action: 'send a smaller body: one rule per PUT' },

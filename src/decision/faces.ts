@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import { ForwardAuth } from './forward-auth.js';
 import { RateLimitDecider } from './rls.js';
+import type { PlanRules } from './rls-plan-select.js';
 import type { DecisionDeps } from './deps.js';
 import type { Outcome } from './rls-status.js';
 
@@ -22,9 +23,15 @@ export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFa
     if (debug) logDescriptors(deps.logger, outcomes);
   } : undefined;
   return {
-    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe }),
+    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe, planRules: planRulesOf(deps) }),
     forwardAuth: config.routes.length === 0 ? undefined : new ForwardAuth({ config, ...deps }),
   };
+}
+
+/** Plans from the rule store, when one runs (docs/plans.md#envoy). */
+function planRulesOf(deps: DecisionDeps): PlanRules | undefined {
+  const { rules } = deps;
+  return rules.planRule ? (plan, route, limitId) => rules.planRule?.(plan, route, limitId) : undefined;
 }
 
 /**

@@ -108,7 +108,7 @@ export class ForwardAuth {
 
   private decide(req: IncomingMessage, res: ServerResponse, target: RouteLimits<RouteConfig>, identity: RequestIdentity): void {
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const limits = target.resolve(identity.tenant, request);
+    const limits = target.resolve(identity.tenant, request, identity.plan);
     if (typeof limits === 'string') {
       // no_client_address: the connection is already gone.
       if (limits === 'no_client_address') res.destroy();

@@ -14,6 +14,8 @@ import { type ConfiguredLimit, type DescriptorLevel, type Domains, type Match, m
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
 import { UNIT_SECONDS } from './envoy-schema.js';
 import { overrideStatKey, statKeyOf } from './rls-stat-key.js';
+import { PLAN_ENTRY, type PlanRules, type PlanSelector, planSelectorOf } from './rls-plan-select.js';
+import { windowSeconds } from '../gateway/headers.js';
 import { type CheckedDescriptor, type CheckedRequest, OVERRIDE_UNIT_SECONDS } from './rls-request.js';
 
 /** What Envoy is told the limit is (current_limit). */
@@ -50,6 +52,8 @@ export interface DescriptorPlan {
   readonly statKey: () => string;
   /** Hits the request adds (its own hits_addend or the request's). */
   readonly hits: number;
+  /** A `plan` entry naming a plan (rls-plan-select.ts): its rule is read at decision time. */
+  readonly selector?: PlanSelector;
 }
 
 /** Per descriptor: its plan, `unlimited`, or undefined where no limit applies (unknown or replaced). */
@@ -99,8 +103,11 @@ function ownPlan(domains: Domains, top: DescriptorLevel, domain: string, descrip
 function planOf(top: DescriptorLevel, domain: string, descriptor: CheckedDescriptor): OwnPlan {
   if (descriptor.override) return { match: undefined, plan: overridePlan(domain, descriptor) };
   const match = matchDescriptor(top, descriptor.entries);
-  if (match === undefined) return { match, plan: undefined };
-  return { match, plan: match.limit.unlimited ? 'unlimited' : configuredPlan(domain, descriptor, match) };
+  const selector = planSelectorOf(domain, descriptor, match);
+  if (match === undefined) return { match, plan: selector ? alonePlan(selector, descriptor.hits) : undefined };
+  if (match.limit.unlimited) return { match, plan: 'unlimited' };
+  const plan = configuredPlan(domain, descriptor, match);
+  return { match, plan: selector ? { ...plan, selector } : plan };
 }
 
 function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Match): DescriptorPlan {
@@ -137,4 +144,52 @@ export function bucketTag(domain: string, descriptor: CheckedDescriptor, overrid
   const entries = descriptor.entries.map((entry, i) => (sharedValues[i] === undefined ? [entry.key, entry.value] : [entry.key, sharedValues[i], 'shared']));
   const identity = JSON.stringify([domain, entries, override ? [override.requestsPerUnit, override.unit] : null]);
   return derivedId('rls.', createHash('sha256').update(identity).digest('hex').slice(0, 32));
+}
+
+/** A descriptor with a plan entry and no configured limit: decided only if the plan exists. */
+function alonePlan(selector: PlanSelector, hits: number): DescriptorPlan {
+  return {
+    kind: 'decide',
+    reported: { name: undefined, requestsPerUnit: 0, unit: 'SECOND' },
+    headerId: selector.plan.replace(/[^A-Za-z0-9._~@+-]/g, '_').slice(0, 64) || 'plan',
+    calls: [],
+    shadow: false,
+    quota: false,
+    unitSeconds: 1,
+    statKey: () => `${selector.domain}.${PLAN_ENTRY}`,
+    hits,
+    selector,
+  };
+}
+
+/** The descriptors' plans with each selected plan's rule in; `undefined` when the request selects none that exists. */
+export function withSelectedPlans(planned: readonly Planned[], rules: PlanRules): Planned[] | undefined {
+  let changed = false;
+  const out = planned.map((plan): Planned => {
+    if (typeof plan !== 'object' || plan.selector === undefined) return plan;
+    const { selector } = plan;
+    const resolved = rules(selector.plan, selector.domain, selector.limitName);
+    if (resolved === undefined) {
+      if (!selector.alone) return plan;
+      changed = true;
+      return undefined;
+    }
+    changed = true;
+    return planned1(plan, resolved.rule);
+  });
+  return changed ? out : undefined;
+}
+
+function planned1(plan: DescriptorPlan, rule: Rule): DescriptorPlan {
+  const cost = plan.hits;
+  const seconds = windowSeconds(rule);
+  const unit = (Object.keys(UNIT_SECONDS) as (keyof typeof UNIT_SECONDS)[]).find((name) => UNIT_SECONDS[name] >= seconds) ?? 'year';
+  const kind = cost === 0 ? 'check' : cost > capacityOf(rule) ? 'impossible' : 'decide';
+  return {
+    ...plan,
+    kind,
+    reported: { name: plan.reported.name, requestsPerUnit: capacityOf(rule), unit: unit.toUpperCase() },
+    unitSeconds: UNIT_SECONDS[unit],
+    calls: [{ tag: plan.selector!.tag, name: 'r0', rule, cost }],
+  };
 }

@@ -29,6 +29,8 @@ export interface RequestPlan {
   readonly quota: readonly Batch[];
   /** The quota_mode descriptors (OVER_LIMIT when all of them are). */
   readonly quotaIndexes: readonly number[];
+  /** A descriptor selects a plan (rls-plan-select.ts): its rule is read at decision time. */
+  readonly selects: boolean;
 }
 
 function batchOf(plans: RequestPlan['plans'], indexes: readonly number[]): Batch {
@@ -47,6 +49,7 @@ export function requestPlanOf(planned: Planned[]): RequestPlan {
     main: batchOf(plans, deciding(false)),
     quota: deciding(true).map((i) => batchOf(plans, [i])),
     quotaIndexes: plans.flatMap((plan, i) => (plan?.quota ? [i] : [])),
+    selects: plans.some((plan) => plan?.selector !== undefined),
   };
 }
 

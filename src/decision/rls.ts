@@ -11,8 +11,9 @@ import type { HeaderOptions } from '../gateway/headers.js';
 import type { Engine } from '../limiter/engine.js';
 import type { Domains } from './descriptor-tree.js';
 import { responseHeaders } from './rls-headers.js';
-import type { DescriptorPlan } from './rls-plan.js';
-import { type Batch, type RequestPlan, RequestPlans } from './rls-request-plan.js';
+import { type DescriptorPlan, withSelectedPlans } from './rls-plan.js';
+import type { PlanRules } from './rls-plan-select.js';
+import { type Batch, type RequestPlan, RequestPlans, requestPlanOf } from './rls-request-plan.js';
 import type { RlsRequestIn } from './rls-request.js';
 import { type Code, MAX_UINT32, type Outcome, type RlsStatus, statusOf } from './rls-status.js';
 
@@ -29,6 +30,8 @@ export interface DeciderOptions {
   shadowMode?: boolean;
   /** Told what every limited descriptor's buckets said (the reference's statistics). */
   observe?: (outcomes: readonly Outcome[]) => void;
+  /** A plan's rule by plan, route (the domain) and limit id: descriptors with a `plan` entry (docs/plans.md#envoy). */
+  planRules?: PlanRules;
   now?: () => number;
 }
 
@@ -60,7 +63,9 @@ export class RateLimitDecider {
     return this.decided(request);
   }
 
-  private async decided(request: RequestPlan): Promise<RlsResponse> {
+  private async decided(planned: RequestPlan): Promise<RlsResponse> {
+    const selected = planned.selects && this.options.planRules ? withSelectedPlans(planned.planned, this.options.planRules) : undefined;
+    const request = selected ? requestPlanOf(selected) : planned;
     const outcomes = await this.outcomesOf(request);
     const nowMs = (this.options.now ?? Date.now)();
     const statuses: RlsStatus[] = [];

@@ -57,6 +57,8 @@ export interface Explanation {
     tenant?: string;
     /** The first 12 hex digits of the API key's SHA-256: the key itself is never shown. */
     keySha256?: string;
+    /** The plan the API key names (its own assignment), when it has one; else the tenant's plan applies (docs/plans.md). */
+    plan?: string;
     /** Why the request has no tenant. */
     problem?: 'missing_api_key' | 'unknown_api_key' | 'duplicate_api_key';
     /** An unknown key given a tenant of its own (`tenants.unknownKeys: default-rule`). */
@@ -94,7 +96,7 @@ export function explainRequest(context: ExplainContext, sample: SampleRequest): 
     out.limits = [...match.route.limits, ...(match.route.concurrency ?? [])].map((limit) => skippedLimit(limit, globalIds.has(limit.id), 'body_too_large'));
     return refused(out, 'body_too_large', 'refused before any limit is decided');
   }
-  const traces = match.target.explain(found.tenant, req);
+  const traces = match.target.explain(found.tenant, req, found.plan);
   out.limits = traces.map((trace) => explainLimit(trace, { global: globalIds.has(trace.limit.id), ruleStore: context.ruleStore, overrides: context.rules.overrides?.() }));
   // A tenant-keyed global limit is not appended to an anonymous route (check-limits.ts withGlobalLimits).
   const unapplied = config.globalLimits.filter((limit) => !match.route.limits.some((own) => own.id === limit.id));
@@ -129,6 +131,7 @@ function identify(out: Explanation, anonymous: boolean, found: ReturnType<typeof
   if ('problem' in found) identity.problem = found.problem;
   else if (found.tenant !== undefined) {
     identity.tenant = found.tenant;
+    if (found.plan !== undefined) identity.plan = found.plan;
     if (found.tenant.startsWith('~')) identity.unknownKey = true;
   }
 }

@@ -36,9 +36,11 @@ export type SkipReason =
 
 export interface RuleSource {
   /** config: the limit's own `rule:` in the file or the file's `rules:`; rule-store: a stored rule; override: a per-key override; default-rule: `defaultRule`. */
-  from: 'config' | 'rule-store' | 'override' | 'default-rule';
+  from: 'config' | 'rule-store' | 'override' | 'plan' | 'default-rule';
   /** Which tenant × route rule matched (rule-store, config rules). */
   match?: Exclude<RuleMatch, 'default'>;
+  /** The plan whose limit applied (from `plan`: docs/plans.md). */
+  plan?: string;
   /** The override's selector (`tenant:ID`, `ip:ADDRESS[/LEN]`, `header:~h.…`). */
   selector?: string;
 }
@@ -104,7 +106,7 @@ export function explainLimit(trace: LimitTrace, context: LimitContext): LimitExp
   }
   if (trace.rule) {
     out.rule = trace.rule;
-    out.source = sourceOf(trace.from!, trace.limit.id, trace.rule, context);
+    out.source = sourceOf(trace, trace.rule, context);
   } else if ('rule' in trace.limit && trace.limit.rule !== undefined) {
     // No bucket, so no override could be looked up: the limit's own rule is what it would have had without one.
     out.rule = trace.limit.rule;
@@ -182,7 +184,9 @@ function where(rule: Rule, bucket: ReturnType<typeof bucketKey>): { redisKey: st
   return { redisKey: redisKeyOf(rule.policy, bucket), ...(field === '' ? {} : { field }) };
 }
 
-function sourceOf(from: RuleFrom, limitId: string, rule: Rule, context: LimitContext): RuleSource {
+function sourceOf(trace: LimitTrace, rule: Rule, context: LimitContext): RuleSource {
+  const from = trace.from as RuleFrom;
+  const limitId = trace.limit.id;
   if (from === 'override') {
     // The stored override whose rule the index gave: its selector says which key it is for.
     const stored = [...(context.overrides?.stored.values() ?? [])].find((entry) => entry.limitId === limitId && entry.rule === rule);
@@ -190,5 +194,6 @@ function sourceOf(from: RuleFrom, limitId: string, rule: Rule, context: LimitCon
   }
   if (from === 'limit') return { from: 'config' };
   if (from === 'default') return { from: 'default-rule' };
+  if (from === 'plan') return { from: 'plan', ...(trace.plan === undefined ? {} : { plan: trace.plan }) };
   return { from: context.ruleStore ? 'rule-store' : 'config', match: from };
 }

@@ -17,7 +17,7 @@ export function renderText(explanation: Explanation): string {
   if (identity.anonymous) lines.push(`  anonymous route: the ${identity.keyHeader} header is not read, there is no tenant`);
   else {
     const key = identity.keySha256 ? `API key (${identity.keyHeader}, sha256 ${identity.keySha256}...)` : `no API key in ${identity.keyHeader}`;
-    const who = identity.problem ?? (identity.tenant ? `tenant ${identity.tenant}${identity.unknownKey ? ' (an unknown key, a tenant of its own under unknownKeys: default-rule)' : ''}` : 'no tenant');
+    const who = identity.problem ?? (identity.tenant ? `tenant ${identity.tenant}${identity.plan ? ` (the key's plan: ${identity.plan})` : ''}${identity.unknownKey ? ' (an unknown key, a tenant of its own under unknownKeys: default-rule)' : ''}` : 'no tenant');
     lines.push(`  ${key}: ${who}`);
   }
   if (explanation.limits.length > 0) {
@@ -47,8 +47,9 @@ function limitLines(limit: LimitExplanation): string[] {
   return out;
 }
 
-function sourceText({ from, match, selector }: NonNullable<LimitExplanation['source']>): string {
+function sourceText({ from, match, selector, plan }: NonNullable<LimitExplanation['source']>): string {
   if (from === 'override') return `override${selector ? ` ${selector}` : ''}`;
+  if (from === 'plan') return `plan ${plan ?? ''}`.trimEnd();
   if (from === 'config') return match ? `config rules (${match})` : "config (the limit's own rule)";
   return match ? `${from} (${match})` : from;
 }

@@ -18,6 +18,7 @@ import { Drain } from './drain.js';
 import { sendAuthFailure, sendError } from './errors.js';
 import { createFrontServer, type FrontServer } from './front-server.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from './headers.js';
+import { AfterRead } from './h2-after-read.js';
 import { requestHost } from './hop-by-hop.js';
 import { identityOfToken, type RequestIdentity, tenantOfRequest } from './identify.js';
 import { VerifierPool } from '../auth/verifier-pool.js';
@@ -49,6 +50,8 @@ export interface GatewayOptions {
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
 }
 
+/** The request's tenant (undefined on an anonymous route) and the plan it names. */
+
 export class Gateway {
   readonly server: Server;
   private readonly front: FrontServer;
@@ -57,6 +60,7 @@ export class Gateway {
   private readonly drain = new Drain();
   private readonly upgrades = new WeakMap<IncomingMessage, Upgrade>();
   private readonly tunnels = new Tunnels(() => this.tunnelIdleMs);
+  private readonly afterRead = new AfterRead((req, res) => this.handle(req, res));
   private tunnelIdleMs!: number;
   private readonly engine: Engine;
   private readonly log: Logger;
@@ -80,14 +84,14 @@ export class Gateway {
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
-    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response }, config.tls, (req, res) => this.handle(req, res), config.tls?.redirectHttp);
+    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response }, config.tls, (req, res) => this.afterRead.accept(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => {
       const status = answerClientError(error, socket as Socket);
       if (status !== undefined) this.observer?.request(NO_ROUTE, NO_VERDICT, status, 0, undefined);
     });
-    routeUpgrades(this.server, this.upgrades, (req, res) => this.handle(req, res));
+    routeUpgrades(this.server, this.upgrades, (req, res) => this.afterRead.accept(req, res));
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
@@ -150,13 +154,13 @@ export class Gateway {
         this.authenticate(req, res, match!, watch, verifier);
         return;
       }
-      const tenant = this.tenantOf(req, res, match);
-      if (tenant === ANSWERED) return;
+      const identity = this.tenantOf(req, res, match);
+      if (identity === ANSWERED) return;
       if (match === undefined) {
         sendError(res, 'no_route');
         return;
       }
-      this.identified(req, res, { tenant }, match, watch);
+      this.identified(req, res, identity, match, watch);
     } catch (error) {
       this.failed(res, undefined, undefined, error);
     }
@@ -188,10 +192,10 @@ export class Gateway {
     }
   }
 
-  /** The API key's tenant (identify.ts); a missing or unknown key is answered here. */
-  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): string | undefined | typeof ANSWERED {
+  /** The API key's tenant and plan (identify.ts); a missing or unknown key is answered here. */
+  private tenantOf(req: IncomingMessage, res: ServerResponse, match: CompiledRoute<LimitedTarget> | undefined): RequestIdentity | typeof ANSWERED {
     const found = tenantOfRequest(match?.route, req.headers, this.keyHeader, this.tenants, req.rawHeaders);
-    if ('tenant' in found) return found.tenant;
+    if ('tenant' in found) return found;
     sendError(res, found.problem);
     return ANSWERED;
   }
@@ -199,9 +203,9 @@ export class Gateway {
   private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, watched: RequestWatch | undefined): void {
     const route = match.route.id;
     const { tenant } = identity;
-    // The limits read the token's claims (key: {claim}) and, once plans exist, its plan.
+    // The limits read the token's claims (key: {claim}); the rules, the plan the identity names.
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const limits = match.target.limits.resolve(tenant, request);
+    const limits = match.target.limits.resolve(tenant, request, identity.plan);
     if (typeof limits === 'string') {
       answerUnlimitable(res, limits, this.log, { tenant, route });
       return;

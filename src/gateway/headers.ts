@@ -7,6 +7,7 @@ import type { Decision } from '../core/decision.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import type { Rule } from '../core/rule.js';
 import type { LimitsDecision } from '../limiter/engine.js';
+import type { RuleOrigin } from '../limits/types.js';
 
 export interface HeaderOptions {
   /** Add `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11). */
@@ -69,13 +70,15 @@ export interface LimitView {
   readonly limitId: string;
   readonly rule: Rule;
   readonly decision: Decision;
+  /** Which rule applied (a plan's, an override ...), for the refusal's log line (docs/plans.md#which-rule-applied). */
+  readonly from?: RuleOrigin | undefined;
   /** False for a limit not consulted (the request was refused by another at once): left out of `RateLimit`. */
   readonly consulted?: boolean;
 }
 
 /** A request's limits beside their decisions, as the headers describe them. */
-export function limitViews(limits: readonly { limitId: string; rule: Rule }[], outcome: LimitsDecision): LimitView[] {
-  return limits.map((limit, i) => ({ limitId: limit.limitId, rule: limit.rule, decision: outcome.decisions[i]!, consulted: outcome.consulted?.[i] ?? true }));
+export function limitViews(limits: readonly { limitId: string; rule: Rule; from?: RuleOrigin }[], outcome: LimitsDecision): LimitView[] {
+  return limits.map((limit, i) => ({ limitId: limit.limitId, rule: limit.rule, decision: outcome.decisions[i]!, consulted: outcome.consulted?.[i] ?? true, from: limit.from }));
 }
 
 /**

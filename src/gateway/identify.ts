@@ -1,13 +1,15 @@
 // Step 3 of the request path, shared by the gateway and the forward-auth
-// endpoint: the API key's tenant, none on an anonymous route; on a route with
-// `auth: jwt`, the verified token's identity (its tenant, plan and claims),
-// with the API key's tenant when the token names none (no tenantClaim).
+// endpoint: the API key's tenant (with the key's own plan, when it has one:
+// docs/plans.md), none on an anonymous route; on a route with `auth: jwt`, the
+// verified token's identity (its tenant, plan and claims), with the API key's
+// tenant when the token names none (no tenantClaim). Rule resolution uses the
+// identity's plan when that plan exists.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthFailure } from '../auth/failures.js';
 import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { RouteConfig } from '../config/types.js';
 import type { RequestIdentity } from '../limits/types.js';
-import type { TenantResolver } from '../rules/types.js';
+import type { KeyOwner, TenantResolver } from '../rules/types.js';
 import { countHeader } from './request-screen.js';
 
 export type { RequestIdentity } from '../limits/types.js';
@@ -29,14 +31,14 @@ export function tenantOfRequest(
   keyHeader: string,
   tenants: TenantResolver,
   rawHeaders?: readonly string[],
-): { tenant: string | undefined } | { problem: KeyProblem } {
+): RequestIdentity | { problem: KeyProblem } {
   if (route?.anonymous) return { tenant: undefined };
   const apiKey = headers[keyHeader];
   if (Array.isArray(apiKey) || (typeof apiKey === 'string' && apiKey.includes(','))) return { problem: 'duplicate_api_key' };
   if (typeof apiKey !== 'string' || apiKey === '') return { problem: 'missing_api_key' };
   if (rawHeaders !== undefined && countHeader(rawHeaders, keyHeader) > 1) return { problem: 'duplicate_api_key' };
-  const tenant = tenants.tenantFor(apiKey);
-  return tenant === undefined ? { problem: 'unknown_api_key' } : { tenant };
+  const identity: KeyOwner | undefined = tenants.identityFor ? tenants.identityFor(apiKey) : optionalTenant(tenants.tenantFor(apiKey));
+  return identity === undefined ? { problem: 'unknown_api_key' } : identity;
 }
 
 export interface TokenRequest {
@@ -57,5 +59,8 @@ export async function identityOfToken(verifier: JwtVerifier, request: TokenReque
   if (typeof found === 'string') return { refused: found };
   if (verifier.config.tenantClaim !== undefined) return found;
   const byKey = tenantOfRequest(request.route, request.headers, request.keyHeader, request.tenants, request.rawHeaders);
-  return 'problem' in byKey ? byKey : { ...found, tenant: byKey.tenant };
+  // The token's plan claim names the plan over the key's own.
+  return 'problem' in byKey ? byKey : { ...found, tenant: byKey.tenant, plan: found.plan ?? byKey.plan };
 }
+
+const optionalTenant = (tenant: string | undefined): KeyOwner | undefined => (tenant === undefined ? undefined : { tenant });

@@ -12,6 +12,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { Gauge, Counter } from 'prom-client';
 import { resilienceRegistry } from '../limiter/metrics.js';
+import { clientLeft } from './client-left.js';
 import { sendError } from './errors.js';
 import type { ForwardTarget } from './proxy.js';
 import { acceptMatches, type Http2Upgrade, joinHttp2, withoutHeader } from './tunnel-http2.js';
@@ -78,7 +79,9 @@ export class Tunnels {
 
   /** RFC 8441: the 200 carries the 101's headers (its Accept answered our key, not the client's) and the limits'. */
   private joinHttp2(res: ServerResponse, upgrade: Http2Upgrade, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, headers: string[], route: string): void {
-    if (res.destroyed || !acceptMatches(upgrade.key, answer)) {
+    // clientLeft, not res.destroyed: an HTTP/2 response has no such property, so a stream reset while the
+    // upstream answered would be joined and the upstream socket held until the idle timeout.
+    if (clientLeft(res) || !acceptMatches(upgrade.key, answer)) {
       upSocket.destroy(); // the client left while the upstream answered, or the upstream did not read our key
       sendError(res, 'upstream_unreachable', undefined, true);
       return;

@@ -5,12 +5,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
-import type { RuleMatch, RuleResolver } from '../rules/types.js';
+import type { ResolvedRule, RuleMatch, RuleResolver } from '../rules/types.js';
 import type { ClientIpResolver } from './client-ip.js';
 import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
 import { type KeyIdentity, overrideRule } from './override-lookup.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
-import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit } from './types.js';
+import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit, RuleOrigin } from './types.js';
 import { claimText } from '../core/claims.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
@@ -66,12 +66,13 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     return out;
   }
 
-  /** The request's limits; `tenant` is undefined on an anonymous route. */
-  resolve(tenant: string | undefined, request: LimitRequest): RequestLimit[] | LimitProblem {
+  /** The request's limits; `tenant` is undefined on an anonymous route; `plan` is the one the request names (docs/plans.md). */
+  resolve(tenant: string | undefined, request: LimitRequest, plan?: string): RequestLimit[] | LimitProblem {
     const out: RequestLimit[] = [];
+    const who = whoOf(tenant, request, plan);
     const ipOf = this.ipOf(request);
     for (const limit of this.limits) {
-      const resolved = this.one(limit, tenant, request, ipOf);
+      const resolved = this.one(limit, who, request, ipOf);
       if (typeof resolved === 'string') return resolved;
       out.push(resolved);
     }
@@ -92,12 +93,13 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
    * explain` shows it: its bucket or why it has none, its rule and where that
    * came from. The same steps as resolve and slots, one limit at a time.
    */
-  explain(tenant: string | undefined, request: LimitRequest): LimitTrace[] {
+  explain(tenant: string | undefined, request: LimitRequest, plan?: string): LimitTrace[] {
+    const who = whoOf(tenant, request, plan);
     const ipOf = this.ipOf(request);
     const rates = this.limits.map((limit): LimitTrace => {
       const bucket = this.bucketOf(limit, tenant, request, ipOf);
       if (typeof bucket === 'string') return { limit, kind: 'rate', problem: bucket };
-      const choice = this.ruleFor(limit, tenant, bucket);
+      const choice = this.ruleFor(limit, who, bucket);
       return { limit, kind: 'rate', bucket, ...choice, ...(this.costExceeds(choice) ? { problem: 'cost_exceeds_capacity' as const } : {}) };
     });
     const slots = this.concurrency.map((limit): LimitTrace => {
@@ -107,24 +109,31 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     return [...rates, ...slots];
   }
 
-  private one(limit: LimitConfig, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
-    const bucket = this.bucketOf(limit, tenant, request, ipOf);
+  private one(limit: LimitConfig, who: Who, request: LimitRequest, ipOf: () => ParsedIp | undefined): RequestLimit | LimitProblem {
+    const bucket = this.bucketOf(limit, who.tenant, request, ipOf);
     if (typeof bucket === 'string') return bucket;
-    const choice = this.ruleFor(limit, tenant, bucket);
+    // The bucket is the same whichever rule applies: a plan change keeps its state (docs/plans.md#bucket-state).
+    const choice = this.ruleFor(limit, who, bucket);
     if (this.costExceeds(choice)) return 'cost_exceeds_capacity';
-    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, cost: this.route.cost };
+    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, cost: this.route.cost, from: originOf(choice) };
   }
 
-  /** Per-key override > inline rule > the rule store's tenant × route rule (docs/limits.md#overrides). */
-  private ruleFor(limit: LimitConfig, tenant: string | undefined, bucket: Bucket): RuleChoice {
+  /** Per-key override > the plan's limit of this id > inline rule > the rule store's (docs/limits.md#overrides, docs/plans.md#precedence). */
+  private ruleFor(limit: LimitConfig, who: Who, bucket: Bucket): RuleChoice {
     const override = overrideRule(this.rules.overrides?.(), limit, bucket);
     if (override !== undefined) return { rule: override, from: 'override' };
-    if (limit.rule !== undefined) return { rule: limit.rule, from: 'limit' };
-    const resolved = this.rules.resolve(tenant as string, this.route.id);
-    return { rule: resolved.rule, from: resolved.match };
+    const resolved = this.ruleOf(limit, who);
+    if (resolved === undefined) return { rule: limit.rule as Rule, from: 'limit' };
+    return { rule: resolved.rule, from: resolved.match, ...(resolved.plan === undefined ? {} : { plan: resolved.plan }) };
   }
 
-  /** Config rules were checked at load; a rule from the store (or an override) may have shrunk since. */
+  /** The store's rule for a limit without an inline rule; a plan's limit of this id over an inline one; undefined: the inline rule. */
+  private ruleOf(limit: LimitConfig, { tenant, plan }: Who): ResolvedRule | undefined {
+    if (limit.rule === undefined) return this.rules.resolve(tenant as string, this.route.id, { plan, limitId: limit.id });
+    return this.rules.planLimit?.(tenant, limit.id, plan);
+  }
+
+  /** Config rules were checked at load; a rule from the store, a plan or an override may have shrunk since. */
   private costExceeds(choice: RuleChoice): boolean {
     const cost = this.route.cost;
     return cost > 1 && choice.from !== 'limit' && cost > capacityOf(choice.rule);
@@ -160,6 +169,21 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   }
 }
 
+/** Who the request is, for rule resolution. */
+interface Who {
+  readonly tenant: string | undefined;
+  readonly plan: string | undefined;
+}
+
+/** The plan the request names: the caller's (the Envoy face's descriptor entry), else its identity's (a JWT's planClaim, an API key's own plan). */
+const whoOf = (tenant: string | undefined, request: LimitRequest, plan: string | undefined): Who => ({ tenant, plan: plan ?? request.identity?.plan });
+
+function originOf(choice: RuleChoice): RuleOrigin {
+  if (choice.from === 'limit') return { match: 'inline' };
+  if (choice.from === 'plan') return { match: 'plan', plan: choice.plan as string };
+  return { match: choice.from };
+}
+
 /** A limit's bucket for one request, with the key identity it came from. */
 export interface Bucket extends KeyIdentity {
   readonly tag: string;
@@ -172,6 +196,8 @@ export type RuleFrom = 'override' | 'limit' | RuleMatch;
 interface RuleChoice {
   readonly rule: Rule;
   readonly from: RuleFrom;
+  /** The plan whose limit this is (from `plan`). */
+  readonly plan?: string;
 }
 
 /** One limit of a request as explain shows it; `problem` is what the gateway would answer instead of deciding. */
@@ -181,6 +207,7 @@ export interface LimitTrace {
   readonly bucket?: Bucket;
   readonly rule?: Rule;
   readonly from?: RuleFrom;
+  readonly plan?: string;
   readonly problem?: LimitProblem;
 }
 

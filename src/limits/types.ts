@@ -55,7 +55,14 @@ export interface RequestLimit {
   readonly name: string;
   readonly rule: Rule;
   readonly cost: number;
+  /** Where the rule came from (docs/plans.md#which-rule-applied); absent where no lookup was made (the decision service's descriptors). */
+  readonly from?: RuleOrigin;
 }
+
+/** Which rule applied to a limit: a per-key override, the limit's inline rule, a plan's limit (and which plan), or a stored rule by its match. */
+export type RuleOrigin =
+  | { readonly match: 'override' | 'inline' | 'tenant-route' | 'tenant-any' | 'any-route' | 'default' }
+  | { readonly match: 'plan'; readonly plan: string };
 
 export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip';
 export const usesIp = (key: KeySource): boolean => key.kind === 'ip' || key.kind === 'tenant+ip';

@@ -5,6 +5,7 @@
 import { SluiceError } from '../core/errors.js';
 import { type ErrorCode, SLUICE_ERRORS } from '../core/error-codes.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, OverrideStore, RuleSetVersion, RuleStore, StoreChange } from '../rules/store.js';
+import type { PlanStore } from '../rules/plans.js';
 import type { TeamStore } from '../rules/team.js';
 import type { StoredRule } from '../rules/types.js';
 import { type FromWorker, isSluiceMessage, type RemoteError, type RuleStoreMethod, type ToWorker } from './messages.js';
@@ -19,6 +20,19 @@ export class IpcRuleStore implements RuleStore {
     get: (limitId, selector) => this.call('getOverride', [limitId, selector]),
     put: () => readOnly(),
     delete: () => readOnly(),
+  };
+  /** Plans' reads relayed to the primary's store; writes are the admin API's. */
+  readonly plans: PlanStore = {
+    list: () => this.call('listPlans', []),
+    get: (name) => this.call('getPlan', [name]),
+    listAssignments: (filter) => this.call('listAssignments', [filter]),
+    getAssignment: (subject, id) => this.call('getAssignment', [subject, id]),
+    create: () => readOnly(),
+    delete: () => readOnly(),
+    putLimit: () => readOnly(),
+    deleteLimit: () => readOnly(),
+    assign: () => readOnly(),
+    unassign: () => readOnly(),
   };
   /** Tokens and the audit log are the admin API's, which runs in the primary only. */
   readonly team: TeamStore = {

@@ -3,6 +3,7 @@
 // SQLite file keeps one process (one writer, no lock errors) and a change
 // reaches the workers as fast as it reaches the primary's own cache.
 import type { Worker } from 'node:cluster';
+import type { PlanSubject } from '../rules/plans.js';
 import type { OverrideStore, RuleStore, StoreChange } from '../rules/store.js';
 import { SluiceError } from '../core/errors.js';
 import { type FromWorker, isSluiceMessage, RULE_STORE_METHODS, type RuleStoreMethod, type ToWorker } from './messages.js';
@@ -50,5 +51,18 @@ export class RuleRelay {
 function callStore(store: RuleStore, method: RuleStoreMethod, args: unknown[]): Promise<unknown> {
   if (method === 'listOverrides') return store.overrides.list(args[0] as Parameters<OverrideStore['list']>[0]);
   if (method === 'getOverride') return store.overrides.get(args[0] as string, args[1] as string);
-  return (store[method as Exclude<RuleStoreMethod, 'listOverrides' | 'getOverride'>] as (...params: unknown[]) => Promise<unknown>).apply(store, args);
+  const plans = planCall(store, method, args);
+  if (plans) return plans;
+  return (store[method as Exclude<RuleStoreMethod, 'listOverrides' | 'getOverride' | PlanMethod>] as (...params: unknown[]) => Promise<unknown>).apply(store, args);
+}
+
+type PlanMethod = 'listPlans' | 'getPlan' | 'listAssignments' | 'getAssignment';
+
+/** The plans' reads, which live on `store.plans`. */
+function planCall(store: RuleStore, method: RuleStoreMethod, args: unknown[]): Promise<unknown> | undefined {
+  if (method === 'listPlans') return store.plans.list();
+  if (method === 'getPlan') return store.plans.get(args[0] as string);
+  if (method === 'listAssignments') return store.plans.listAssignments(args[0] as { plan?: string } | undefined);
+  if (method === 'getAssignment') return store.plans.getAssignment(args[0] as PlanSubject, args[1] as string);
+  return undefined;
 }

@@ -3,6 +3,8 @@
 // the latest set, so a burst of changes costs few writes).
 import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger } from './logger.js';
+import { buildPlanSet } from './plan-set.js';
+import type { PlanSubject } from './plans.js';
 import { buildRuleSet, type RuleSet } from './rule-set.js';
 import { readSnapshot, writeSnapshot } from './snapshot-file.js';
 
@@ -15,7 +17,7 @@ export function setFromSnapshot(path: string | undefined, cause: unknown): { set
       `cannot load rules: ${errorMessage(cause)}; and no rules snapshot ${path ? `at ${path}` : 'is configured'} to start from. Start the rule store (or fix SLUICE_DATABASE_URL) and retry.`,
     );
   }
-  return { set: buildRuleSet(snapshot.rules, snapshot.keys, snapshot.overrides ?? []), savedAt: snapshot.savedAt };
+  return { set: buildRuleSet(snapshot.rules, snapshot.keys, snapshot.overrides ?? [], undefined, buildPlanSet(snapshot.plans ?? [], snapshot.assignments ?? [])), savedAt: snapshot.savedAt };
 }
 
 export class SnapshotWriter {
@@ -44,6 +46,12 @@ export class SnapshotWriter {
           rules: [...set.stored.values()],
           keys: [...set.keys].map(([hash, entry]) => ({ id: entry.id, tenant: entry.tenant, hash })),
           overrides: [...set.overrides.stored.values()],
+          plans: [...set.plans.stored.values()],
+          assignments: [...set.plans.assignments].map(([key, plan]) => {
+            const [subject, id] = key.split('\u0000') as [PlanSubject, string];
+            // The cache keeps no assignment's time; a snapshot only serves.
+            return { subject, id, plan, updatedAt: '' };
+          }),
         });
       } catch (error) {
         this.logger.warn({ err: errorMessage(error), snapshot: this.path }, 'could not write the rules snapshot');

@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001, 004, 005, 006 and 007 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001, 004, 005, 006, 007 and 008 column for column and CHECK for CHECK
 // (test/rules/schema-parity.int.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -145,6 +145,54 @@ UPDATE audit_log SET seq = numbered.n FROM (SELECT id, row_number() OVER (PARTIT
 CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
 `;
 
+/** migrations/008: plans, their limits and who is on which (the rule as JSON text); the audit log takes kind `plan` (SQLite rebuilds a table to change a CHECK). */
+const PLAN_TABLES = ['plan', 'plan_limit', 'plan_assignment'];
+const V7_PLANS = `
+CREATE TABLE plan (
+  name TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64 AND name ${ID_CHARS}),
+  created_at TEXT NOT NULL DEFAULT ${NOW}
+);
+CREATE TABLE plan_limit (
+  plan_name TEXT NOT NULL REFERENCES plan (name) ON DELETE CASCADE,
+  scope TEXT NOT NULL CHECK (scope IN ('route', 'limit', 'global')),
+  target TEXT NOT NULL CHECK (target = '*' OR (length(target) BETWEEN 1 AND 64 AND target ${ID_CHARS})),
+  rule TEXT NOT NULL CHECK (json_valid(rule) AND json_type(rule) = 'object'),
+  updated_at TEXT NOT NULL DEFAULT ${NOW},
+  PRIMARY KEY (plan_name, scope, target),
+  CHECK ((scope = 'global') = (target = '*'))
+);
+CREATE TABLE plan_assignment (
+  subject TEXT NOT NULL CHECK (subject IN ('tenant', 'key')),
+  subject_id TEXT NOT NULL CHECK (length(subject_id) BETWEEN 1 AND 64 AND subject_id ${ID_CHARS}),
+  plan_name TEXT NOT NULL REFERENCES plan (name) ON DELETE RESTRICT,
+  updated_at TEXT NOT NULL DEFAULT ${NOW},
+  PRIMARY KEY (subject, subject_id)
+);
+CREATE INDEX plan_assignment_plan_idx ON plan_assignment (plan_name);
+${PLAN_TABLES.flatMap((table) =>
+  ['INSERT', 'UPDATE', 'DELETE'].map((event) => `CREATE TRIGGER ${table}_version_${event.toLowerCase()} AFTER ${event} ON ${table} BEGIN UPDATE rule_set_version SET version = version + 1; END;`),
+).join('\n')}
+CREATE TABLE audit_log_v2 (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL DEFAULT ${NOW},
+  actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 64),
+  address TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('rule', 'override', 'key', 'token', 'bucket', 'reload', 'plan')),
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  before TEXT NULL CHECK (before IS NULL OR json_valid(before)),
+  after TEXT NULL CHECK (after IS NULL OR json_valid(after)),
+  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+  error TEXT NULL,
+  seq INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO audit_log_v2 SELECT id, at, actor, address, kind, action, target, before, after, outcome, error, seq FROM audit_log;
+DROP TABLE audit_log;
+ALTER TABLE audit_log_v2 RENAME TO audit_log;
+CREATE INDEX audit_log_at_idx ON audit_log (at);
+CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
+`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
@@ -152,6 +200,7 @@ const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void
   (db) => db.exec(V4_TEAM),
   (db) => db.exec(V5_VERSION),
   (db) => db.exec(V6_AUDIT_SEQ),
+  (db) => db.exec(V7_PLANS),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

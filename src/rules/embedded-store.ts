@@ -9,6 +9,7 @@ import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
 import { EmbeddedOverrideStore } from './embedded-overrides.js';
+import { EmbeddedPlanStore } from './embedded-plans.js';
 import { EmbeddedTeamStore } from './embedded-team.js';
 import { migrateEmbedded } from './embedded-schema.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
@@ -36,6 +37,7 @@ export class EmbeddedRuleStore implements RuleStore {
   readonly kind = 'embedded';
   readonly location: string;
   readonly overrides: EmbeddedOverrideStore;
+  readonly plans: EmbeddedPlanStore;
   readonly team: EmbeddedTeamStore;
   private readonly db: Database.Database;
   private readonly lock: DirLock;
@@ -62,7 +64,9 @@ export class EmbeddedRuleStore implements RuleStore {
       throw error;
     }
     const change = <T>(work: () => T): T => this.team.change(work);
-    this.overrides = new EmbeddedOverrideStore({ db: this.db, emit: (event) => this.emit(event), change, logger: this.logger, location: this.location });
+    const access = { db: this.db, emit: (event: StoreChange) => this.emit(event), change, logger: this.logger, location: this.location };
+    this.overrides = new EmbeddedOverrideStore(access);
+    this.plans = new EmbeddedPlanStore(access);
   }
 
   /** The config's rules (parsed when the config was loaded), written on the first start only: afterwards the admin API owns them. */

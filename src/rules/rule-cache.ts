@@ -9,10 +9,11 @@ import { hashApiKeyHex } from './keys.js';
 import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
 import type { OverrideSet } from './override-set.js';
 import { PendingChanges } from './pending-changes.js';
-import { applyChanges, buildRuleSet, defaultResolved, lookupRule, type RuleSet } from './rule-set.js';
+import { assignmentKey, buildPlanSet, planOf, planRule } from './plan-set.js';
+import { applyChanges, buildRuleSet, defaultResolved, lookupWithPlan, type RuleSet } from './rule-set.js';
 import { setFromSnapshot, SnapshotWriter } from './cache-snapshot.js';
 import type { RuleStore, StoreChange } from './store.js';
-import type { ResolvedRule, RuleResolver, StoredRule, TenantResolver } from './types.js';
+import type { KeyOwner, ResolveContext, ResolvedRule, RuleResolver, StoredRule, TenantResolver } from './types.js';
 
 export interface RuleCacheOptions {
   store: RuleStore;
@@ -38,6 +39,9 @@ export interface RuleCacheStatus {
   rules: number;
   keys: number;
   overrides: number;
+  /** Plans in memory, and tenants and keys assigned one. */
+  plans: number;
+  assignments: number;
   /** The rule-set version this cache has applied (migrations/006), and its store's id; undefined until known. */
   version: number | undefined;
   storeId: string | undefined;
@@ -87,8 +91,31 @@ export class RuleCache implements RuleResolver, TenantResolver {
     this.refreshTimer.unref();
   }
 
-  resolve(tenant: string, route: string): ResolvedRule {
-    return lookupRule(this.set.rules, tenant, route) ?? this.fallback;
+  resolve(tenant: string, route: string, context?: ResolveContext): ResolvedRule {
+    return lookupWithPlan(this.set, tenant, route, context) ?? this.fallback;
+  }
+
+  planLimit(tenant: string | undefined, limitId: string, plan: string | undefined): ResolvedRule | undefined {
+    return planOf(this.set.plans, tenant, plan)?.limits.get(limitId);
+  }
+
+  planRule(plan: string, route: string, limitId: string | undefined): ResolvedRule | undefined {
+    const found = this.set.plans.plans.get(plan);
+    return found && planRule(found, route, limitId);
+  }
+
+  /** The key's tenant, with the key's own plan when it has one (it comes before the tenant's). */
+  identityFor(apiKey: string): KeyOwner | undefined {
+    if (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > MAX_KEY_LENGTH) return undefined;
+    return this.identityForHash(hashApiKeyHex(apiKey));
+  }
+
+  /** identityFor by the key's hex SHA-256. */
+  identityForHash(keyHash: string): KeyOwner | undefined {
+    const entry = this.set.keys.get(keyHash);
+    if (!entry) return undefined;
+    const plan = this.set.plans.assignments.get(assignmentKey('key', entry.id));
+    return plan === undefined ? { tenant: entry.tenant } : { tenant: entry.tenant, plan };
   }
 
   overrides(): OverrideSet {
@@ -119,6 +146,8 @@ export class RuleCache implements RuleResolver, TenantResolver {
       rules: this.set.rules.size,
       keys: this.set.keys.size,
       overrides: this.set.overrides.stored.size,
+      plans: this.set.plans.plans.size,
+      assignments: this.set.plans.assignments.size,
       version: this.appliedVersion,
       storeId: this.storeId,
     };
@@ -189,8 +218,14 @@ export class RuleCache implements RuleResolver, TenantResolver {
     const { store } = this.options;
     // Read before the rows: what they hold is at least this version (later changes are announced).
     const version = await store.ruleSetVersion?.();
-    const [rules, keys, overrides] = await Promise.all([store.listRules(), store.listActiveKeyHashes(), store.overrides.list()]);
-    this.swap(buildRuleSet(rules, keys, overrides, this.logger), 'store');
+    const [rules, keys, overrides, plans, assignments] = await Promise.all([
+      store.listRules(),
+      store.listActiveKeyHashes(),
+      store.overrides.list(),
+      store.plans.list(),
+      store.plans.listAssignments(),
+    ]);
+    this.swap(buildRuleSet(rules, keys, overrides, this.logger, buildPlanSet(plans, assignments)), 'store');
     if (version === undefined) return;
     this.storeId = version.storeId;
     this.reachedVersion(version.version);

@@ -3,8 +3,9 @@
 import { type Rule, ruleFingerprint } from '../core/rule.js';
 import type { RulesLogger } from './logger.js';
 import { applyOverrideChanges, buildOverrideSet, type OverrideSet } from './override-set.js';
+import { applyPlanChanges, EMPTY_PLANS, type PlanSet, type PlanSetChanges, planOf, planRule } from './plan-set.js';
 import type { ApiKeyRecord } from './store.js';
-import { ANY, type ResolvedRule, type RuleMatch, type StoredOverride, type StoredRule } from './types.js';
+import { ANY, type ResolveContext, type ResolvedRule, type RuleMatch, type StoredOverride, type StoredRule } from './types.js';
 
 export const SEP = '\u0000';
 export const ruleKey = (tenant: string, route: string): string => `${tenant}${SEP}${route}`;
@@ -25,12 +26,29 @@ export interface RuleSet {
   readonly keyIds: ReadonlyMap<string, string>;
   /** Per-key overrides of limits, indexed for the request path. */
   readonly overrides: OverrideSet;
+  /** Plans and who is on which (plan-set.ts). */
+  readonly plans: PlanSet;
 }
 
 /** The one rule lookup, most specific first: tenant × route, tenant × any route, any tenant × route, any × any. */
 export function lookupRule(rules: ReadonlyMap<string, ResolvedRule>, tenant: string, route: string): ResolvedRule | undefined {
   if (rules.size === 0) return undefined;
   return rules.get(tenant + SEP + route) ?? rules.get(tenant + SEP + ANY) ?? rules.get(ANY + SEP + route) ?? rules.get(ANY + SEP + ANY);
+}
+
+/**
+ * The lookup with plans (docs/plans.md#precedence): the tenant's own rule
+ * (tenant × route, tenant × any route), then its plan's limit, then the
+ * defaults (any tenant × route, any × any); undefined when none matched.
+ */
+export function lookupWithPlan(set: RuleSet, tenant: string, route: string, context: ResolveContext | undefined): ResolvedRule | undefined {
+  const { rules } = set;
+  const own = rules.size === 0 ? undefined : (rules.get(tenant + SEP + route) ?? rules.get(tenant + SEP + ANY));
+  if (own) return own;
+  const plan = planOf(set.plans, tenant, context?.plan);
+  const byPlan = plan && planRule(plan, route, context?.limitId);
+  if (byPlan) return byPlan;
+  return rules.size === 0 ? undefined : (rules.get(ANY + SEP + route) ?? rules.get(ANY + SEP + ANY));
 }
 
 export function matchOf(tenant: string, route: string): RuleMatch {
@@ -47,6 +65,7 @@ export function buildRuleSet(
   keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[],
   overrides: StoredOverride[] = [],
   logger?: RulesLogger,
+  plans: PlanSet = EMPTY_PLANS,
 ): RuleSet {
   const resolved = new Map<string, ResolvedRule>();
   const stored = new Map<string, StoredRule>();
@@ -61,13 +80,14 @@ export function buildRuleSet(
     keyMap.set(k.hash, { id: k.id, tenant: k.tenant });
     keyIds.set(k.id, k.hash);
   }
-  return { rules: resolved, stored, keys: keyMap, keyIds, overrides: buildOverrideSet(overrides, logger) };
+  return { rules: resolved, stored, keys: keyMap, keyIds, overrides: buildOverrideSet(overrides, logger), plans };
 }
 
 export interface RuleSetChanges {
   rules: Map<string, StoredRule | undefined>; // ruleKey → new value, undefined = deleted
   keys: Map<string, ApiKeyRecord | undefined>; // key id → active record, undefined = gone or revoked
   overrides: Map<string, StoredOverride | undefined>; // overrideKey → new value, undefined = deleted
+  plans?: PlanSetChanges;
 }
 
 /** A new set with `changes` applied; `base` is left as it is. */
@@ -90,7 +110,8 @@ export function applyChanges(base: RuleSet, changes: RuleSetChanges, logger?: Ru
     stored = nextStored;
   }
   if (changes.keys.size > 0) [keys, keyIds] = applyKeyChanges(keys, keyIds, changes.keys);
-  return { rules, stored, keys, keyIds, overrides };
+  const plans = changes.plans ? applyPlanChanges(base.plans, changes.plans) : base.plans;
+  return { rules, stored, keys, keyIds, overrides, plans };
 }
 
 function applyKeyChanges(

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ApiKeyRecord } from './store.js';
+import type { PlanAssignment, StoredPlan } from './plans.js';
 import type { StoredOverride, StoredRule } from './types.js';
 
 export const SNAPSHOT_FILE = 'rules-snapshot.json';
@@ -17,6 +18,9 @@ export interface SnapshotFile {
   keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[];
   /** Absent in files written before overrides existed. */
   overrides?: StoredOverride[];
+  /** Absent in files written before plans existed. */
+  plans?: StoredPlan[];
+  assignments?: PlanAssignment[];
 }
 
 export async function writeSnapshot(path: string, snapshot: SnapshotFile): Promise<void> {

@@ -6,6 +6,7 @@
 // partly written) and parses every row it reads back (rule-rows.ts), since a
 // database can hold anything.
 import type { Rule } from '../core/rule.js';
+import type { PlanStore, PlanSubject } from './plans.js';
 import type { TeamStore } from './team.js';
 import type { StoredOverride, StoredRule } from './types.js';
 
@@ -38,6 +39,10 @@ export type StoreChange =
   | { kind: 'rule'; tenant: string; route: string }
   | { kind: 'key'; id: string }
   | { kind: 'override'; limitId: string; selector: string }
+  /** A plan was made, deleted, or one of its limits changed: the plan is read again whole (one plan, never its tenants). */
+  | { kind: 'plan'; plan: string }
+  /** A tenant or key moved to another plan, or off its plan. */
+  | { kind: 'assignment'; subject: PlanSubject; id: string }
   | { kind: 'reload' }
   /** The rule-set version the changes announced before it bring the store to (migrations/006). */
   | { kind: 'version'; version: number }
@@ -83,6 +88,8 @@ export interface OverrideStore {
 export interface RuleStore {
   readonly kind: 'postgres' | 'embedded';
   readonly overrides: OverrideStore;
+  /** Plans, their limits and who is on which (plans.ts). */
+  readonly plans: PlanStore;
   /** Named admin tokens and the audit log (team.ts). */
   readonly team: TeamStore;
   /** Where the store lives, for logs and errors (never a password). */

@@ -4,11 +4,13 @@
 // no named tenant can be (see anonymous-tenant.ts).
 import { anonymousTenant } from './anonymous-tenant.js';
 import { hashApiKeyHex } from './keys.js';
-import type { TenantKey, TenantResolver } from './types.js';
+import type { KeyOwner, TenantKey, TenantResolver } from './types.js';
 
 export interface KeyTable {
   /** The tenant of the active key whose hex SHA-256 is `keyHash`. */
   tenantForHash(keyHash: string): string | undefined;
+  /** The tenant with the key's own plan (the rule cache's keys). */
+  identityForHash?(keyHash: string): KeyOwner | undefined;
 }
 
 export type UnknownKeys = 'reject' | 'default-rule';
@@ -31,6 +33,18 @@ export class KeyTenantResolver implements TenantResolver {
       if (tenant !== undefined) return tenant;
     }
     return this.acceptUnknown ? anonymousTenant(keyHash) : undefined;
+  }
+
+  identityFor(apiKey: string): KeyOwner | undefined {
+    if (this.tables.length === 0 && !this.acceptUnknown) return undefined;
+    const keyHash = hashApiKeyHex(apiKey);
+    for (const table of this.tables) {
+      const identity = table.identityForHash?.(keyHash);
+      if (identity) return identity;
+      const tenant = table.tenantForHash(keyHash);
+      if (tenant !== undefined) return { tenant };
+    }
+    return this.acceptUnknown ? { tenant: anonymousTenant(keyHash) } : undefined;
   }
 }
 

@@ -14,13 +14,15 @@ export interface StoredRule {
 }
 
 /** Which entry matched, most specific first. */
-export type RuleMatch = 'tenant-route' | 'tenant-any' | 'any-route' | 'default';
+export type RuleMatch = 'tenant-route' | 'tenant-any' | 'plan' | 'any-route' | 'default';
 
 export interface ResolvedRule {
   rule: Rule;
   match: RuleMatch;
   /** Changes whenever this rule's parameters change; caches keyed by it see a new limit at once. */
   version: string;
+  /** The plan whose limit this is (match `plan`). */
+  plan?: string;
 }
 
 /** A per-key override of a limit's rule (override-selector.ts for the selector's forms). */
@@ -32,11 +34,30 @@ export interface StoredOverride {
   updatedAt: string; // ISO timestamp
 }
 
+/** What a lookup knows of the request beyond its tenant and route (docs/plans.md). */
+export interface ResolveContext {
+  /** The plan the request names (a JWT claim, its API key's plan, an Envoy descriptor): used when it exists, else the tenant's. */
+  readonly plan?: string | undefined;
+  /** The limit being resolved: a plan's limit for this id comes before its route and global ones. */
+  readonly limitId?: string | undefined;
+}
+
 export interface RuleResolver {
-  /** tenant × route, then tenant × any route, then any tenant × route, then the default rule. */
-  resolve(tenant: string, route: string): ResolvedRule;
+  /** tenant × route, then tenant × any route, then the tenant's plan, then any tenant × route, then the default rule. */
+  resolve(tenant: string, route: string, context?: ResolveContext): ResolvedRule;
+  /** A plan's limit of this limit id (over a limit's inline rule); undefined without plans. */
+  planLimit?(tenant: string | undefined, limitId: string, plan: string | undefined): ResolvedRule | undefined;
+  /** A plan's limit by the plan's name alone (an Envoy descriptor's `plan` entry): of the limit id, else the route, else global. */
+  planRule?(plan: string, route: string, limitId: string | undefined): ResolvedRule | undefined;
   /** The per-key overrides in memory (a rule store's); none when absent. */
   overrides?(): OverrideSet;
+}
+
+/** Who an API key names: its tenant and, when the key has one of its own, its plan (docs/plans.md). */
+export interface KeyOwner {
+  readonly tenant: string;
+  /** A JWT's plan claim, or the API key's own plan; resolution uses it when that plan exists, else the tenant's. */
+  readonly plan?: string;
 }
 
 export interface TenantResolver {
@@ -45,6 +66,8 @@ export interface TenantResolver {
    * or under `unknownKeys: default-rule` a `~…` tenant of its own (anonymous-tenant.ts).
    */
   tenantFor(apiKey: string): string | undefined;
+  /** The tenant with the key's own plan, when the resolver knows plans; tenantFor's answer otherwise. */
+  identityFor?(apiKey: string): KeyOwner | undefined;
 }
 
 // The config file's rules and keys, as config/types.ts carries them.

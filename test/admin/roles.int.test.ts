@@ -41,9 +41,9 @@ describe('roles: a read token on every write endpoint', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the route table has the write endpoints of rules, overrides, keys, tokens, buckets and reloads', () => {
+  it('the route table has the write endpoints of rules, overrides, keys, tokens, buckets, reloads and plans', () => {
     const shown = new Set(writeEndpoints().map((e) => `${e.method} ${e.path.split('/')[1]}`));
-    for (const expected of ['PUT rules', 'DELETE rules', 'PUT limits', 'DELETE limits', 'POST keys', 'DELETE keys', 'POST tokens', 'DELETE tokens', 'DELETE buckets', 'POST reload']) {
+    for (const expected of ['PUT rules', 'DELETE rules', 'PUT limits', 'DELETE limits', 'POST keys', 'DELETE keys', 'POST tokens', 'DELETE tokens', 'DELETE buckets', 'POST reload', 'POST plans', 'PUT plans', 'DELETE plans', 'PUT assignments', 'DELETE assignments']) {
       assert.ok(shown.has(expected), `${expected} is documented`);
     }
   });
@@ -67,6 +67,7 @@ describe('roles: a read token on every write endpoint', () => {
     assert.equal((await f.call('GET', '/rules', { token: readToken })).status, 200);
     assert.equal((await f.call('GET', '/audit', { token: readToken })).status, 200);
     assert.equal((await f.call('GET', '/overrides', { token: readToken })).status, 200);
+    assert.equal((await f.call('GET', '/plans', { token: readToken })).status, 200);
     assert.equal((await f.call('GET', '/tokens', { token: readToken })).status, 403);
   });
 });

@@ -83,7 +83,10 @@ describe('embedded schema migrations', () => {
       assert.deepEqual(db.prepare('SELECT count(*) AS n FROM rule_set_version').get(), { n: 1 });
       // ...and the audit log's per-outcome numbering (migration 6).
       assert.ok((db.prepare('PRAGMA table_info(audit_log)').all() as { name: string }[]).some((column) => column.name === 'seq'));
-      assert.equal(db.pragma('user_version', { simple: true }), 6);
+      // ...and the plans (migration 7), empty, with an audit log that takes kind `plan`.
+      assert.deepEqual(db.prepare('SELECT (SELECT count(*) FROM plan) + (SELECT count(*) FROM plan_limit) + (SELECT count(*) FROM plan_assignment) AS n').get(), { n: 0 });
+      assert.match((db.prepare("SELECT sql FROM sqlite_master WHERE name = 'audit_log'").get() as { sql: string }).sql, /'plan'/);
+      assert.equal(db.pragma('user_version', { simple: true }), 7);
     } finally {
       db.close();
     }

@@ -72,7 +72,7 @@ describe('rule cache', () => {
     assert.equal(cache.tenantFor('not-a-key'), undefined);
     assert.equal(cache.tenantFor(''), undefined);
     assert.equal(cache.tenantFor('x'.repeat(10_000)), undefined);
-    assert.deepEqual({ ...cache.status(), lastSync: undefined, storeId: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0, version: 3, storeId: undefined }, 'three changes: version 3');
+    assert.deepEqual({ ...cache.status(), lastSync: undefined, storeId: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0, plans: 0, assignments: 0, version: 3, storeId: undefined }, 'three changes: version 3');
     await cache.close();
     await store.close();
   });
@@ -84,6 +84,11 @@ describe('rule cache', () => {
     await store.putRule('shop-a', 'orders', tb(7));
     const key = await store.createKey('shop-a');
     await store.overrides.put('login-per-ip', 'ip:203.0.113.0/24', tb(9));
+    await store.plans.create('pro');
+    await store.plans.putLimit('pro', 'global', '*', tb(11));
+    await store.plans.assign('tenant', 'shop-b', 'pro');
+    const keyB = await store.createKey('shop-c');
+    await store.plans.assign('key', keyB.id, 'pro');
     const cache = new RuleCache({ store, defaultRule, snapshotPath, logger: silentLogger });
     await cache.start();
     await cache.close();
@@ -99,6 +104,8 @@ describe('rule cache', () => {
     assert.deepEqual(fromSnapshot.resolve('shop-a', 'orders').rule, tb(7));
     assert.equal(fromSnapshot.tenantFor(key.key), 'shop-a');
     assert.deepEqual([...fromSnapshot.overrides().stored.values()].map((o) => [o.limitId, o.selector, o.rule]), [['login-per-ip', 'ip:203.0.113.0/24', tb(9)]], 'overrides too');
+    assert.deepEqual([fromSnapshot.resolve('shop-b', 'orders').rule, fromSnapshot.resolve('shop-b', 'orders').plan], [tb(11), 'pro'], 'plans and assignments too');
+    assert.deepEqual(fromSnapshot.identityFor(keyB.key), { tenant: 'shop-c', plan: 'pro' }, "a key's own plan too");
     assert.equal(fromSnapshot.status().source, 'snapshot');
     assert.equal(fromSnapshot.status().storeReachable, false);
     assert.match(logged.join('\n'), /UNREACHABLE AT START/);

@@ -134,7 +134,7 @@ after(async () => {
 
 describe('the PostgreSQL and embedded schemas', () => {
   it('have the same columns, in the same order', async () => {
-    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override', 'admin_token', 'audit_log']) {
+    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override', 'admin_token', 'audit_log', 'plan', 'plan_limit', 'plan_assignment']) {
       const inPg = await pgClient.query<{ column_name: string }>(
         'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
         [table],
@@ -169,5 +169,34 @@ describe('the PostgreSQL and embedded schemas', () => {
       const inSqlite = takesSqlite(`${KEY_INSERT} VALUES (?, ?, ?)`, values);
       assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
     }
+  });
+
+  it('take or refuse the same plan rows', async () => {
+    await pgClient.query("INSERT INTO plan (name) VALUES ('p')");
+    sqlite.prepare("INSERT INTO plan (name) VALUES ('p')").run();
+    const rule = '{"policy":"gcra","capacity":2,"refillPerSecond":1}';
+    const cases: [string, boolean, string, string, string][] = [
+      ['a global limit', true, 'global', '*', rule],
+      ['a route limit', true, 'route', 'orders', rule],
+      ['a limit-id limit', true, 'limit', 'a.b_c~d@e+f-9', rule],
+      ['a global limit with a target', false, 'global', 'orders', rule],
+      ['a route limit for *', false, 'route', '*', rule],
+      ['an unknown scope', false, 'tier', 'orders', rule],
+      ['a colon in a target', false, 'route', 'r:1', rule],
+      ['a 65-character target', false, 'route', 'r'.repeat(65), rule],
+      ['a rule that is no object', false, 'route', 'orders', '[1]'],
+    ];
+    for (const [name, ok, scope, target, json] of cases) {
+      const inPg = await takesPg('INSERT INTO plan_limit (plan_name, scope, target, rule) VALUES ($1, $2, $3, $4::jsonb)', ['p', scope, target, json]);
+      const inSqlite = takesSqlite('INSERT INTO plan_limit (plan_name, scope, target, rule) VALUES (?, ?, ?, ?)', ['p', scope, target, json]);
+      assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
+    }
+    for (const [name, ok, subject, id] of [['a tenant', true, 'tenant', 'shop-a'], ['a key', true, 'key', 'k_1'], ['a group', false, 'group', 'x'], ['a brace', false, 'tenant', '{x}']] as const) {
+      const inPg = await takesPg('INSERT INTO plan_assignment (subject, subject_id, plan_name) VALUES ($1, $2, $3)', [subject, id, 'p']);
+      const inSqlite = takesSqlite('INSERT INTO plan_assignment (subject, subject_id, plan_name) VALUES (?, ?, ?)', [subject, id, 'p']);
+      assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
+    }
+    const bad = "INSERT INTO plan (name) VALUES ('a b')";
+    assert.deepEqual([await takesPg(bad, []), takesSqlite(bad, [])], [false, false]);
   });
 });

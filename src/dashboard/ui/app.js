@@ -14,6 +14,7 @@ import { isForbidden } from './role.js';
 import { onDelete, setupRules } from './rules.js';
 import { renderSummary } from './summary.js';
 import { setupTeam } from './team.js';
+import { setupPlans } from './plans.js';
 
 const REFRESH_MS = 1000;
 /** The history moves in 10-s buckets: every 5 s is enough. */
@@ -54,6 +55,7 @@ const rules = setupRules(api, report);
 onDelete(api, report);
 const keys = setupKeys(api, report);
 const team = setupTeam(api, report);
+const plans = setupPlans(api, report);
 /** The last overview polled: a view that shows draws it at once, not a second later. */
 let last;
 const nav = setupNav({ root: document.getElementById('signed-in'), nav: document.getElementById('nav'), latest: () => last });
@@ -61,7 +63,7 @@ nav.on('overview', { live: renderSummary });
 nav.on('routes', { enter: refreshHistory, leave: () => clearTimeout(historyTimer), live: renderCharts });
 nav.on('tenants', { live: (overview) => renderTop(overview.top) });
 nav.on('instances', { live: renderInstanceView });
-nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load()]), live: rules.setOverview });
+nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load(), plans.load()]), live: rules.setOverview });
 nav.on('keys', { enter: () => Promise.all([keys.load(), team.tokens.load()]) });
 nav.on('audit', { enter: team.audit.load });
 
@@ -119,6 +121,7 @@ function signOut(message) {
   rules.clear();
   keys.clear();
   team.clear();
+  plans.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;

@@ -1,0 +1,77 @@
+// The rapid-reset attack (CVE-2023-44487) as it goes on the wire: each write
+// carries HEADERS and RST_STREAM for stream after stream (test/helpers/rapid-reset.ts).
+// A stream reset in the read that brought it never reaches the limiter or the
+// upstream, and a connection past its reset budget gets GOAWAY
+// ENHANCE_YOUR_CALM with none of the requests it had opened by then handled,
+// not even those it left open: the attack costs the gateway node's stream
+// objects and nothing more.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { constants } from 'node:http2';
+import { after, before, describe, it } from 'node:test';
+import type { RunningSluice } from '../../src/app.js';
+import { rapidReset } from '../helpers/rapid-reset.js';
+import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
+import { until } from './concurrency-support.js';
+import { h2Get, h2Session, type HeldEngine, heldEngine } from './h2-support.js';
+import { startGateway, startUpstream, type TestUpstream } from './support.js';
+
+const yaml = (certs: TestCertificates) => `
+tls: { cert: ${certs.serverCert}, key: ${certs.serverKey}, http2: true }
+limits: { http2MaxResetsPerSecond: 50 }
+routes:
+  - { id: api, path: '/api/*', upstream: '\${UP}', limits: [{ id: api-rate, key: tenant, rule: { policy: token_bucket, capacity: 1000000, refillPerSecond: 1000000 } }] }
+tenants: { keys: [{ key: h2-key-1, tenant: shop-a }] }
+`;
+const HEADERS = { 'x-api-key': 'h2-key-1' };
+
+describe('HTTP/2 rapid reset, frames on the wire', () => {
+  let certs: TestCertificates;
+  let upstream: TestUpstream;
+  let gateway: RunningSluice;
+  let engine: HeldEngine;
+  let arrived = 0;
+  let decisions = 0;
+
+  before(async () => {
+    certs = makeCertificates();
+    upstream = await startUpstream((req, res) => {
+      arrived++;
+      req.resume();
+      res.end('{"ok":true}');
+    });
+    const env = { UP: upstream.url };
+    engine = heldEngine(yaml(certs), env);
+    // Counted whichever way the gateway asks (one limit goes through decide, several through decideAll).
+    const [decide, decideAll] = [engine.decide.bind(engine), engine.decideAll.bind(engine)];
+    engine.decide = (...args) => {
+      decisions++;
+      return decide(...args);
+    };
+    engine.decideAll = (calls) => {
+      decisions++;
+      return decideAll(calls);
+    };
+    gateway = await startGateway(yaml(certs), env, { engine });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+    certs.remove();
+  });
+
+  it('streams reset in the read that brought them are never decided nor forwarded; past the budget, GOAWAY and nothing more is handled', async () => {
+    [arrived, decisions] = [0, 0];
+    // Each write: 60 streams opened and reset (the budget is 50), then 5 opened and left open.
+    const attack = await rapidReset({ url: gateway.url, ca: readFileSync(certs.ca), path: '/api/x', headers: HEADERS, batch: 60, openAfter: 5, maxSessions: 1 }, () => true);
+    assert.deepEqual(attack.goaways.slice(0, 1), [constants.NGHTTP2_ENHANCE_YOUR_CALM], 'the connection over its reset budget was told why');
+    await until(() => gateway.gateway.upstreamsInFlight === 0, 'the upstream pool idle');
+    assert.equal(decisions, 0, 'no stream of the attack reached the limiter, not even the five it left open');
+    assert.equal(arrived, 0, 'nor the upstream');
+    // The counting itself works: a well-behaved client on its own connection is decided and served.
+    const client = h2Session(gateway.url, certs);
+    assert.equal((await h2Get(client, { ':path': '/api/x', ...HEADERS }).answer).status, 200);
+    assert.deepEqual([decisions, arrived], [1, 1]);
+    client.close();
+  });
+});
