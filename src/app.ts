@@ -1,7 +1,8 @@
 // The composition root: store → engine → rule and tenant resolvers → gateway.
 // Each piece can be handed in through the options, which is where the
 // PostgreSQL rule store, the resilience layer and the admin API plug in.
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './config/logger.js';
 import type { SluiceConfig } from './config/types.js';
 import { startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
@@ -72,7 +73,7 @@ export interface RunningSluice {
 
 export async function startSluice(config: SluiceConfig, options: StartOptions = {}): Promise<RunningSluice> {
   const tracing = await loadTracing(config.tracing, options.env);
-  const plainLogger = options.logger ?? pino({ level: config.log.level, name: 'sluice' });
+  const plainLogger = options.logger ?? createLogger(config.log);
   const logger = tracing ? withTraceFields(plainLogger, tracing) : plainLogger;
   const demo = options.demoUpstream ? await startDemoUpstream(options.demoUpstream === true ? {} : options.demoUpstream) : undefined;
   // Watched for the dashboard and /metrics; the gateway gets the same decisions.

@@ -11,9 +11,18 @@ import type { Env } from '../config/env.js';
 import { configReloads, noteConfigLoaded } from './process-metrics.js';
 
 /** Fields read once at start: a reload that changes them applies the rest and says these wait for a restart. */
-export const RESTART_FIELDS = ['listen', 'admin', 'store', 'resilience', 'database', 'dataDir', 'instances', 'region', 'workers', 'log', 'rules', 'defaultRule'] as const;
-/** Listener protections set on the socket server when it starts. */
-const RESTART_LIMITS = ['maxHeaderBytes', 'headerTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxQueued'] as const;
+export const RESTART_FIELDS = ['listen', 'admin', 'store', 'resilience', 'database', 'dataDir', 'instances', 'region', 'workers', 'log', 'rules', 'defaultRule', 'tracing'] as const;
+/** Listener protections set on the socket server (and its HTTP/2 sessions) when it starts. */
+const RESTART_LIMITS = ['maxHeaderBytes', 'headerTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxQueued', 'http2MaxConcurrentStreams', 'http2MaxResetsPerSecond'] as const;
+/** The decision service's listeners, and the gRPC server's bounds on one call (set when it starts): the file's name → the loaded field. */
+const RESTART_DECISION = { grpcListen: 'grpcListen', httpListen: 'httpListen', grpcMaxMessageBytes: 'maxMessageBytes', maxDescriptors: 'maxDescriptors', maxDescriptorEntries: 'maxEntries' } as const;
+
+/**
+ * Every restart-only field as the file names it; the schema marks the same
+ * ones `reload: false` (test/docs/config-reference.test.ts keeps them equal),
+ * and docs/configuration-reference.md says so per option.
+ */
+export const RESTART_PATHS: readonly string[] = [...RESTART_FIELDS, ...RESTART_LIMITS.map((limit) => `limits.${limit}`), 'tls.redirectHttp', ...Object.keys(RESTART_DECISION).map((field) => `decisionService.${field}`)];
 
 export interface LoadedConfig {
   /** First 12 hex digits of the file's SHA-256. */
@@ -106,9 +115,10 @@ export function restartOnlyChanges(before: SluiceConfig, after: SluiceConfig): s
   // Certificates are read again on every reload; turning TLS on or off, or moving its redirect listener, takes a restart.
   if ((before.tls === undefined) !== (after.tls === undefined)) fields.push('tls');
   else if (differs(before.tls?.redirectHttp, after.tls?.redirectHttp)) fields.push('tls.redirectHttp');
-  // The decision service's listeners stay where they are; its domains and routes reload.
-  for (const listener of ['grpcListen', 'httpListen'] as const) {
-    if (differs(before.decisionService[listener], after.decisionService[listener])) fields.push(`decisionService.${listener}`);
+  // The decision service's listeners stay where they are, with their bounds; its domains and routes reload.
+  for (const [field, loaded] of Object.entries(RESTART_DECISION)) {
+    const value = (config: SluiceConfig) => (loaded === 'grpcListen' || loaded === 'httpListen' ? config.decisionService[loaded] : config.decisionService.grpcLimits[loaded]);
+    if (differs(value(before), value(after))) fields.push(`decisionService.${field}`);
   }
   return fields;
 }

@@ -1,27 +1,12 @@
 #!/usr/bin/env node
 // The `sluice` command. Each subcommand lives in its own file and is loaded
-// only when asked for; add one by adding a line to COMMANDS.
+// only when asked for; add one by adding a line to COMMANDS (commands.ts).
 import { isSluiceError } from '../core/errors.js';
 import { describeFailure } from './cli-io.js';
 import { missingPackageMessage } from './gateway-packages.js';
-import type { Command } from './command.js';
+import { COMMANDS } from './commands.js';
 
 export type { Command } from './command.js';
-
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  start: async () => (await import('./start.js')).command,
-  check: async () => (await import('./check.js')).command,
-  explain: async () => (await import('./explain-command.js')).command,
-  migrate: async () => ({ summary: 'apply the rule store migrations to SLUICE_DATABASE_URL', run: (await import('./migrate.js')).run }),
-  rules: async () => ({ summary: 'list|get|set|delete|import|export rules through the admin API', run: (await import('./rules-command.js')).run }),
-  overrides: async () => ({ summary: 'list|set|delete per-key overrides of limits through the admin API', run: (await import('./overrides-command.js')).run }),
-  plans: async () => ({ summary: 'list|show|create|set-limit|delete|assign|unassign plans through the admin API', run: (await import('./plans-command.js')).run }),
-  reload: async () => ({ summary: "re-read the running gateway's config file (like SIGHUP) through the admin API", run: (await import('./reload-command.js')).run }),
-  ratelimit: async () => (await import('./ratelimit-command.js')).command,
-  keys: async () => ({ summary: 'create|list|revoke API keys through the admin API', run: (await import('./keys-command.js')).run }),
-  tokens: async () => ({ summary: 'create|list|revoke named admin tokens (read, write, admin) through the admin API', run: (await import('./tokens-command.js')).run }),
-  audit: async () => ({ summary: 'export the audit log of every change (--since, --format json|csv) through the admin API', run: (await import('./audit-command.js')).run }),
-};
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -1,12 +1,14 @@
-// `sluice start [--config FILE] [--workers N|auto] [--demo-upstream]`: runs the
+// `sluice start [--config FILE] [--workers N|auto] [--log-format pretty|json] [--demo-upstream]`: runs the
 // gateway until SIGTERM or SIGINT, then drains in-flight requests and exits.
 // SIGHUP reloads the config file. With workers > 1 this process becomes the
 // primary (src/process/primary.ts) and each worker re-enters here.
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { type RunningSluice, startSluice } from '../app.js';
 import type { Env } from '../config/env.js';
+import { createLogger } from '../config/logger.js';
+import { LOG_FORMATS } from '../config/schema.js';
 import type { SluiceConfig } from '../config/types.js';
 import { startDemoUpstream } from '../demo/upstream.js';
 import { ConfigReloader } from '../admin/config-reload.js';
@@ -15,16 +17,22 @@ import { configFileFrom, loadConfigOrReport } from './config-arg.js';
 import type { Command } from './command.js';
 
 export const command: Command = {
-  summary: 'run the gateway (--config FILE, --workers N|auto, --demo-upstream); SIGHUP reloads the config',
+  summary: 'run the gateway (--config FILE, --workers N|auto, --log-format pretty|json, --demo-upstream); SIGHUP reloads the config',
   async run(argv) {
     if (cluster.isWorker) return (await import('../process/worker.js')).runWorker();
-    const options = { config: { type: 'string', short: 'c' }, workers: { type: 'string', short: 'w' }, 'demo-upstream': { type: 'boolean' } } as const;
+    const options = { config: { type: 'string', short: 'c' }, workers: { type: 'string', short: 'w' }, 'log-format': { type: 'string' }, 'demo-upstream': { type: 'boolean' } } as const;
     const args = parseArgs({ args: argv, options }).values;
+    const format = args['log-format'];
+    if (format !== undefined && !(LOG_FORMATS as readonly string[]).includes(format)) {
+      process.stderr.write(`sluice: --log-format must be ${LOG_FORMATS.join(' or ')}, not ${JSON.stringify(format)}\n`);
+      return 2;
+    }
     const file = configFileFrom(args.config);
-    const env: Env = args.workers === undefined ? process.env : { ...process.env, SLUICE_WORKERS: args.workers };
+    // The flags travel as the variables they stand for, so workers (and reloads) see the same config.
+    const env: Env = { ...process.env, ...(args.workers === undefined ? {} : { SLUICE_WORKERS: args.workers }), ...(format === undefined ? {} : { SLUICE_LOG_FORMAT: format }) };
     const config = loadConfigOrReport(file, env);
     if (!config) return 2;
-    const logger = pino({ level: config.log.level, name: 'sluice' });
+    const logger = createLogger(config.log);
     // A bug must be logged, not take every tenant's traffic down with it.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
     const demoUpstream = args['demo-upstream'] === true && !process.env.UPSTREAM_URL;

@@ -6,22 +6,23 @@ import { type Env, envOverrides, referencedVariables } from './env.js';
  * Read outside envOverrides: the file to load, the CLI's admin API, the audit
  * log's retention (rules/team.ts), and `sluice ratelimit`'s own options
  * (decision/reference/sluice-config.ts). test/connections/config.int.test.ts finds
- * every SLUICE_* name src/ reads and fails when one is missing here.
+ * every SLUICE_* name src/ reads and fails when one is missing here; the
+ * descriptions go to docs/environment-variables.md.
  */
-const OTHER_VARIABLES = [
-  'SLUICE_CONFIG',
-  'SLUICE_ADMIN_URL',
-  'SLUICE_AUDIT_KEEP_DAYS',
-  'SLUICE_AUDIT_KEEP_ENTRIES',
-  'SLUICE_AUDIT_KEEP_FAILED',
-  'SLUICE_RESILIENCE',
-  'SLUICE_STORE_DEADLINE_MS',
-  'SLUICE_HEADERS_IETF',
+export const OTHER_VARIABLES: readonly { name: string; default?: string; description: string }[] = [
+  { name: 'SLUICE_CONFIG', default: '`sluice.yaml`', description: 'the config file, when `--config` is not given' },
+  { name: 'SLUICE_ADMIN_URL', default: '`http://127.0.0.1:8081`', description: 'the admin API the CLI talks to ([admin-api.md](admin-api.md#cli-for-operators))' },
+  { name: 'SLUICE_AUDIT_KEEP_DAYS', default: '`90`', description: 'days of audit log the rule store keeps ([admin-api.md](admin-api.md#audit-log))' },
+  { name: 'SLUICE_AUDIT_KEEP_ENTRIES', default: '`100000`', description: 'changes of audit log the rule store keeps' },
+  { name: 'SLUICE_AUDIT_KEEP_FAILED', default: '`10000`', description: 'failed attempts the audit log keeps, counted apart' },
+  { name: 'SLUICE_RESILIENCE', description: "`sluice ratelimit`'s resilience options ([decision-service.md](decision-service.md))" },
+  { name: 'SLUICE_STORE_DEADLINE_MS', description: "`sluice ratelimit`'s Redis deadline" },
+  { name: 'SLUICE_HEADERS_IETF', description: "`sluice ratelimit`'s IETF headers" },
 ];
 
 /** Every SLUICE_* variable Sluice reads: the overrides (asked of envOverrides itself, so the list cannot drift) and the others. */
 export function knownVariables(): string[] {
-  const asked = new Set<string>(OTHER_VARIABLES);
+  const asked = new Set<string>(OTHER_VARIABLES.map((variable) => variable.name));
   const recording = new Proxy({} as Env, {
     get(_target, name) {
       if (typeof name === 'string') asked.add(name);
@@ -53,7 +54,7 @@ export function unknownVariables(env: Env, configText = ''): UnknownVariable[] {
 
 /** The warning for one unknown variable. */
 export function unknownVariableMessage({ variable, nearest }: UnknownVariable): string {
-  return `${variable} is not a Sluice variable and is ignored; did you mean ${nearest}? (see docs/configuration.md#environment-variables)`;
+  return `${variable} is not a Sluice variable and is ignored; did you mean ${nearest}? (see docs/environment-variables.md)`;
 }
 
 function nearest(name: string, candidates: readonly string[]): string {

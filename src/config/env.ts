@@ -3,6 +3,7 @@
 // a value holding `#` or `:` cannot change the YAML's structure.
 import { isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
 import type { ConfigPath } from './config-error.js';
+import { type ConfigOption, envOptions } from './options.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -84,43 +85,23 @@ interface Override {
   value: unknown;
 }
 
-/** The SLUICE_* overrides present in `env`, each with the config field it sets. */
+/** How each kind of option reads its variable: a list is comma-separated, a number is one when all digits. */
+const CONVERT: Record<ConfigOption['envKind'], (text: string) => unknown> = {
+  list: (text) => text.split(',').map((part) => part.trim()).filter(Boolean),
+  number: (text) => (/^\d+$/.test(text) ? Number(text) : text),
+  text: (text) => text,
+};
+
+/**
+ * The SLUICE_* overrides present in `env`, each with the config field it sets:
+ * every option whose schema names a variable (`env` in its OptionMeta).
+ */
 export function envOverrides(env: Env): Override[] {
   const out: Override[] = [];
-  const add = (variable: string, path: ConfigPath, convert: (text: string) => unknown = (text) => text) => {
-    const text = env[variable];
-    if (text !== undefined && text !== '') out.push({ variable, path, value: convert(text) });
-  };
-  add('SLUICE_LISTEN', ['listen']);
-  add('SLUICE_TLS_CERT', ['tls', 'cert']);
-  add('SLUICE_TLS_KEY', ['tls', 'key']);
-  add('SLUICE_ADMIN_LISTEN', ['admin', 'listen']);
-  add('SLUICE_ADMIN_TOKEN', ['admin', 'token']);
-  add('SLUICE_REDIS_URL', ['store', 'url']);
-  add('SLUICE_REDIS_CLUSTER', ['store', 'cluster'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
-  add('SLUICE_REDIS_SENTINELS', ['store', 'sentinel', 'sentinels'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
-  add('SLUICE_REDIS_SENTINEL_NAME', ['store', 'sentinel', 'name']);
-  add('SLUICE_REDIS_USERNAME', ['store', 'username']);
-  add('SLUICE_REDIS_PASSWORD', ['store', 'password']);
-  add('SLUICE_REDIS_PASSWORD_FILE', ['store', 'passwordFile']);
-  add('SLUICE_REDIS_TLS_CA', ['store', 'tls', 'ca']);
-  add('SLUICE_REDIS_TLS_CERT', ['store', 'tls', 'cert']);
-  add('SLUICE_REDIS_TLS_KEY', ['store', 'tls', 'key']);
-  add('SLUICE_REDIS_TLS_SERVERNAME', ['store', 'tls', 'servername']);
-  add('SLUICE_REDIS_WAIT_REPLICAS', ['store', 'wait', 'replicas'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
-  add('SLUICE_REDIS_WAIT_TIMEOUT_MS', ['store', 'wait', 'timeoutMs'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
-  add('SLUICE_DATABASE_URL', ['database', 'url']);
-  add('SLUICE_DATABASE_PASSWORD_FILE', ['database', 'passwordFile']);
-  add('SLUICE_DATABASE_TLS_MODE', ['database', 'tls', 'mode']);
-  add('SLUICE_DATABASE_TLS_CA', ['database', 'tls', 'ca']);
-  add('SLUICE_INSTANCES', ['instances'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
-  add('SLUICE_REGION', ['region']);
-  add('SLUICE_WORKERS', ['workers'], (text) => (/^\d+$/.test(text) ? Number(text) : text));
-  add('SLUICE_DATA_DIR', ['dataDir']);
-  add('SLUICE_GRPC_LISTEN', ['decisionService', 'grpcListen']);
-  add('SLUICE_DECISION_LISTEN', ['decisionService', 'httpListen']);
-  add('SLUICE_ENVOY_CONFIG', ['decisionService', 'envoyConfig'], (text) => text.split(',').map((part) => part.trim()).filter(Boolean));
-  add('SLUICE_LOG_LEVEL', ['log', 'level']);
+  for (const option of envOptions()) {
+    const text = env[option.env];
+    if (text !== undefined && text !== '') out.push({ variable: option.env, path: option.keys, value: CONVERT[option.envKind](text) });
+  }
   return out;
 }
 

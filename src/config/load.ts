@@ -135,7 +135,7 @@ function build(file: ConfigFile, { source, fail, baseDir, env, decisionServiceOf
     instances: file.instances,
     region: file.region,
     dataDir: file.dataDir ?? './data',
-    log: { level: file.log?.level ?? 'info' },
+    log: { level: file.log?.level ?? 'info', format: file.log?.format },
     tracing: file.tracing,
   });
 }

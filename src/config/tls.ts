@@ -17,14 +17,25 @@ const serverName = z
   .transform((name) => name.toLowerCase());
 
 export const tlsFields = {
-  cert: pemFile,
-  key: pemFile,
+  cert: pemFile.meta({ description: "PEM certificate chain, relative to the config file's folder; served to clients no `sni` entry matches" }),
+  key: pemFile.meta({ description: 'its PEM private key' }),
   /** More certificates, each served to clients that ask for one of its names (SNI). */
-  sni: z.array(z.object({ names: z.array(serverName).min(1, 'must list at least one name'), cert: pemFile, key: pemFile }).strict()).default([]),
+  sni: z
+    .array(
+      z
+        .object({
+          names: z.array(serverName).min(1, 'must list at least one name').meta({ description: 'names this certificate serves: exact, or `*.` for any name under it' }),
+          cert: pemFile.meta({ description: 'PEM certificate chain' }),
+          key: pemFile.meta({ description: 'its PEM private key' }),
+        })
+        .strict(),
+    )
+    .default([])
+    .meta({ description: 'more certificates, each served to clients that ask for one of its names (SNI)' }),
   /** HTTP/2 for clients that offer it (ALPN), HTTP/1.1 for the others, on the same port. */
-  http2: z.boolean().default(true),
+  http2: z.boolean().default(true).meta({ description: 'HTTP/2 for clients that offer it (ALPN), HTTP/1.1 for the others, on the same port' }),
   /** Oldest protocol version accepted. */
-  minVersion: z.enum(['TLSv1.2', 'TLSv1.3'], 'must be TLSv1.2 or TLSv1.3').default('TLSv1.2'),
+  minVersion: z.enum(['TLSv1.2', 'TLSv1.3'], 'must be TLSv1.2 or TLSv1.3').default('TLSv1.2').meta({ description: 'oldest protocol version accepted' }),
 };
 export const tlsSchema = z.object(tlsFields).strict();
 

@@ -1,4 +1,8 @@
-// The loaded configuration: typed, defaults filled, keys hashed, frozen.
+// The loaded configuration: typed, defaults filled, keys hashed, frozen. Where
+// a loaded field is the file's option as the schema outputs it (defaults
+// filled), its type is the schema's (z.output), so an option's type is defined
+// once; the rest (addresses parsed, files read, keys hashed) is written out.
+import type { z } from 'zod';
 import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
@@ -9,38 +13,27 @@ import type { ListenAddress } from './listen-address.js';
 import type { UpstreamInstance } from './route-forwarding.js';
 import type { TlsConfig } from './tls.js';
 import type { TracingFileConfig } from './tracing-schema.js';
+import type { healthCheckSchema, headerEditsSchema } from './route-forwarding.js';
+import type { databaseSchema, headersSchema, limitsSchema, logSchema, routeSchema, storeSchema, tenantsSchema } from './schema.js';
 
 export type { SeedRule, TenantKey } from '../rules/types.js';
 export type { DecisionServiceConfig } from './decision-service.js';
 export type { ListenAddress } from './listen-address.js';
 
-export interface RouteConfig {
-  readonly id: string;
+/** The route's options as the schema outputs them; upstreams, methods, retries and limits are written out below. */
+type RouteOptions = Pick<Out<typeof routeSchema>, 'id' | 'path' | 'host' | 'stripPrefix' | 'caseInsensitive' | 'rewrite' | 'timeoutMs' | 'anonymous' | 'cost'>;
+
+export interface RouteConfig extends RouteOptions {
   /** Upper-case methods; undefined means any method. */
   readonly methods: readonly string[] | undefined;
-  /** `/orders`, `/orders/:id` or prefix `/api/*`. */
-  readonly path: string;
   /** The upstream instances, origins only (e.g. `http://127.0.0.1:8090`), balanced by weight. */
   readonly upstreams: readonly UpstreamInstance[];
-  /** Only requests whose Host is this (`*.example.com`: any subdomain); undefined: any host. */
-  readonly host: string | undefined;
-  /** Forward a `/prefix/*` route's requests without the prefix. */
-  readonly stripPrefix: boolean;
-  /** Match the path lower-cased (an upstream that ignores case); false: the upstream must be case-sensitive. */
-  readonly caseInsensitive: boolean;
-  readonly rewrite: { readonly pattern: string; readonly replacement: string } | undefined;
   readonly requestHeaders: HeaderEdits | undefined;
   readonly responseHeaders: HeaderEdits | undefined;
   /** Statuses after which an idempotent request is retried once on another instance. */
   readonly retryOn: readonly number[];
   /** Active health check of the instances; undefined: passive health only. */
   readonly healthCheck: HealthCheckConfig | undefined;
-  /** Budget for the upstream's response headers, and for each idle gap in its body. */
-  readonly timeoutMs: number;
-  /** No API key needed: the route's limits are keyed by ip, header or route. */
-  readonly anonymous: boolean;
-  /** Units one request takes from each of the route's limits. */
-  readonly cost: number;
   /** The JWT the route requires (its own `auth:`, else the top-level one); undefined: none (docs/jwt.md). */
   readonly auth: JwtAuthConfig | undefined;
   /**
@@ -52,33 +45,23 @@ export interface RouteConfig {
   readonly concurrency?: readonly ConcurrencyLimitConfig[];
 }
 
-export interface HealthCheckConfig {
-  /** Asked with GET on each instance; a 2xx or 3xx keeps it in rotation. */
-  readonly path: string;
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-}
+/** Asked with GET on each instance; a 2xx or 3xx keeps it in rotation. */
+export type HealthCheckConfig = Out<typeof healthCheckSchema>;
 
-export interface HeaderEdits {
-  /** Header name → value; `{tenant}`, `{route}`, `{clientIp}` are filled per request. */
-  readonly set: Readonly<Record<string, string>>;
-  readonly remove: readonly string[];
-}
+/** Header name → value (`{tenant}`, `{route}`, `{clientIp}` filled per request), and names removed. */
+export type HeaderEdits = Out<typeof headerEditsSchema>;
 
-export interface StoreConfig {
+/** The store's options as the schema outputs them; its addresses parsed and its files read below. */
+type StoreOptions = Pick<Out<typeof storeSchema>, 'url' | 'deadlineMs' | 'maxKeys' | 'wait' | 'username'>;
+
+export interface StoreConfig extends StoreOptions {
   readonly type: 'memory' | 'redis';
-  readonly url: string | undefined;
   readonly cluster: readonly ListenAddress[] | undefined;
-  readonly deadlineMs: number | undefined;
-  readonly maxKeys: number | undefined;
-  /** The data nodes' ACL user and password (passwordFile already read); also every Cluster node's. */
-  readonly username: string | undefined;
+  /** The data nodes' password (passwordFile already read); also every Cluster node's. */
   readonly password: string | undefined;
   /** TLS to the data nodes; undefined = plain unless the URL is `rediss://`. */
   readonly tls: TlsFiles | undefined;
   readonly sentinel: SentinelConfig | undefined;
-  /** Opt-in WAIT after each admission (standalone and Sentinel; not a Cluster). */
-  readonly wait: { readonly replicas: number; readonly timeoutMs: number } | undefined;
 }
 
 /** A TLS section with its files read: PEM text, never paths. */
@@ -102,12 +85,16 @@ export interface SentinelConfig {
 
 /** database.tls: libpq's sslmode (disable, require, verify-full) and the CA's PEM text. */
 export interface DatabaseTls {
-  readonly mode: 'disable' | 'require' | 'verify-full';
+  readonly mode: NonNullable<Out<typeof databaseSchema>['tls']>['mode'];
   readonly ca: string | undefined;
 }
 
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type { LogFormat, LogLevel } from './logger.js';
+
+/** A schema's output as loaded: every field present (an absent optional one as undefined) and read-only. */
+type Loaded<T> = { readonly [K in keyof Required<T>]: undefined extends T[K] ? T[K] | undefined : T[K] };
+type Out<S extends z.ZodType> = Loaded<z.output<S>>;
 
 export interface SluiceConfig {
   /** The file it came from, for messages. */
@@ -117,12 +104,8 @@ export interface SluiceConfig {
   readonly tls: (TlsConfig & { readonly redirectHttp: ListenAddress | undefined }) | undefined;
   readonly admin: { readonly listen: ListenAddress; readonly token: string | undefined; readonly tls: TlsConfig | undefined; readonly metrics: MetricsAccess };
   readonly routes: readonly RouteConfig[];
-  readonly tenants: {
-    /** Lower-cased, as node exposes request headers. */
-    readonly header: string;
-    readonly unknownKeys: 'reject' | 'default-rule';
-    readonly keys: readonly TenantKey[];
-  };
+  /** `header` lower-cased, as node exposes request headers; the keys hashed. */
+  readonly tenants: Omit<Out<typeof tenantsSchema>, 'keys'> & { readonly keys: readonly TenantKey[] };
   readonly defaultRule: Rule;
   /** Seed data for the rule store. */
   readonly rules: readonly SeedRule[];
@@ -136,30 +119,10 @@ export interface SluiceConfig {
   /** The top-level `globalLimits:`, also appended to each route's `limits` they apply to. */
   readonly globalLimits: readonly LimitConfig[];
   readonly clientIp: ClientIpConfig;
-  readonly headers: { readonly ietf: boolean; readonly problemJson: boolean };
-  readonly limits: {
-    readonly maxHeaderBytes: number;
-    readonly maxBodyBytes: number;
-    readonly maxQueued: number;
-    readonly headerTimeoutMs: number;
-    readonly requestTimeoutMs: number;
-    readonly bodyIdleTimeoutMs: number;
-    readonly keepAliveTimeoutMs: number;
-    /** A WebSocket tunnel idle both ways this long is closed. */
-    readonly websocketIdleTimeoutMs: number;
-    readonly bufferBodyBytes: number;
-    readonly http2MaxConcurrentStreams: number;
-    readonly http2MaxResetsPerSecond: number;
-  };
-  readonly database: {
-    readonly url: string | undefined;
-    /** Rule-store reads and writes give up (503) after this; PostgreSQL's statement_timeout too. */
-    readonly statementTimeoutMs: number;
-    readonly connectTimeoutMs: number;
-    /** How far PostgreSQL's clock may lag ours (the failed-write guarantee assumes it). */
-    readonly maxClockSkewMs: number;
-    /** /readyz's store probe timeout. */
-    readonly healthTimeoutMs: number;
+  readonly headers: Out<typeof headersSchema>;
+  readonly limits: Out<typeof limitsSchema>;
+  /** The rule store's options; its TLS CA and password files read. */
+  readonly database: Omit<Out<typeof databaseSchema>, 'tls' | 'passwordFile'> & {
     /** undefined = as database.url says (its sslmode, if any). */
     readonly tls: DatabaseTls | undefined;
     /** From database.passwordFile, read at start and on reload; replaces the URL's password. */
@@ -172,7 +135,8 @@ export interface SluiceConfig {
   readonly instances: number | undefined;
   readonly region: string | undefined;
   readonly dataDir: string;
-  readonly log: { readonly level: LogLevel };
+  /** `format` undefined: pretty when stdout is a terminal, else JSON (logger.ts). */
+  readonly log: Out<typeof logSchema>;
   /** The `tracing:` section as the file has it (defaults filled); the OTEL_* variables are applied at start (tracing/settings.ts). */
   readonly tracing: TracingFileConfig;
 }

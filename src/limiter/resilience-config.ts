@@ -23,32 +23,32 @@ type Helpers = ReturnType<typeof helpersOf>;
 function breakerSchemaOf(z: Z, { int }: Helpers) {
   return z.object({
     /** Consecutive failed or timed-out Redis calls that open the breaker. */
-    failureThreshold: int(1, 1_000_000).default(5),
+    failureThreshold: int(1, 1_000_000).default(5).meta({ description: 'consecutive failed or timed-out Redis calls that open the breaker' }),
     /** Failure percentage within the rolling window that opens it. */
-    errorThresholdPercentage: z.number().min(1).max(100).default(50),
+    errorThresholdPercentage: z.number().min(1).max(100).default(50).meta({ description: 'failure percentage within the rolling window that opens it' }),
     /** Calls within the window before the percentage is considered. */
-    volumeThreshold: int(0, 1_000_000).default(20),
+    volumeThreshold: int(0, 1_000_000).default(20).meta({ description: 'calls within the window before the percentage counts' }),
     /** Length of the rolling window, ms. */
-    rollingWindowMs: int(100, 600_000).default(1000),
+    rollingWindowMs: int(100, 600_000).default(1000).meta({ description: 'length of the rolling window' }),
     /** Time the breaker stays open before one probe is let through, ms. */
-    resetTimeoutMs: int(10, 600_000).default(500),
+    resetTimeoutMs: int(10, 600_000).default(500).meta({ description: 'time open before one probe goes through' }),
     /**
      * How long Redis must stay silent on a call before it counts as a failure, ms.
      * A shorter silence (a busy machine) still sends the request to the fallback
      * at the deadline, but Redis's late reply is reconciled and the breaker stays closed.
      */
-    silenceMs: int(1, 600_000).default(250),
+    silenceMs: int(1, 600_000).default(250).meta({ description: 'a call counts as a breaker failure only after this much Redis silence (never less than the deadline); see [resilience.md](resilience.md#deadline-and-breaker)' }),
   }).strict();
 }
 
 function hotKeySchemaOf(z: Z, { int }: Helpers) {
   return z.object({
     /** Requests per second on one key, seen by one instance, above which it leases by itself; 0 = never. */
-    autoLeaseRatePerSec: z.number().min(0).max(1e9).default(1000),
+    autoLeaseRatePerSec: z.number().min(0).max(1e9).default(1000).meta({ description: 'per-instance rate on one key above which it leases by itself; `0` = never' }),
     /** Units per lease for automatically leased keys (capped at capacity / instances). */
-    batch: int(1, 10_000).default(50),
+    batch: int(1, 10_000).default(50).meta({ description: 'units per automatic lease, capped at capacity ÷ instances' }),
     /** Unspent leased units are dropped after this long, ms. */
-    leaseTtlMs: int(10, 600_000).default(1000),
+    leaseTtlMs: int(10, 600_000).default(1000).meta({ description: 'unspent leased units are dropped after this long' }),
   }).strict();
 }
 
@@ -58,13 +58,13 @@ function rebalanceSchemaOf(z: Z, { int, id, share }: Helpers) {
     .strict();
   return z.object({
     /** The other regions' Redis, by region name (this region's own Redis is the engine's). */
-    peers: z.record(id, redisTargetSchema),
+    peers: z.record(id, redisTargetSchema).meta({ description: 'the other regions\' Redis, by region name: `{us: {url: "redis://…"}}` or `{us: {cluster: ["host:port"]}}`' }),
     /** How often shares move, ms (default five minutes). */
-    intervalMs: int(1000, 86_400_000).default(300_000),
-    minShare: share.default(0.05),
-    maxShare: z.number().min(0).max(1).default(0.95),
+    intervalMs: int(1000, 86_400_000).default(300_000).meta({ description: 'how often shares move' }),
+    minShare: share.default(0.05).meta({ description: 'lower bound of a region\'s share (at most `maxShare`)' }),
+    maxShare: z.number().min(0).max(1).default(0.95).meta({ description: 'upper bound of a region\'s share' }),
     /** Largest change of one region's share per round. */
-    maxStep: z.number().positive().max(1).default(0.1),
+    maxStep: z.number().positive().max(1).default(0.1).meta({ description: 'largest change of one region\'s share per round' }),
   }).strict();
 }
 type RebalanceConfig = Zod.infer<ReturnType<typeof rebalanceSchemaOf>>;
@@ -83,29 +83,29 @@ function fieldsSchemaOf(z: Z) {
      */
     replicaWait: z.object({ replicas: int(1, 100), timeoutMs: int(1, 10_000) }).strict().optional(),
     /** A fresh client is still connecting, not slow: calls wait this long for its first bytes before the deadline applies, ms. */
-    connectGraceMs: int(0, 60_000).default(1000),
-    breaker: breakerSchemaOf(z, helpers).prefault({}),
+    connectGraceMs: int(0, 60_000).default(1000).meta({ description: 'a client still connecting is waited for this long before the deadline applies' }),
+    breaker: breakerSchemaOf(z, helpers).prefault({}).meta({ description: 'the circuit breaker over Redis calls ([resilience.md](resilience.md#deadline-and-breaker))' }),
     /** Fixed number of gateway instances (SLUICE_INSTANCES); absent = count live instances in Redis. */
     instances: int(1, 10_000).optional(),
     /** Membership heartbeat period, ms. */
-    heartbeatMs: int(50, 60_000).default(1000),
+    heartbeatMs: int(50, 60_000).default(1000).meta({ description: 'membership heartbeat period' }),
     /** An instance not seen for this long no longer counts, ms. */
-    memberTtlMs: int(150, 600_000).default(3000),
+    memberTtlMs: int(150, 600_000).default(3000).meta({ description: 'an instance not seen for this long no longer counts (at least twice `heartbeatMs`)' }),
     /** This gateway's region, for rules with regionShares; absent = one region, full limits. */
     region: id.optional(),
     /** Share of a limit this region enforces when the rule has no regionShares entry and none is published. */
-    defaultRegionShare: share.default(1),
-    hotKey: hotKeySchemaOf(z, helpers).prefault({}),
+    defaultRegionShare: share.default(1).meta({ description: 'this region\'s share of a limit when the rule names none and none is published' }),
+    hotKey: hotKeySchemaOf(z, helpers).prefault({}).meta({ description: 'hot keys: leases of units taken from Redis in batches ([resilience.md](resilience.md))' }),
     /** Most refused keys remembered ("over limit until T"). */
-    negativeCacheSize: int(1, 10_000_000).default(10_000),
+    negativeCacheSize: int(1, 10_000_000).default(10_000).meta({ description: 'refused keys remembered ("over limit until T")' }),
     /** Most keys whose last Redis state is kept to seed the fallback, and hot-key counters. */
-    stateCacheSize: int(1, 10_000_000).default(10_000),
+    stateCacheSize: int(1, 10_000_000).default(10_000).meta({ description: 'keys whose last Redis state is kept to seed the fallback, and hot-key counters' }),
     /** Most buckets of the local fallback limiter. */
-    fallbackMaxKeys: int(1, 100_000_000).default(100_000),
+    fallbackMaxKeys: int(1, 100_000_000).default(100_000).meta({ description: 'buckets of the local fallback limiter' }),
     /** Budget of reset and inspect (admin calls), ms. */
-    adminTimeoutMs: int(10, 60_000).default(1000),
+    adminTimeoutMs: int(10, 60_000).default(1000).meta({ description: 'budget of the admin API\'s bucket reset and inspect calls' }),
     /** Background rebalancing of region shares; only with `region`. */
-    rebalance: rebalanceSchemaOf(z, helpers).optional(),
+    rebalance: rebalanceSchemaOf(z, helpers).optional().meta({ description: 'background rebalancing of region shares; needs the top-level `region`' }),
   }).strict();
 }
 

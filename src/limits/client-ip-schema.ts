@@ -9,9 +9,21 @@ import { parseCidr } from './client-ip.js';
 function clientIpSchemaOf(z: typeof Zod) {
   return z
     .object({
-      trustedProxies: z.array(z.string().refine((cidr) => parseCidr(cidr) !== undefined, 'must be an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or ::1/128')).default([]),
-      header: z.enum(['x-forwarded-for', 'forwarded'], 'must be x-forwarded-for or forwarded').default('x-forwarded-for'),
-      ipv6Prefix: z.number().int('must be an integer').min(1, 'must be at least 1').max(128, 'must be at most 128').default(64),
+      trustedProxies: z
+        .array(z.string().refine((cidr) => parseCidr(cidr) !== undefined, 'must be an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or ::1/128'))
+        .default([])
+        .meta({ description: 'CIDRs of the proxies whose forwarding header is believed; from any other client the socket address counts' }),
+      header: z
+        .enum(['x-forwarded-for', 'forwarded'], 'must be x-forwarded-for or forwarded')
+        .default('x-forwarded-for')
+        .meta({ description: 'the header the trusted proxies write' }),
+      ipv6Prefix: z
+        .number()
+        .int('must be an integer')
+        .min(1, 'must be at least 1')
+        .max(128, 'must be at most 128')
+        .default(64)
+        .meta({ description: 'IPv6 clients are counted by this prefix (one /64 is one client)' }),
     })
     .strict();
 }

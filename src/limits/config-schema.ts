@@ -23,11 +23,15 @@ export const limitSchema = z
     id: z
       .string()
       .refine(isValidId, 'must be an id: 1-64 letters, digits or . _ ~ @ + -')
-      .refine((id) => !id.includes('~'), 'must not contain ~ (reserved for the ids Sluice derives from requests)'),
-    key: keySourceSchema.default('tenant'),
-    rule: z.unknown().optional(),
+      .refine((id) => !id.includes('~'), 'must not contain ~ (reserved for the ids Sluice derives from requests)')
+      .meta({ description: "the limit's id (no `~`): bucket keys and metrics name it" }),
+    key: keySourceSchema.default('tenant').meta({ description: 'what one bucket counts: `tenant`, `ip`, `route`, `tenant+ip`, `{ header: Name }` or `{ claim: name }` of the verified JWT ([limits.md](limits.md#route-fields))' }),
+    rule: z.unknown().optional().meta({ description: "the limit's rule ([policies.md](policies.md)); without one, the rule store's rule for the tenant and route", typeText: 'rule' }),
     /** `rate` (the default): a rule's bucket; `concurrency`: at most `max` requests (or tunnels) open at once (check-concurrency.ts). */
-    kind: z.enum(['rate', 'concurrency'], 'must be rate or concurrency').default('rate'),
+    kind: z
+      .enum(['rate', 'concurrency'], 'must be rate or concurrency')
+      .default('rate')
+      .meta({ description: "`rate`: a rule's bucket; `concurrency`: at most `max` requests (or WebSocket tunnels) of one key open at once, cluster-wide ([limits.md](limits.md#concurrency-limits))" }),
     ...concurrencyFields,
   })
   .strict();
@@ -35,10 +39,19 @@ export const limitSchema = z
 /** Fields a route gains for limits (spread into the route schema). */
 export const routeLimitFields = {
   /** No API key needed; every limit must then be keyed by ip, header or route. */
-  anonymous: z.boolean().default(false),
+  anonymous: z.boolean().default(false).meta({ description: "no API key needed; the route's limits are keyed by client IP, a header, a JWT claim or the route ([limits.md](limits.md))" }),
   /** Units one request of this route takes from each of its limits. */
-  cost: z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_COUNT, `must be at most ${MAX_COUNT}`).default(1),
-  limits: z.array(limitSchema).optional(),
+  cost: z
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(MAX_COUNT, `must be at most ${MAX_COUNT}`)
+    .default(1)
+    .meta({ description: "units one request takes from each of the route's limits (the global ones included) ([limits.md](limits.md#cost))" }),
+  limits: z
+    .array(limitSchema)
+    .optional()
+    .meta({ description: 'what a request is counted against, all decided together ([limits.md](limits.md#route-fields))', defaultText: 'one limit per tenant, named after the route' }),
 };
 
 /** The top-level `globalLimits:`: limits every route enforces besides its own. */

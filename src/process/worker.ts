@@ -3,7 +3,7 @@
 // listener. Its config comes from the primary, at start and on each reload;
 // its rules and keys from the primary's store (ipc-rule-store.ts).
 import cluster from 'node:cluster';
-import { pino } from 'pino';
+import { createLogger } from '../config/logger.js';
 import { AggregatorRegistry } from 'prom-client';
 import { startSluice } from '../app.js';
 import type { SluiceConfig } from '../config/types.js';
@@ -23,7 +23,7 @@ const send = (message: FromWorker) => process.send?.(message);
 
 export async function runWorker(): Promise<number> {
   const { config, store: identity } = await firstConfig();
-  const logger = pino({ level: config.log.level, name: 'sluice', base: { pid: process.pid, worker: cluster.worker?.id } });
+  const logger = createLogger({ ...config.log, base: { pid: process.pid, worker: cluster.worker?.id } });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
   // A hangup of the terminal reaches the whole group: the primary reloads, a worker must not die of it.
   process.on('SIGHUP', () => undefined);
