@@ -100,7 +100,7 @@ describe('config', () => {
       },
     });
     assert.deepEqual(config.listen, { host: '0.0.0.0', port: 7000 });
-    assert.deepEqual(config.admin, { listen: { host: '127.0.0.1', port: 7001 }, token: 'a-long-enough-admin-token', tls: undefined });
+    assert.deepEqual(config.admin, { listen: { host: '127.0.0.1', port: 7001 }, token: 'a-long-enough-admin-token', tls: undefined, metrics: { listen: undefined, requireToken: false } });
     assert.equal(config.store.type, 'redis');
     assert.deepEqual(config.store.cluster, [
       { host: '10.0.0.1', port: 7000 },

@@ -40,7 +40,7 @@ for (const kind of ['memory', 'redis'] as const) {
 
     it('decide, peek, inspect and reset refuse a misspelt or incomplete rule, naming the field', async () => {
       await assert.rejects(engine.decide('shop-a', 'orders', TYPO), invalid('rule.refillPerSecond', /expected number/));
-      await assert.rejects(engine.decide('shop-a', 'orders', NO_WINDOW), invalid('rule.windowMs', /expected number/));
+      await assert.rejects(engine.decide('shop-a', 'orders', NO_WINDOW), invalid('rule.windowMs', /is required \(or give calendar/));
       await assert.rejects(engine.peek('shop-a', 'orders', TYPO), invalid('rule.refillPerSecond', /./));
       await assert.rejects(engine.inspect('shop-a', 'orders', NO_WINDOW), invalid('rule.windowMs', /./));
       await assert.rejects(engine.reset('shop-a', 'orders', TYPO), invalid('rule.refillPerSecond', /./));
