@@ -6,6 +6,7 @@ import { isTimeZone } from '../core/calendar.js';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema } from '../limits/client-ip-schema.js';
+import { listEntrySchema } from '../lists/config-schema.js';
 import { globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 import { databaseConnectionFields, hostPort, storeConnectionFields } from './connection-schema.js';
@@ -135,6 +136,8 @@ export const configFileSchema = z
     resilience: resilienceSchema.prefault({}),
     /** Limits every route enforces besides its own (a ceiling over the upstream, a per-IP limit over the whole API). */
     globalLimits: globalLimitsSchema,
+    /** Allow and deny list entries (docs/lists.md): exempt or refuse addresses, networks, tenants, header or claim values. */
+    lists: z.array(listEntrySchema).default([]),
     /** Where the client IP of `key: ip` limits comes from. */
     clientIp: clientIpSchema.default(CLIENT_IP_DEFAULTS),
     headers: z.object({ ietf: z.boolean().default(false), problemJson: z.boolean().default(false) }).strict().default({ ietf: false, problemJson: false }),

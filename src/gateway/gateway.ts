@@ -11,6 +11,9 @@ import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
+import { countListed } from '../limits/list-metrics.js';
+import { ListSet } from '../lists/list-set.js';
+import type { ListVerdict } from '../lists/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
@@ -46,6 +49,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
+  /** The allow and deny lists in force (app.ts: the config's and the rule store's); default: the config file's only. */
+  lists?: () => ListSet;
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
 }
 
@@ -71,6 +76,8 @@ export class Gateway {
   private bodyLimits!: BodyLimits;
   private tenants!: TenantResolver;
   private counters!: ReadonlyMap<string, LimitCounters>;
+  private clientIp!: ClientIpResolver;
+  private lists!: () => ListSet;
 
   constructor(options: GatewayOptions) {
     const { config } = options;
@@ -91,8 +98,11 @@ export class Gateway {
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
-  reconfigure({ config, rules, tenants }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants'>): void {
+  reconfigure({ config, rules, tenants, lists }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants' | 'lists'>): void {
     const clientIp = new ClientIpResolver(config.clientIp);
+    const configLists = new ListSet(config.lists);
+    this.lists = lists ?? (() => configLists);
+    this.clientIp = clientIp;
     const maxBodyBytes = config.limits.maxBodyBytes;
     const routes = new RouteTable(config.routes, (route: RouteConfig) => routeTarget(route, this.upstreams, rules, clientIp, config.clientIp.ipv6Prefix));
     this.counters = countersFor(config.routes);
@@ -201,16 +211,42 @@ export class Gateway {
     const { tenant } = identity;
     // The limits read the token's claims (key: {claim}) and, once plans exist, its plan.
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const limits = match.target.limits.resolve(tenant, request);
-    if (typeof limits === 'string') {
-      answerUnlimitable(res, limits, this.log, { tenant, route });
+    const listed = this.listed(req, route, identity);
+    if (listed.action === 'deny') {
+      countListed('denied'); // before any limit is charged; the body names the code, never the entry
+      sendError(res, 'denied');
       return;
     }
+    if (listed.action === 'allow') {
+      if (watched) watched.reached = true;
+      countListed('allowlisted'); // no limit, no concurrency lease: counted as allowed on the page
+      this.forward({ req, res, tenant, route, target: match.target, limits: [], watched, claims: identity.claims }, []);
+      return;
+    }
+    const resolved = match.target.limits.resolve(tenant, request);
+    if (typeof resolved === 'string') {
+      answerUnlimitable(res, resolved, this.log, { tenant, route });
+      return;
+    }
+    const limits = listed.exemptLimits.size === 0 ? resolved : resolved.filter((limit) => !listed.exemptLimits.has(limit.limitId));
+    if (limits.length < resolved.length) countListed('lifted');
     if (watched) watched.reached = true;
     const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, { tenant, request }, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
+  }
+
+  /** The lists' verdict on this request (lists/list-set.ts): the client address is worked out only if a network entry exists. */
+  private listed(req: IncomingMessage, route: string, identity: RequestIdentity): ListVerdict {
+    return this.lists().check({
+      route,
+      tenant: identity.tenant,
+      headers: req.headers,
+      claims: identity.claims,
+      now: Date.now(),
+      ip: () => this.clientIp.clientIp(req.socket.remoteAddress, req.headers),
+    });
   }
 
   private decideRates(exchange: Exchange): void {
