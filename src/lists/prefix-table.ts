@@ -10,7 +10,7 @@ import { ipv6Groups, type ParsedIp, parseIp } from '../core/ip-address.js';
 export interface ParsedCidr {
   family: 'ipv4' | 'ipv6';
   prefix: number;
-  /** IPv4: the masked address as an unsigned 32-bit number; IPv6: 32 hex nibbles, the bits past the prefix zeroed. */
+  /** IPv4: the masked address as an unsigned 32-bit number; IPv6: the hex nibbles covering the prefix, the bits past it zeroed. */
   bits: number | string;
 }
 
@@ -60,13 +60,13 @@ function ipv6Nibbles(address: string): string {
   return hex;
 }
 
-/** The 32 nibbles with the bits past `prefix` zeroed (full length, so /64 and /65 keys differ by table, not by length). */
+/** The nibbles that hold the first `prefix` bits, the bits past it zeroed (each length has its own table, so keys need no padding). */
 function maskIpv6(hex: string, prefix: number): string {
   const whole = prefix >> 2;
   const spare = prefix & 3;
   let out = hex.slice(0, whole);
   if (spare !== 0) out += (Number.parseInt(hex[whole] ?? '0', 16) & (0xf << (4 - spare)) & 0xf).toString(16);
-  return out.padEnd(32, '0');
+  return out;
 }
 
 /** What a lookup finds: each network holding the address, longest prefix first, with what it carries. */
