@@ -13,7 +13,6 @@ import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import { countListed } from '../limits/list-metrics.js';
 import { ListSet } from '../lists/list-set.js';
-import type { ListVerdict } from '../lists/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
@@ -26,6 +25,7 @@ import { identityOfToken, type RequestIdentity, tenantOfRequest } from './identi
 import { VerifierPool } from '../auth/verifier-pool.js';
 import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { LimitRequest } from '../limits/request-limits.js';
+import { listVerdict } from './list-check.js';
 import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
@@ -211,7 +211,7 @@ export class Gateway {
     const { tenant } = identity;
     // The limits read the token's claims (key: {claim}) and, once plans exist, its plan.
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const listed = this.listed(req, route, identity);
+    const listed = listVerdict(this.lists(), this.clientIp, req, route, identity);
     if (listed.action === 'deny') {
       countListed('denied'); // before any limit is charged; the body names the code, never the entry
       sendError(res, 'denied');
@@ -235,18 +235,6 @@ export class Gateway {
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, { tenant, request }, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
-  }
-
-  /** The lists' verdict on this request (lists/list-set.ts): the client address is worked out only if a network entry exists. */
-  private listed(req: IncomingMessage, route: string, identity: RequestIdentity): ListVerdict {
-    return this.lists().check({
-      route,
-      tenant: identity.tenant,
-      headers: req.headers,
-      claims: identity.claims,
-      now: Date.now(),
-      ip: () => this.clientIp.clientIp(req.socket.remoteAddress, req.headers),
-    });
   }
 
   private decideRates(exchange: Exchange): void {
