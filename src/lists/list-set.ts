@@ -96,7 +96,7 @@ export class ListSet {
     if (this.networks.size > 0) {
       const ip = query.ip?.();
       // An IPv4 /32 and an IPv6 /128 both name one address: IPv4 prefixes count 96 bits more.
-      if (ip !== undefined) for (const found of this.networks.matches(ip)) this.consider(best, found.values, found.prefix + (found.family === 'ipv4' ? 96 : 0), query);
+      if (ip !== undefined) this.networks.visit(ip, (found) => this.consider(best, found.values, found.prefix + (found.family === 'ipv4' ? 96 : 0), query));
     }
     if (best.action === undefined && best.exempt === undefined) return NONE;
     return { action: best.action, exemptLimits: best.exempt ?? NONE.exemptLimits };

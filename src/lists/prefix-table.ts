@@ -92,11 +92,11 @@ class FamilyTable<T> {
     else bucket.push(value);
   }
 
-  *matches(family: 'ipv4' | 'ipv6', full: number | string): Generator<PrefixMatch<T>> {
+  visit(family: 'ipv4' | 'ipv6', full: number | string, found: (match: PrefixMatch<T>) => void): void {
     for (const prefix of this.lengths) {
       const bits = typeof full === 'number' ? maskIpv4(full, prefix) : maskIpv6(full, prefix);
       const values = this.byLength.get(prefix)?.get(bits);
-      if (values !== undefined) yield { family, prefix, values };
+      if (values !== undefined) found({ family, prefix, values });
     }
   }
 }
@@ -116,10 +116,17 @@ export class PrefixTable<T> {
     return this.count;
   }
 
+  /** Calls `found` with every network holding `ip`, longest prefix first. */
+  visit(ip: ParsedIp, found: (match: PrefixMatch<T>) => void): void {
+    if (this.count === 0) return;
+    if (ip.family === 'ipv4') this.v4.visit('ipv4', ipv4Number(ip.address), found);
+    else this.v6.visit('ipv6', ipv6Nibbles(ip.address), found);
+  }
+
   /** Every network holding `ip`, longest prefix first. */
-  matches(ip: ParsedIp): Iterable<PrefixMatch<T>> {
-    if (this.count === 0) return [];
-    if (ip.family === 'ipv4') return this.v4.matches('ipv4', ipv4Number(ip.address));
-    return this.v6.matches('ipv6', ipv6Nibbles(ip.address));
+  matches(ip: ParsedIp): PrefixMatch<T>[] {
+    const out: PrefixMatch<T>[] = [];
+    this.visit(ip, (match) => out.push(match));
+    return out;
   }
 }
