@@ -18,6 +18,7 @@ import { hashApiKeyHex } from '../rules/keys.js';
 import { type DecisionServiceConfig, noDecisionService } from './decision-service.js';
 import { checkRouteConcurrency } from './check-concurrency.js';
 import { routeAuths } from './route-auth.js';
+import { checkLists } from './check-lists.js';
 import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from './check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
@@ -116,6 +117,7 @@ function build(file: ConfigFile, { source, fail, baseDir, env, decisionServiceOf
   checkSeededCosts(file.routes.map((route, index) => ({ ...route, limits: routeLimits[index] ?? [] })), rules, defaultRule, fail);
   if (file.limits.headerTimeoutMs > file.limits.requestTimeoutMs) fail(['limits', 'headerTimeoutMs'], 'must be at most limits.requestTimeoutMs');
   const store = storeOf(file, fail, baseDir, listenAddress);
+  const listRoutes = file.routes.map((route, index) => ({ id: route.id, limits: routeLimits[index] ?? [], concurrency: concurrency[index] ?? [], authed: auths[index] !== undefined }));
   return deepFreeze({
     source,
     ...listenersOf(file, baseDir, fail),
@@ -126,6 +128,7 @@ function build(file: ConfigFile, { source, fail, baseDir, env, decisionServiceOf
     store,
     resilience: resilienceOf(file, store),
     globalLimits,
+    lists: checkLists(file.lists, listRoutes, fail),
     clientIp: file.clientIp,
     headers: file.headers,
     limits: file.limits,

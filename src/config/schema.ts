@@ -6,6 +6,7 @@ import { isTimeZone } from '../core/calendar.js';
 import { isValidId } from '../core/ids.js';
 import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema } from '../limits/client-ip-schema.js';
+import { listEntrySchema } from '../lists/config-schema.js';
 import { globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';
 import { isReservedTenant, RESERVED_TENANT_MESSAGE } from '../rules/anonymous-tenant.js';
 import { databaseConnectionFields, hostPort, storeConnectionFields } from './connection-schema.js';
@@ -389,6 +390,8 @@ export const configFileSchema = z
     globalLimits: globalLimitsSchema.meta({
       description: "limits every route enforces besides its own, the same entries as a route's `limits`, each with its `rule` ([limits.md](limits.md#global-limits))",
     }),
+    /** Allow and deny list entries (docs/lists.md): exempt or refuse addresses, networks, tenants, header or claim values. */
+    lists: z.array(listEntrySchema).default([]).meta({ description: 'allow and deny list entries: exempt or refuse addresses, networks, tenants, header or claim values, each with an optional expiry ([lists.md](lists.md))' }),
     /** Where the client IP of `key: ip` limits comes from. */
     clientIp: clientIpSchema
       .default(CLIENT_IP_DEFAULTS)

@@ -7,6 +7,7 @@ import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../limits/types.js';
+import type { ListEntry } from '../lists/types.js';
 import type { SeedRule, TenantKey } from '../rules/types.js';
 import type { DecisionServiceConfig } from './decision-service.js';
 import type { ListenAddress } from './listen-address.js';
@@ -118,6 +119,8 @@ export interface SluiceConfig {
   readonly resilience: ResilienceConfig;
   /** The top-level `globalLimits:`, also appended to each route's `limits` they apply to. */
   readonly globalLimits: readonly LimitConfig[];
+  /** The config file's allow and deny list entries (the rule store may hold more). */
+  readonly lists: readonly ListEntry[];
   readonly clientIp: ClientIpConfig;
   readonly headers: Out<typeof headersSchema>;
   readonly limits: Out<typeof limitsSchema>;

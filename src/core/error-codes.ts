@@ -60,6 +60,11 @@ export const GATEWAY_ERRORS = {
     action: 'retry after Retry-After; operators: check that the jwksUrl answers (the gateway asks at most once per `auth.jwks.cooldownMs`)',
     retryAfterSeconds: 5,
   },
+  denied: {
+    status: 403,
+    meaning: 'a deny list entry (`lists:` in the config, or the rule store) matches the request: its address or network, its tenant, a header value or a JWT claim; the body names this code, never the entry',
+    action: 'if the block is a mistake, ask the operator; operators: see the `lists:` entries (docs/lists.md)',
+  },
   no_route: { status: 404, meaning: 'no configured route matches the method and path', action: "check the URL and method against the config's routes" },
   bad_request: {
     status: 400,

@@ -9,7 +9,10 @@
 // Authorization (or its header or cookie) verified as the gateway does: a
 // refused one is the 401 the proxy passes on, and a 200 carries the claims of
 // forwardClaims for the proxy to copy upstream. The gateway's routes, keys and
-// limits apply, decided through Engine.decideAll.
+// limits apply, decided through Engine.decideAll; before them the allow and
+// deny lists: a denied request is the 403 every proxy passes on as a refusal
+// (nginx's auth_request treats only 401 and 403 so), an allowed one a 200
+// with no limit decided.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ForwardAuthProxy } from '../config/decision-service.js';
@@ -19,7 +22,10 @@ import { claimHeaderValue } from '../core/claims.js';
 import { sendAuthFailure, sendError } from '../gateway/errors.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
 import { identityOfToken, type RequestIdentity, tenantOfRequest } from '../gateway/identify.js';
+import { listVerdict } from '../gateway/list-check.js';
 import { RouteTable } from '../gateway/routes.js';
+import { countListed } from '../limits/list-metrics.js';
+import { ListSet } from '../lists/list-set.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { type LimitRequest, RouteLimits } from '../limits/request-limits.js';
@@ -60,10 +66,14 @@ export class ForwardAuth {
   private readonly allowUnrouted: boolean;
   private readonly original: { method: string; uri: string; host: string };
   private readonly verifiers = new VerifierPool();
+  private readonly clientIp: ClientIpResolver;
+  private readonly lists: ListSet;
 
   constructor(private readonly options: ForwardAuthOptions) {
     const { config } = options;
     const clientIp = new ClientIpResolver(config.clientIp);
+    this.clientIp = clientIp;
+    this.lists = new ListSet(config.lists);
     this.routes = new RouteTable(config.routes, (route) => new RouteLimits(route, options.rules, clientIp, config.clientIp.ipv6Prefix));
     this.keyHeader = config.tenants.header;
     this.headerOptions = config.headers;
@@ -108,11 +118,25 @@ export class ForwardAuth {
 
   private decide(req: IncomingMessage, res: ServerResponse, target: RouteLimits<RouteConfig>, identity: RequestIdentity): void {
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const limits = target.resolve(identity.tenant, request, identity.plan);
+    const listed = listVerdict(this.lists, this.clientIp, req, target.route.id, identity);
+    const admitted = () => res.writeHead(200, ['Content-Length', '0', ...claimHeaders(target.route.auth?.forwardClaims, identity.claims)]).end();
+    if (listed.action !== undefined) {
+      countListed(listed.action === 'deny' ? 'denied' : 'allowlisted');
+      if (listed.action === 'deny') sendError(res, 'denied');
+      else admitted();
+      return;
+    }
+    const resolved = target.resolve(identity.tenant, request, identity.plan);
+    const limits = typeof resolved === 'string' || listed.exemptLimits.size === 0 ? resolved : resolved.filter((limit) => !listed.exemptLimits.has(limit.limitId));
     if (typeof limits === 'string') {
       // no_client_address: the connection is already gone.
       if (limits === 'no_client_address') res.destroy();
       else sendError(res, limits);
+      return;
+    }
+    if (limits.length === 0 && limits !== resolved) {
+      countListed('lifted'); // every limit of the route lifted by limit-scoped allows
+      admitted();
       return;
     }
     this.options.engine.decideAll(limits).then(

@@ -11,6 +11,8 @@ import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
+import { countListed } from '../limits/list-metrics.js';
+import { ListSet } from '../lists/list-set.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
@@ -24,6 +26,7 @@ import { identityOfToken, type RequestIdentity, tenantOfRequest } from './identi
 import { VerifierPool } from '../auth/verifier-pool.js';
 import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { LimitRequest } from '../limits/request-limits.js';
+import { listVerdict } from './list-check.js';
 import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
@@ -48,6 +51,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
+  /** The allow and deny lists in force (app.ts: the config's and the rule store's); default: the config file's only. */
+  lists?: () => ListSet;
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
   /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
   tracing?: Tracing | undefined;
@@ -81,6 +86,8 @@ export class Gateway {
   private bodyLimits!: BodyLimits;
   private tenants!: TenantResolver;
   private counters!: ReadonlyMap<string, LimitCounters>;
+  private clientIp!: ClientIpResolver;
+  private lists!: () => ListSet;
 
   constructor(options: GatewayOptions) {
     const { config } = options;
@@ -102,8 +109,11 @@ export class Gateway {
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
-  reconfigure({ config, rules, tenants }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants'>): void {
+  reconfigure({ config, rules, tenants, lists }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants' | 'lists'>): void {
     const clientIp = new ClientIpResolver(config.clientIp);
+    const configLists = new ListSet(config.lists);
+    this.lists = lists ?? (() => configLists);
+    this.clientIp = clientIp;
     const maxBodyBytes = config.limits.maxBodyBytes;
     const routes = new RouteTable(config.routes, (route: RouteConfig) => routeTarget(route, this.upstreams, rules, clientIp, config.clientIp.ipv6Prefix));
     this.counters = countersFor(config.routes);
@@ -224,11 +234,25 @@ export class Gateway {
     const { tenant } = identity;
     // The limits read the token's claims (key: {claim}); the rules, the plan the identity names.
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const limits = match.target.limits.resolve(tenant, request, identity.plan);
-    if (typeof limits === 'string') {
-      answerUnlimitable(res, limits, this.log, { tenant, route });
+    const listed = listVerdict(this.lists(), this.clientIp, req, route, identity);
+    if (listed.action === 'deny') {
+      countListed('denied'); // before any limit is charged; the body names the code, never the entry
+      sendError(res, 'denied');
       return;
     }
+    if (listed.action === 'allow') {
+      if (watched) watched.reached = true;
+      countListed('allowlisted'); // no limit, no concurrency lease: counted as allowed on the page
+      this.forward({ req, res, tenant, route, target: match.target, limits: [], watched, claims: identity.claims, trace }, []);
+      return;
+    }
+    const resolved = match.target.limits.resolve(tenant, request, identity.plan);
+    if (typeof resolved === 'string') {
+      answerUnlimitable(res, resolved, this.log, { tenant, route });
+      return;
+    }
+    const limits = listed.exemptLimits.size === 0 ? resolved : resolved.filter((limit) => !listed.exemptLimits.has(limit.limitId));
+    if (limits.length < resolved.length) countListed('lifted');
     if (watched) watched.reached = true;
     const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims, trace };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.

@@ -12,7 +12,7 @@ import { cyclesOf, folderOf, type ImportGraph, importGraph } from './import-grap
 /** Lowest first; a folder may import the folders of the layers before its own, none of its own layer's but itself. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core'],
-  ['policies'],
+  ['policies', 'lists'],
   ['stores'],
   ['cluster'],
   ['limiter'],
