@@ -11,11 +11,14 @@ import type { Rule } from '../core/rule.js';
 import { ruleAt } from '../policies/calendar-rule.js';
 import { stepAll } from '../policies/compose.js';
 import { policyOf } from '../policies/index.js';
+import type { PenaltyConfig, PenaltyState } from '../policies/penalty/model.js';
+import { stepPenalized } from '../policies/penalty/penalized.js';
 import { type Clock, systemClock } from './clock.js';
 import type { BucketInfo, GroupReply, Store, StoreCall } from './store.js';
 
 interface Entry {
-  policy: Rule['policy'];
+  /** `penalty` for a penalty box's state, kept beside its bucket under `pb:` + the bucket's key. */
+  policy: Rule['policy'] | 'penalty';
   state: unknown;
   expiresAt: number;
 }
@@ -77,6 +80,19 @@ export class MemoryStore implements Store {
       if (step.write) this.put(key, { policy: rule.policy, state: step.state, expiresAt: now + step.ttlMs }, now);
     });
     return { admitted: composed.admitted, decisions: composed.steps.map((step) => ({ ...step.decision, source: this.source })) };
+  }
+
+  /** A limit with a penalty box (policies/penalty/penalized.ts): a blocked key is refused, its limit untouched. */
+  async consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision> {
+    const now = this.now();
+    const at = ruleAt(rule, now);
+    const boxKey = `pb:${bucket.key}`;
+    const box = this.entries.get(boxKey);
+    const penaltyState = box !== undefined && box.expiresAt > now ? (box.state as PenaltyState) : undefined;
+    const step = stepPenalized({ policyState: this.live(bucket.key, at, now)?.state, penaltyState, now, rule: at, cost, penalty });
+    if (step.policy.write) this.put(bucket.key, { policy: rule.policy, state: step.policy.state, expiresAt: now + step.policy.ttlMs }, now);
+    if (step.penalty.write) this.put(boxKey, { policy: 'penalty', state: step.penalty.state, expiresAt: now + step.penalty.ttlMs }, now);
+    return { ...step.decision, source: this.source };
   }
 
   /** Replaces a bucket's state, e.g. to seed a fallback bucket from the last state Redis reported. */

@@ -1,15 +1,21 @@
 // The penalty box on Redis: its key beside the bucket's (same hash tag, so the
-// same cluster slot as the decision that feeds it) and a call of its Lua twin
-// (src/policies/penalty/penalty.lua) on its own, for the twin tests and for
-// the admin API's reads.
+// same cluster slot as the decision that feeds it); a limit with a penalty
+// decided in ONE EVALSHA (penalized.lua around the policy's twin and
+// penalty.lua), and the box's twin on its own for the twin tests and reads.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
+import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
+import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
+import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { deserializePenalty, type PenaltyConfig, type PenaltyState, penaltyLuaArgs } from '../../policies/penalty/model.js';
+import { systemClock } from '../clock.js';
 import type { RedisClient } from './client.js';
-import { normalise } from './scripts.js';
+import { fieldOf, normalise, preludeFor, redisKeyOf } from './scripts.js';
 
-const SOURCE = normalise(readFileSync(new URL('../../policies/penalty/penalty.lua', import.meta.url), 'utf8'));
+const PENALTY_LUA = readFileSync(new URL('../../policies/penalty/penalty.lua', import.meta.url), 'utf8');
+const SOURCE = normalise(PENALTY_LUA);
 const SHA = createHash('sha1').update(SOURCE).digest('hex');
 
 /** `pb:{tenant}…`: the bucket's key with another prefix, so it keeps the bucket's hash tag (and slot). */
@@ -35,4 +41,61 @@ export async function runPenalty(client: RedisClient, bucket: BucketKey, config:
     reply = (await client.eval(SOURCE, 1, ...args)) as typeof reply;
   }
   return { blocked: reply[0] === 1, retryAfterMs: reply[1], blockedUntilMs: reply[2], state: deserializePenalty(reply[3]) };
+}
+
+interface Script {
+  source: string;
+  sha: string;
+}
+const PENALIZED = new Map<PolicyName, Script>();
+
+/** The one-script form for a policy, built and hashed once per process. */
+function penalizedScriptOf(policy: PolicyName): Script {
+  let script = PENALIZED.get(policy);
+  if (script === undefined) {
+    const body = readFileSync(POLICY_REGISTRY[policy].lua, 'utf8');
+    const driver = readFileSync(new URL('../../policies/penalty/penalized.lua', import.meta.url), 'utf8');
+    const source = normalise(
+      [
+        `local sluice_policy = function(KEYS, ARGV, redis)\n${preludeFor(body)}\n${body}\nend`,
+        `local sluice_penalty = function(KEYS, ARGV, redis)\n${PENALTY_LUA}\nend`,
+        driver,
+      ].join('\n'),
+    );
+    script = { source, sha: createHash('sha1').update(source).digest('hex') };
+    PENALIZED.set(policy, script);
+  }
+  return script;
+}
+
+/**
+ * Decides `cost` units of `bucket` under `rule` with its penalty box, in one
+ * script call: a blocked key costs this one call and charges nothing.
+ * `nowUs` overrides Redis TIME, for the test vectors only.
+ */
+export async function runPenalized(client: RedisClient, call: { bucket: BucketKey; rule: Rule; cost: number; penalty: PenaltyConfig }, nowUs?: number): Promise<Decision> {
+  const { bucket, cost, penalty } = call;
+  // A calendar rule carries the boundaries around this instance's now; the script picks its window by Redis TIME.
+  const rule = needsBoundaries(call.rule) ? ruleAt(call.rule, nowUs === undefined ? systemClock() : nowUs / 1000) : call.rule;
+  const script = penalizedScriptOf(rule.policy);
+  const own = [cost, '', ...policyOf(rule).model.luaArgs(rule), fieldOf(rule.policy, bucket)];
+  const args = [redisKeyOf(rule.policy, bucket), penaltyKeyOf(bucket), nowUs === undefined ? '' : nowUs, own.length, ...own, ...penaltyLuaArgs(penalty)];
+  let reply: number[];
+  try {
+    reply = (await client.evalsha(script.sha, 2, ...args)) as number[];
+  } catch (error) {
+    if (!(error instanceof Error && error.message.includes('NOSCRIPT'))) throw error;
+    reply = (await client.eval(script.source, 2, ...args)) as number[];
+  }
+  const decision: Decision = {
+    allowed: reply[0] === 1,
+    remaining: reply[1]!,
+    limit: capacityOf(rule),
+    resetAfterMs: reply[2]!,
+    retryAfterMs: reply[3]!,
+    delayMs: reply[4]!,
+    source: 'redis',
+  };
+  if (reply[6]! > 0) decision.blockedUntilMs = reply[6]!;
+  return decision;
 }

@@ -1,0 +1,42 @@
+// A limit with its penalty box decided as one (src/policies/penalty/penalized.ts)
+// on the shared vectors, by the model and by the MemoryStore on a manual
+// clock: a blocked key is refused without its limit being consulted.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseRule } from '../../src/core/rule.js';
+import { parsePenalty } from '../../src/policies/penalty/config.js';
+import type { PenaltyState } from '../../src/policies/penalty/model.js';
+import { stepPenalized } from '../../src/policies/penalty/penalized.js';
+import { bucketKey } from '../../src/core/ids.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+import { PENALIZED_VECTORS } from './penalty-vectors.js';
+
+const T0 = 1_700_000_000_000;
+
+describe('a limit with a penalty box: model and MemoryStore', () => {
+  for (const vector of PENALIZED_VECTORS) {
+    it(vector.name, async () => {
+      const rule = parseRule(vector.rule);
+      const penalty = parsePenalty(vector.penalty, 'penalty');
+      let now = T0;
+      const store = new MemoryStore({ now: () => now });
+      const bucket = bucketKey('t', 'login');
+      let policyState: unknown;
+      let penaltyState: PenaltyState | undefined;
+      for (const [i, step] of vector.steps.entries()) {
+        now = T0 + step.at;
+        const model = stepPenalized({ policyState, penaltyState, now, rule, cost: step.cost, penalty });
+        if (model.policy.write) policyState = model.policy.state;
+        if (model.penalty.write) penaltyState = model.penalty.state;
+        const where = `step ${i} at ${step.at}`;
+        assert.equal(model.decision.allowed, step.expect.allowed, `allowed at ${where}`);
+        assert.equal(model.blocked, step.expect.blocked, `blocked at ${where}`);
+        if (step.expect.retryAfterMs !== undefined) assert.equal(model.decision.retryAfterMs, step.expect.retryAfterMs, `retryAfterMs at ${where}`);
+        if (model.decision.retryAfterMs >= penalty.blockMs || model.blocked) assert.ok(model.decision.blockedUntilMs! > now, `blockedUntilMs at ${where}`);
+        const { source, ...memory } = await store.consumePenalized(bucket, rule, step.cost, penalty);
+        assert.equal(source, 'memory');
+        assert.deepEqual(memory, model.decision, `memory store at ${where}`);
+      }
+    });
+  }
+});
