@@ -14,6 +14,7 @@ import { policyOf } from '../policies/index.js';
 import type { PenaltyConfig, PenaltyState } from '../policies/penalty/model.js';
 import { stepPenalized } from '../policies/penalty/penalized.js';
 import { type Clock, systemClock } from './clock.js';
+import { assertPenaltyKey, penaltyKeyOf } from './redis/penalty-script.js';
 import type { BucketInfo, GroupReply, Store, StoreCall } from './store.js';
 
 interface Entry {
@@ -86,13 +87,30 @@ export class MemoryStore implements Store {
   async consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision> {
     const now = this.now();
     const at = ruleAt(rule, now);
-    const boxKey = `pb:${bucket.key}`;
+    const boxKey = penaltyKeyOf(bucket); // never a bucket's key (those start rl:)
     const box = this.entries.get(boxKey);
     const penaltyState = box !== undefined && box.expiresAt > now ? (box.state as PenaltyState) : undefined;
     const step = stepPenalized({ policyState: this.live(bucket.key, at, now)?.state, penaltyState, now, rule: at, cost, penalty });
     if (step.policy.write) this.put(bucket.key, { policy: rule.policy, state: step.policy.state, expiresAt: now + step.policy.ttlMs }, now);
     if (step.penalty.write) this.put(boxKey, { policy: 'penalty', state: step.penalty.state, expiresAt: now + step.penalty.ttlMs }, now);
     return { ...step.decision, source: this.source };
+  }
+
+  /** The blocks still running, soonest to end first, at most `limit` (keys as on Redis: `pb:{tag}:name`). */
+  listBlocked(limit = 1000): { key: string; blockedUntilMs: number }[] {
+    const now = this.now();
+    const out: { key: string; blockedUntilMs: number }[] = [];
+    for (const [key, entry] of this.entries) {
+      const until = entry.policy === 'penalty' ? Math.ceil((entry.state as PenaltyState).blockedUntil / 1000) : 0;
+      if (until > now) out.push({ key, blockedUntilMs: until });
+    }
+    return out.sort((a, b) => a.blockedUntilMs - b.blockedUntilMs).slice(0, limit);
+  }
+
+  /** Lifts a block and forgives its level; whether there was one. */
+  liftBlock(key: string): boolean {
+    assertPenaltyKey(key);
+    return this.entries.delete(key);
   }
 
   /** Replaces a bucket's state, e.g. to seed a fallback bucket from the last state Redis reported. */

@@ -22,7 +22,7 @@ import { ConnectionWatch } from './redis/connection-watch.js';
 import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
-import { runPenalized } from './redis/penalty-script.js';
+import { type BlockedKey, liftBlock, listBlocked, runPenalized } from './redis/penalty-script.js';
 import { type ReplicaWait, type ReplicaWaiter, replicaWaiterFor } from './redis/replica-wait.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
 import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall } from './store.js';
@@ -85,6 +85,16 @@ export class RedisStore implements SharedStore {
   /** A limit with a penalty box, in one script call (redis/penalty-script.ts). */
   consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision> {
     return runPenalized(this.client, { bucket, rule, cost, penalty });
+  }
+
+  /** The blocks still running across the cluster (the bounded index, redis/penalty-script.ts). */
+  listBlocked(limit?: number): Promise<BlockedKey[]> {
+    return listBlocked(this.client, this.now(), limit);
+  }
+
+  /** Lifts a block and forgives its level; whether there was one. */
+  liftBlock(key: string): Promise<boolean> {
+    return liftBlock(this.client, key);
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {

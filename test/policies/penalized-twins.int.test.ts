@@ -10,7 +10,7 @@ import { toMicros } from '../../src/policies/model.js';
 import { parsePenalty } from '../../src/policies/penalty/config.js';
 import type { PenaltyState } from '../../src/policies/penalty/model.js';
 import { stepPenalized } from '../../src/policies/penalty/penalized.js';
-import { penaltyKeyOf, runPenalized } from '../../src/stores/redis/penalty-script.js';
+import { PENALTY_INDEX, PENALTY_INDEX_MAX, penaltyKeyOf, runPenalized } from '../../src/stores/redis/penalty-script.js';
 import { redisKeyOf } from '../../src/stores/redis/scripts.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
@@ -84,5 +84,38 @@ describe('a limit with a penalty box: model and one Lua script', () => {
     assert.equal(used, 1, 'commands for a blocked decision');
     assert.equal(await client.hget(bucket.hash, bucket.field), bucketBefore);
     await store.close();
+  });
+});
+
+describe('blocked keys: the bounded index, list and lift', () => {
+  it('lists a running block with its end, drops it once lifted, and the key is let in again', async () => {
+    const store = new RedisStore(redis.client());
+    after(() => store.close());
+    const rule = parseRule({ policy: 'fixed_window', limit: 1, windowMs: 60000 });
+    const penalty = parsePenalty({ after: 1, withinMs: 60000, blockMs: 600000 }, 'penalty');
+    const bucket = bucketKey('pz-list', 'login');
+    await store.consumePenalized(bucket, rule, 1, penalty);
+    const started = await store.consumePenalized(bucket, rule, 1, penalty);
+    const listed = (await store.listBlocked()).find((entry) => entry.key === penaltyKeyOf(bucket));
+    assert.equal(listed?.blockedUntilMs, started.blockedUntilMs);
+    assert.ok((await client.pttl(PENALTY_INDEX)) > 590_000, 'the index expires with its last block');
+    assert.equal(await store.liftBlock(penaltyKeyOf(bucket)), true);
+    assert.equal((await store.listBlocked()).some((entry) => entry.key === penaltyKeyOf(bucket)), false);
+    const again = await store.consumePenalized(bucket, rule, 1, penalty);
+    assert.ok(again.blockedUntilMs !== undefined && again.retryAfterMs > 590_000 && again.retryAfterMs <= 600_000, 'refused by the limit, a new first block (level forgiven)');
+    await assert.rejects(store.liftBlock('rl:{pz-list}'), /key: must be a penalty key/);
+  });
+
+  it('keeps at most PENALTY_INDEX_MAX entries, the blocks ending last', async () => {
+    const pipeline = client.pipeline();
+    for (let i = 0; i < PENALTY_INDEX_MAX + 5; i++) pipeline.zadd(PENALTY_INDEX, Date.now() + 1_000_000 + i, `pb:{fill${i}}:x`);
+    await pipeline.exec();
+    const rule = parseRule({ policy: 'fixed_window', limit: 1, windowMs: 60000 });
+    const penalty = parsePenalty({ after: 1, withinMs: 60000, blockMs: 600000 }, 'penalty');
+    const bucket = bucketKey('pz-bound', 'login');
+    await runPenalized(client, { bucket, rule, cost: 1, penalty });
+    await runPenalized(client, { bucket, rule, cost: 1, penalty });
+    assert.equal(await client.zcard(PENALTY_INDEX), PENALTY_INDEX_MAX);
+    assert.equal(await client.zscore(PENALTY_INDEX, 'pb:{fill0}:x'), null);
   });
 });

@@ -40,3 +40,24 @@ describe('a limit with a penalty box: model and MemoryStore', () => {
     });
   }
 });
+
+describe('MemoryStore: blocked keys listed and lifted', () => {
+  it('lists a running block with its end, forgets it once lifted or ended, and refuses to lift anything else', async () => {
+    let now = T0;
+    const store = new MemoryStore({ now: () => now });
+    const rule = parseRule({ policy: 'fixed_window', limit: 1, windowMs: 60000 });
+    const penalty = parsePenalty({ after: 1, withinMs: 60000, blockMs: 600000, backoff: 2 }, 'penalty');
+    const a = bucketKey('a', 'login');
+    const b = bucketKey('b', 'login');
+    for (const bucket of [a, b, a, b]) await store.consumePenalized(bucket, rule, 1, penalty);
+    assert.deepEqual(store.listBlocked(), [
+      { key: 'pb:{a}:login', blockedUntilMs: T0 + 600000 },
+      { key: 'pb:{b}:login', blockedUntilMs: T0 + 600000 },
+    ]);
+    assert.equal(store.liftBlock('pb:{a}:login'), true);
+    assert.deepEqual(store.listBlocked().map((entry) => entry.key), ['pb:{b}:login']);
+    assert.throws(() => store.liftBlock('rl:{a}:login'), /key: must be a penalty key/);
+    now = T0 + 600000;
+    assert.deepEqual(store.listBlocked(), []);
+  });
+});

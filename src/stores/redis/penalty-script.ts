@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
+import { SluiceError } from '../../core/errors.js';
 import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
@@ -17,6 +18,11 @@ import { fieldOf, normalise, preludeFor, redisKeyOf } from './scripts.js';
 const PENALTY_LUA = readFileSync(new URL('../../policies/penalty/penalty.lua', import.meta.url), 'utf8');
 const SOURCE = normalise(PENALTY_LUA);
 const SHA = createHash('sha1').update(SOURCE).digest('hex');
+
+/** Refuses anything but a penalty key, so a lift can never delete another key. */
+export function assertPenaltyKey(key: string): void {
+  if (!/^pb:\{[^{}]+\}/.test(key)) throw new SluiceError('ERR_ID_INVALID', 'must be a penalty key as listed (pb:{tag}…)', 'key');
+}
 
 /** `pb:{tenant}…`: the bucket's key with another prefix, so it keeps the bucket's hash tag (and slot). */
 export function penaltyKeyOf(bucket: BucketKey): string {
@@ -97,5 +103,48 @@ export async function runPenalized(client: RedisClient, call: { bucket: BucketKe
     source: 'redis',
   };
   if (reply[6]! > 0) decision.blockedUntilMs = reply[6]!;
+  // Only the refusal that starts a block is indexed (a second call, then only): a blocked key still costs one.
+  if (reply[5] === 0 && reply[6]! > 0) await indexBlock(client, penaltyKeyOf(bucket), reply[6]!);
   return decision;
+}
+
+/**
+ * The blocked keys, for the admin's list: one sorted set (penalty key by the
+ * block's end, ms) in a slot of its own, bounded to the PENALTY_INDEX_MAX
+ * blocks ending last; ended blocks are dropped whenever one is added.
+ */
+export const PENALTY_INDEX = 'pb-index:{sluice-penalties}';
+export const PENALTY_INDEX_MAX = 10_000;
+
+async function indexBlock(client: RedisClient, key: string, untilMs: number): Promise<void> {
+  await client
+    .multi()
+    .zadd(PENALTY_INDEX, untilMs, key)
+    .zremrangebyscore(PENALTY_INDEX, '-inf', Date.now())
+    .zremrangebyrank(PENALTY_INDEX, 0, -PENALTY_INDEX_MAX - 1)
+    // A key without a TTL counts as never expiring for GT: NX gives a new index its first one.
+    .pexpireat(PENALTY_INDEX, untilMs, 'NX')
+    .pexpireat(PENALTY_INDEX, untilMs, 'GT')
+    .exec();
+}
+
+/** A blocked key as the admin lists it: its penalty key and when the block ends. */
+export interface BlockedKey {
+  key: string;
+  blockedUntilMs: number;
+}
+
+/** The blocks still running at `nowMs`, soonest to end first, at most `limit`. */
+export async function listBlocked(client: RedisClient, nowMs: number, limit = 1000): Promise<BlockedKey[]> {
+  const flat = await client.zrangebyscore(PENALTY_INDEX, `(${nowMs}`, '+inf', 'WITHSCORES', 'LIMIT', 0, limit);
+  const out: BlockedKey[] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push({ key: flat[i]!, blockedUntilMs: Number(flat[i + 1]) });
+  return out;
+}
+
+/** Lifts a block and forgives its level (the key's penalty state is deleted); whether there was one. */
+export async function liftBlock(client: RedisClient, key: string): Promise<boolean> {
+  assertPenaltyKey(key);
+  const [deleted] = await Promise.all([client.del(key), client.zrem(PENALTY_INDEX, key)]);
+  return deleted === 1;
 }
