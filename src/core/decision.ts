@@ -25,6 +25,8 @@ export interface Decision {
   source: DecisionSource;
   /** Set by shadow mode on a decision it turned into an admission: the rule would have refused (counted as over by the decision service). */
   shadowRefused?: true;
+  /** Set when the key is in a penalty box (src/policies/penalty/): ms since the epoch the block ends; the limit was not consulted when it already was. */
+  blockedUntilMs?: number;
 }
 
 /** What a pure policy model decides; the store adds the source. */

@@ -11,11 +11,15 @@ import type { Rule } from '../core/rule.js';
 import { ruleAt } from '../policies/calendar-rule.js';
 import { stepAll } from '../policies/compose.js';
 import { policyOf } from '../policies/index.js';
+import type { PenaltyConfig, PenaltyState } from '../policies/penalty/model.js';
+import { stepPenalized } from '../policies/penalty/penalized.js';
 import { type Clock, systemClock } from './clock.js';
+import { assertPenaltyKey, penaltyKeyOf } from './redis/penalty-script.js';
 import type { BucketInfo, GroupReply, Store, StoreCall } from './store.js';
 
 interface Entry {
-  policy: Rule['policy'];
+  /** `penalty` for a penalty box's state, kept beside its bucket under `pb:` + the bucket's key. */
+  policy: Rule['policy'] | 'penalty';
   state: unknown;
   expiresAt: number;
 }
@@ -77,6 +81,36 @@ export class MemoryStore implements Store {
       if (step.write) this.put(key, { policy: rule.policy, state: step.state, expiresAt: now + step.ttlMs }, now);
     });
     return { admitted: composed.admitted, decisions: composed.steps.map((step) => ({ ...step.decision, source: this.source })) };
+  }
+
+  /** A limit with a penalty box (policies/penalty/penalized.ts): a blocked key is refused, its limit untouched. */
+  async consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision> {
+    const now = this.now();
+    const at = ruleAt(rule, now);
+    const boxKey = penaltyKeyOf(bucket); // never a bucket's key (those start rl:)
+    const box = this.entries.get(boxKey);
+    const penaltyState = box !== undefined && box.expiresAt > now ? (box.state as PenaltyState) : undefined;
+    const step = stepPenalized({ policyState: this.live(bucket.key, at, now)?.state, penaltyState, now, rule: at, cost, penalty });
+    if (step.policy.write) this.put(bucket.key, { policy: rule.policy, state: step.policy.state, expiresAt: now + step.policy.ttlMs }, now);
+    if (step.penalty.write) this.put(boxKey, { policy: 'penalty', state: step.penalty.state, expiresAt: now + step.penalty.ttlMs }, now);
+    return { ...step.decision, source: this.source };
+  }
+
+  /** The blocks still running, soonest to end first, at most `limit` (keys as on Redis: `pb:{tag}:name`). */
+  listBlocked(limit = 1000): { key: string; blockedUntilMs: number }[] {
+    const now = this.now();
+    const out: { key: string; blockedUntilMs: number }[] = [];
+    for (const [key, entry] of this.entries) {
+      const until = entry.policy === 'penalty' ? Math.ceil((entry.state as PenaltyState).blockedUntil / 1000) : 0;
+      if (until > now) out.push({ key, blockedUntilMs: until });
+    }
+    return out.sort((a, b) => a.blockedUntilMs - b.blockedUntilMs).slice(0, limit);
+  }
+
+  /** Lifts a block and forgives its level; whether there was one. */
+  liftBlock(key: string): boolean {
+    assertPenaltyKey(key);
+    return this.entries.delete(key);
   }
 
   /** Replaces a bucket's state, e.g. to seed a fallback bucket from the last state Redis reported. */

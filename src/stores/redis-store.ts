@@ -14,6 +14,7 @@ import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
+import type { PenaltyConfig } from '../policies/penalty/model.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
 import { ConnectionProblem, type StoreProblem } from './redis/connection-problem.js';
@@ -21,6 +22,7 @@ import { ConnectionWatch } from './redis/connection-watch.js';
 import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
+import { type BlockedKey, liftBlock, listBlocked, runPenalized } from './redis/penalty-script.js';
 import { type ReplicaWait, type ReplicaWaiter, replicaWaiterFor } from './redis/replica-wait.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
 import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall } from './store.js';
@@ -78,6 +80,21 @@ export class RedisStore implements SharedStore {
     if (!this.waiter) return runAll(this.client, calls);
     const acknowledged = this.waiter.acknowledgement();
     return this.waiter.settle(runAll(this.client, calls), acknowledged, (reply) => reply.admitted);
+  }
+
+  /** A limit with a penalty box, in one script call (redis/penalty-script.ts). */
+  consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision> {
+    return runPenalized(this.client, { bucket, rule, cost, penalty });
+  }
+
+  /** The blocks still running across the cluster (the bounded index, redis/penalty-script.ts). */
+  listBlocked(limit?: number): Promise<BlockedKey[]> {
+    return listBlocked(this.client, this.now(), limit);
+  }
+
+  /** Lifts a block and forgives its level; whether there was one. */
+  liftBlock(key: string): Promise<boolean> {
+    return liftBlock(this.client, key);
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
