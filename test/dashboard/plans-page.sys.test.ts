@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
 
 const TOKEN = 'plans-page-bootstrap-token-0123456789';
 const yaml = `
@@ -39,6 +39,7 @@ describe("the page's plans section in a real browser", { skip: !hasChromium && '
     await page.getByLabel('Admin token').fill(TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#who', { hasText: 'Signed in as' }).waitFor({ timeout: 5000 });
+    await openView(page, 'rules'); // the plans section joins the rules view
     await page.getByLabel('New plan name').fill('pro');
     await page.getByRole('button', { name: 'Create plan' }).click();
     await page.locator('#plan-status', { hasText: 'Created plan pro.' }).waitFor({ timeout: 5000 });
