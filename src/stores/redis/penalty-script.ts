@@ -15,9 +15,20 @@ import { systemClock } from '../clock.js';
 import type { RedisClient } from './client.js';
 import { fieldOf, normalise, preludeFor, redisKeyOf } from './scripts.js';
 
-const PENALTY_LUA = readFileSync(new URL('../../policies/penalty/penalty.lua', import.meta.url), 'utf8');
-const SOURCE = normalise(PENALTY_LUA);
-const SHA = createHash('sha1').update(SOURCE).digest('hex');
+// Read on first use, not at import: `import 'sluice'` reads no script (test/library/packed.sys.test.ts).
+let penaltyLua: string | undefined;
+const penaltySource = (): string => {
+  penaltyLua ??= readFileSync(new URL('../../policies/penalty/penalty.lua', import.meta.url), 'utf8');
+  return penaltyLua;
+};
+let penaltyScript: Script | undefined;
+function boxScript(): Script {
+  if (penaltyScript === undefined) {
+    const source = normalise(penaltySource());
+    penaltyScript = { source, sha: createHash('sha1').update(source).digest('hex') };
+  }
+  return penaltyScript;
+}
 
 /** Refuses anything but a penalty key, so a lift can never delete another key. */
 export function assertPenaltyKey(key: string): void {
@@ -39,12 +50,13 @@ export interface PenaltyReply {
 /** Runs the twin once: `refused` counts a refusal, otherwise it only reads. `nowUs` overrides Redis TIME (vectors only). */
 export async function runPenalty(client: RedisClient, bucket: BucketKey, config: PenaltyConfig, refused: boolean, nowUs?: number): Promise<PenaltyReply> {
   const args = [penaltyKeyOf(bucket), refused ? 1 : 0, nowUs === undefined ? '' : nowUs, ...penaltyLuaArgs(config)];
+  const { source, sha } = boxScript();
   let reply: [number, number, number, string];
   try {
-    reply = (await client.evalsha(SHA, 1, ...args)) as typeof reply;
+    reply = (await client.evalsha(sha, 1, ...args)) as typeof reply;
   } catch (error) {
     if (!(error instanceof Error && error.message.includes('NOSCRIPT'))) throw error;
-    reply = (await client.eval(SOURCE, 1, ...args)) as typeof reply;
+    reply = (await client.eval(source, 1, ...args)) as typeof reply;
   }
   return { blocked: reply[0] === 1, retryAfterMs: reply[1], blockedUntilMs: reply[2], state: deserializePenalty(reply[3]) };
 }
@@ -64,7 +76,7 @@ function penalizedScriptOf(policy: PolicyName): Script {
     const source = normalise(
       [
         `local sluice_policy = function(KEYS, ARGV, redis)\n${preludeFor(body)}\n${body}\nend`,
-        `local sluice_penalty = function(KEYS, ARGV, redis)\n${PENALTY_LUA}\nend`,
+        `local sluice_penalty = function(KEYS, ARGV, redis)\n${penaltySource()}\nend`,
         driver,
       ].join('\n'),
     );
