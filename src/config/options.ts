@@ -3,8 +3,8 @@
 // range, SLUICE_* variable, whether a reload applies it and what it means.
 // The reference pages are generated from this list; the SLUICE_* overrides
 // (env.ts) come from envOptions, which reads the same metadata from the
-// schema's definition directly (zod's JSON Schema takes ~100 ms to build: too
-// slow for every process's start), and a test keeps the two equal.
+// schema's definition directly (building zod's JSON Schema is too slow for
+// every process's start), and a test keeps the two equal.
 import { z } from 'zod';
 import type { OptionMeta } from './option-meta.js';
 import { configFileSchema } from './schema.js';

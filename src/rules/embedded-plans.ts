@@ -5,9 +5,11 @@ import type { Rule } from '../core/rule.js';
 import type { SqliteAccess } from './embedded-overrides.js';
 import {
   type AssignmentRow,
+  ASSIGNMENT_COLUMNS,
   assertPlanName,
   assertSubjectId,
   assignmentFromRow,
+  LIMIT_COLUMNS,
   limitFromRow,
   type PlanAssignment,
   type PlanLimit,
@@ -24,8 +26,6 @@ import {
   storedRule,
 } from './plans.js';
 
-const LIMIT_COLUMNS = 'plan_name, scope, target, rule, updated_at';
-const ASSIGNMENT_COLUMNS = 'subject, subject_id, plan_name, updated_at';
 type PlanRow = { name: string; created_at: string };
 
 export class EmbeddedPlanStore implements PlanStore {

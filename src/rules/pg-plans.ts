@@ -7,10 +7,12 @@ import type { Rule } from '../core/rule.js';
 import type { PgAccess } from './pg-overrides.js';
 import {
   type AssignmentRow,
+  ASSIGNMENT_COLUMNS,
   assertPlanName,
   assertSubjectId,
   assignmentFromRow,
   iso,
+  LIMIT_COLUMNS,
   limitFromRow,
   type PlanAssignment,
   type PlanLimit,
@@ -27,8 +29,6 @@ import {
   storedRule,
 } from './plans.js';
 
-const LIMIT_COLUMNS = 'plan_name, scope, target, rule, updated_at';
-const ASSIGNMENT_COLUMNS = 'subject, subject_id, plan_name, updated_at';
 
 export class PgPlanStore implements PlanStore {
   constructor(private readonly db: PgAccess) {}

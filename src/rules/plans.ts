@@ -13,6 +13,10 @@ import { assertValidKeyId } from './keys.js';
 import { errorMessage, type RulesLogger } from './logger.js';
 import { asStored } from './rule-columns.js';
 
+/** The columns both stores read a plan's limits and assignments by (limitFromRow, assignmentFromRow). */
+export const LIMIT_COLUMNS = 'plan_name, scope, target, rule, updated_at';
+export const ASSIGNMENT_COLUMNS = 'subject, subject_id, plan_name, updated_at';
+
 export const PLAN_SCOPES = ['route', 'limit', 'global'] as const;
 export type PlanScope = (typeof PLAN_SCOPES)[number];
 export const PLAN_SUBJECTS = ['tenant', 'key'] as const;
