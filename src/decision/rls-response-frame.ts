@@ -1,8 +1,8 @@
 // A RateLimitResponse written straight into its gRPC frame (the 5-byte
 // prefix, then the message): two passes over the response, one sizing it, one
 // writing, into one buffer. protobufjs's encoder built a writer's list of
-// operations, a copy and then the frame around it: 2 to 4 µs a call, the
-// frame written here 1.5 µs (docs/decision-service.md#measured). The bytes are protobufjs's own, field
+// operations, a copy and then the frame around it, each call; the frame
+// written here costs less (docs/decision-service.md#measured). The bytes are protobufjs's own, field
 // for field (test/decision/rls-response-frame.test.ts compares them), so
 // protobufjs stays the codec of every other message.
 import { CODES, UNITS } from './grpc-codec.js';

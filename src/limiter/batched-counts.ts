@@ -1,8 +1,8 @@
 // Counts and observations of the request path as plain numbers, handed to
 // prom-client when its registry is read: a bound prom-client counter still
 // hashes and validates its labels on every inc, a histogram on every observe
-// (together about 1 % of a proxied request's CPU under --cpu-prof, 1–3 µs a
-// call). Give the metric `collect() { batch.flush(this) }`: every read (a
+// (a visible share of a proxied request's CPU under --cpu-prof). Give the
+// metric `collect() { batch.flush(this) }`: every read (a
 // scrape, get(), getSingleMetricAsString) flushes first, so no read is behind.
 import type { Counter, Histogram, LabelValues } from 'prom-client';
 

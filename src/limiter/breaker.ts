@@ -7,7 +7,7 @@
 // its success closes it again.
 //
 // While closed, calls do not go through opossum's fire (its promise, events and
-// status per call were about 3 µs of a decision, measured): the guard counts
+// status per call were a visible part of a decision's CPU): the guard counts
 // each call and its outcome here (noteCall, succeeded, failed), the error
 // percentage is RollingCounts', and opossum is told only to open. Open and
 // half-open, every call goes through opossum's fire as before: opossum keeps

@@ -58,8 +58,8 @@ export class CallDeadlines implements JudgedCall {
    * the start, or the first late timer (this process was busy until then), or
    * a timer that fired and whose verdict has not run yet. An answer read there
    * was waiting while this process was busy past the due (a GC pause, a
-   * stall under 2 ms late too), not while Redis was silent: such stalls had
-   * lifted the deadline from 5 ms to 34-41 ms for 30 s in the fault bench.
+   * short stall too), not while Redis was silent: counted, such stalls lift
+   * the adaptive deadline for a long while with no fault in Redis.
    */
   get judgedFrom(): number {
     return Math.max(this.started, this.busyFrom ?? this.started, this.firedAt ?? this.started);

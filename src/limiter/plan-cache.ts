@@ -1,7 +1,7 @@
 // Plans of unsharded rules, kept per route and tenant. The gateway asks for the
 // same (tenant, route, rule) on every request, and its plan (two key strings,
 // two id checks, the region-scaled rule, its fingerprint) comes out the same
-// each time: about 1 % of a proxied request's CPU at saturation (--cpu-prof).
+// each time, a visible share of a proxied request's CPU at saturation (--cpu-prof).
 // A kept plan is used only for the same rule object at the same region share,
 // so a reload (new rule objects) or a moved share plans anew. Plans are shared
 // between decisions: nothing downstream writes to one (Plan's fields are readonly).

@@ -6,7 +6,7 @@ import { SluiceError } from '../core/errors.js';
 const { createHash, randomBytes } = crypto;
 /**
  * Node 20.12+ hashes in one call, with no Hash object per key: a third of
- * createHash's CPU (0.3 against 0.8-1 µs), on every request that carries a key,
+ * createHash's CPU, on every request that carries a key,
  * and no native object for the GC to finalize. Older Node 20 has none.
  */
 const oneShotHash: typeof crypto.hash | undefined = (crypto as Partial<typeof crypto>).hash;
