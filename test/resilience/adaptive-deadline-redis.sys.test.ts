@@ -57,7 +57,8 @@ test('at 2 ms ±20 % with 10 ms spikes a fixed 5 ms deadline falls back at the s
   try {
     await fixed.peek('warm-up', 'warm-up', rule);
     const counts = bySource(await paced(fixed, 150, 'fixed'));
-    assert.ok((counts.fallback ?? 0) > 0, `the spikes are real: ${JSON.stringify(counts)}`);
+    // The spikes are real: well above the 1 % the adaptive deadline below is allowed to lose to a machine stall.
+    assert.ok((counts.fallback ?? 0) > 12, `the spikes are real: ${JSON.stringify(counts)}`);
     assert.equal(fixed.deadlineMs, 5);
     assert.equal(fixed.health().deadlineMs, 5);
   } finally {
@@ -78,7 +79,11 @@ test('at 2 ms ±20 % with 10 ms spikes the default deadline rises above the spik
     }, 20_000, `the deadline rising above the 10 ms spikes (${JSON.stringify(bySource(learning))})`);
     assert.ok(engine.deadlineMs <= ADAPTIVE_DEADLINE.ceilingMs);
     const counts = bySource(await paced(engine, 100, 'steady'));
-    assert.deepEqual(counts, { redis: 400 }, `deadline ${engine.deadlineMs} ms`);
+    // One reply chunk in 20 spikes, so a fixed deadline below the spikes loses about 5 % of them. Above
+    // the spikes none is lost to Redis; the delaying proxy runs in this process, though, and a stall of
+    // the machine (a CI neighbour) can hold one reply past any deadline: at most 1 %, never the spikes' 5 %.
+    assert.equal((counts.redis ?? 0) + (counts.fallback ?? 0), 400, JSON.stringify(counts));
+    assert.ok((counts.fallback ?? 0) <= 4, `deadline ${engine.deadlineMs} ms: ${JSON.stringify(counts)}`);
     assert.equal(engine.health().deadlineMs, engine.deadlineMs, 'the health says the deadline');
     assert.equal(await metricOf('sluice_store_deadline_ms'), engine.deadlineMs, 'so does /metrics');
   } finally {
