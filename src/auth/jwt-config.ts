@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import type { JwtAlgorithm, JwtAuthEntry } from './jwt-schema.js';
+import type { VerifiedTokenCacheConfig } from './verified-tokens.js';
 
 /** Where the verifying key comes from, read at load (a remote set is fetched by the verifier). */
 export type JwtKeySource =
@@ -26,6 +27,8 @@ export interface JwtAuthConfig {
   readonly audience: string | readonly string[] | undefined;
   readonly clockToleranceSeconds: number;
   readonly maxTokenBytes: number;
+  /** Verified tokens kept (verified-tokens.ts). */
+  readonly cache: VerifiedTokenCacheConfig;
   readonly token: TokenSource;
   readonly tenantClaim: string | undefined;
   readonly planClaim: string | undefined;
@@ -68,6 +71,7 @@ export function jwtAuthOf(entry: JwtAuthEntry, at: Path, ctx: JwtConfigContext):
     audience: entry.audience,
     clockToleranceSeconds: entry.clockToleranceSeconds,
     maxTokenBytes: entry.maxTokenBytes,
+    cache: entry.cache,
     token: entry.token === undefined ? { kind: 'bearer' } : 'header' in entry.token ? { kind: 'header', name: entry.token.header.toLowerCase() } : { kind: 'cookie', name: entry.token.cookie },
     tenantClaim: entry.tenantClaim,
     planClaim: entry.planClaim,

@@ -40,6 +40,22 @@ const jwksOptionsSchema = z
   .strict()
   .describe('How the key set at jwksUrl is fetched and cached.');
 
+const cacheSchema = z
+  .object({
+    maxEntries: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must be at least 0')
+      .max(1_000_000, 'must be at most 1000000')
+      .default(10_000)
+      .describe('Verified tokens kept (by their SHA-256, never the token), least recently used out first; 0: every request verifies its token.'),
+    maxAgeSeconds: positiveInt(3_600)
+      .default(60)
+      .describe("A cached token is verified again this long after it was, or at its `exp`, whichever is first: how long a token whose key left the key set can still pass (a jwksUrl set that changes clears the cache at once)."),
+  })
+  .strict()
+  .describe('Tokens already verified skip the signature check until they expire or grow old.');
+
 const stringOrList = z.union([z.string().min(1, 'must not be empty'), z.array(z.string().min(1, 'must not be empty')).min(1, 'must list at least one value')], 'must be a string or a list of strings');
 
 export const jwtAuthSchema = z
@@ -63,6 +79,7 @@ export const jwtAuthSchema = z
       .optional()
       .describe("RS*/PS*/ES*/EdDSA: the identity provider's JWK set URL, fetched, cached and fetched again on an unknown `kid` (see jwks)."),
     jwks: jwksOptionsSchema.prefault({}),
+    cache: cacheSchema.prefault({}),
     issuer: stringOrList.optional().describe('The `iss` a token must carry (one of them, given a list); absent: not checked.'),
     audience: stringOrList.optional().describe('The `aud` a token must carry (one of them, given a list); absent: not checked.'),
     clockToleranceSeconds: z

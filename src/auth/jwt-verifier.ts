@@ -11,6 +11,7 @@ import type { AuthFailure } from './failures.js';
 import type { JwtAuthConfig } from './jwt-config.js';
 import { RemoteKeys } from './remote-keys.js';
 import { tokenOf } from './token.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 /** Who a verified token says is calling. */
 export interface TokenIdentity {
@@ -26,10 +27,18 @@ export class JwtVerifier {
   private readonly key: KeyObject | JWTVerifyGetKey;
   /** The remote set, when the key is a jwksUrl (tests read its cached kids). */
   readonly remote: RemoteKeys | undefined;
+  /** Tokens verified before; undefined when the config's cache.maxEntries is 0. */
+  readonly verified: VerifiedTokens<TokenIdentity> | undefined;
 
-  constructor(readonly config: JwtAuthConfig) {
+  /** `now`: the cache's clock (tests); jose reads its own for exp and nbf. */
+  constructor(
+    readonly config: JwtAuthConfig,
+    now: () => number = Date.now,
+  ) {
     const source = config.key;
-    if (source.kind === 'remote') this.remote = new RemoteKeys(source);
+    if (config.cache.maxEntries > 0) this.verified = new VerifiedTokens(config.cache, config.clockToleranceSeconds, now);
+    // A changed key set may have dropped the key a cached token was signed with.
+    if (source.kind === 'remote') this.remote = new RemoteKeys({ ...source, onKeysChanged: () => this.verified?.clear() });
     this.key =
       source.kind === 'secret'
         ? createSecretKey(Buffer.from(source.secret, 'utf8'))
@@ -47,6 +56,8 @@ export class JwtVerifier {
   }
 
   async verify(token: string): Promise<TokenIdentity | AuthFailure> {
+    const cached = this.verified?.get(token);
+    if (cached !== undefined) return cached;
     const { config } = this;
     let payload: JWTPayload;
     try {
@@ -65,7 +76,9 @@ export class JwtVerifier {
     const tenant = idClaim(payload, config.tenantClaim);
     if (config.tenantClaim !== undefined && tenant === undefined) return 'bad_claim';
     const plan = idClaim(payload, config.planClaim);
-    return { tenant, plan, claims: payload };
+    const identity: TokenIdentity = { tenant, plan, claims: payload };
+    this.verified?.add(token, identity, payload.exp);
+    return identity;
   }
 }
 

@@ -13,6 +13,8 @@ export interface RemoteKeysOptions {
   readonly cacheMaxAgeMs: number;
   /** The clock (tests); default Date.now. */
   readonly now?: () => number;
+  /** Called after a fetch that changed the set (a key added, rotated or removed). */
+  readonly onKeysChanged?: () => void;
 }
 
 type LocalSet = ReturnType<typeof createLocalJWKSet>;
@@ -63,8 +65,10 @@ export class RemoteKeys {
       .then(() => {
         const jwks = this.remote.jwks();
         if (jwks === undefined) throw new errors.JWKSInvalid('no key set');
+        const changed = this.local !== undefined && JSON.stringify(this.local.jwks()) !== JSON.stringify(jwks);
         this.local = createLocalJWKSet(jwks);
         this.fetchedAt = this.now();
+        if (changed) this.options.onKeysChanged?.();
       })
       .finally(() => {
         this.pending = undefined;

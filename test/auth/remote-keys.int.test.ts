@@ -8,7 +8,8 @@ import { JwtVerifier } from '../../src/auth/jwt-verifier.js';
 import { startJwks } from './jwks-server.js';
 import { AUDIENCE, ISSUER, sign, testKey } from './jwt-support.js';
 
-const verifierFor = (url: string, jwks: { timeoutMs: number; cooldownMs: number; cacheMaxAgeMs: number }) =>
+// The cache of verified tokens is off but where a test is about it: the others count fetches, which a hit skips.
+const verifierFor = (url: string, jwks: { timeoutMs: number; cooldownMs: number; cacheMaxAgeMs: number }, cache = { maxEntries: 0, maxAgeSeconds: 60 }) =>
   new JwtVerifier({
     kind: 'jwt',
     algorithms: ['ES256'],
@@ -17,6 +18,7 @@ const verifierFor = (url: string, jwks: { timeoutMs: number; cooldownMs: number;
     audience: AUDIENCE,
     clockToleranceSeconds: 0,
     maxTokenBytes: 8_192,
+    cache,
     token: { kind: 'bearer' },
     tenantClaim: undefined,
     planClaim: undefined,
@@ -75,6 +77,32 @@ describe('RemoteKeys', () => {
       await verifier.identify(token);
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.deepEqual(verifier.remote?.kids(), ['ec-2']);
+    } finally {
+      await jwks.close();
+    }
+  });
+
+  it('a key set that changes clears the verified tokens: a token of a key taken out is refused, not served from the cache', async () => {
+    const [first, second] = [await testKey('ES256', 'ec-1'), await testKey('ES256', 'ec-2')];
+    const jwks = await startJwks([first.publicJwk]);
+    try {
+      const verifier = verifierFor(jwks.url, { timeoutMs: 500, cooldownMs: 0, cacheMaxAgeMs: 600_000 }, { maxEntries: 100, maxAgeSeconds: 600 });
+      const old = bearer(await sign(first, { sub: 'a' }));
+      const identity = await verifier.identify(old);
+      assert.ok(typeof identity === 'object');
+      assert.equal(await verifier.identify(old), identity, 'cached');
+      assert.equal(jwks.fetches, 1);
+      // The provider rotates: ec-1 is gone. A token of the new key makes the gateway fetch the set again.
+      jwks.keys = [second.publicJwk];
+      assert.equal(typeof (await verifier.identify(bearer(await sign(second, { sub: 'b' })))), 'object');
+      assert.equal(jwks.fetches, 2);
+      assert.equal(await verifier.identify(old), 'unknown_key', 'the cache went with the key');
+      // A fetch that brings the same set back keeps what is cached.
+      const current = bearer(await sign(second, { sub: 'c' }));
+      const kept = await verifier.identify(current);
+      assert.equal(await verifier.identify(bearer(await sign(second, { sub: 'd' }, { kid: 'made-up' }))), 'unknown_key');
+      assert.equal(jwks.fetches, 4, 'the made-up kid fetched the same set again');
+      assert.equal(await verifier.identify(current), kept, 'still cached');
     } finally {
       await jwks.close();
     }
