@@ -8,6 +8,7 @@ import { ForwardAuth } from './forward-auth.js';
 import { RateLimitDecider } from './rls.js';
 import type { PlanRules } from './rls-plan-select.js';
 import type { DecisionDeps } from './deps.js';
+import type { RuleMatch } from '../rules/types.js';
 import type { Outcome } from './rls-status.js';
 
 export interface DecisionFaces {
@@ -28,10 +29,22 @@ export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFa
   };
 }
 
-/** Plans from the rule store, when one runs (docs/plans.md#envoy). */
+/** Matches of a tenant's own: the defaults (any tenant × route, the default rule) are not. */
+const TENANT_MATCHES: ReadonlySet<RuleMatch> = new Set(['tenant-route', 'tenant-any', 'plan']);
+
+/** Plans and tenants' rules from the rule store, when one runs (docs/plans.md#envoy). */
 function planRulesOf(deps: DecisionDeps): PlanRules | undefined {
   const { rules } = deps;
-  return rules.planRule ? (plan, route, limitId) => rules.planRule?.(plan, route, limitId) : undefined;
+  if (rules.planRule === undefined) return undefined;
+  return {
+    plan: (plan, route, limitId) => rules.planRule?.(plan, route, limitId),
+    tenant: (tenant, route, limitId, plan) => {
+      const override = limitId === undefined ? undefined : rules.overrides?.().byLimit.get(limitId)?.tenants.get(tenant);
+      if (override !== undefined) return { rule: override, match: 'tenant-route', version: 'override' };
+      const resolved = rules.resolve(tenant, route, { plan, limitId });
+      return TENANT_MATCHES.has(resolved.match) ? resolved : undefined;
+    },
+  };
 }
 
 /**

@@ -14,7 +14,7 @@ import { type ConfiguredLimit, type DescriptorLevel, type Domains, type Match, m
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
 import { UNIT_SECONDS } from './envoy-schema.js';
 import { overrideStatKey, statKeyOf } from './rls-stat-key.js';
-import { PLAN_ENTRY, type PlanRules, type PlanSelector, planSelectorOf } from './rls-plan-select.js';
+import { PLAN_ENTRY, type PlanRules, type PlanSelector, planSelectorOf, selectedRule, TENANT_ENTRY } from './rls-plan-select.js';
 import { windowSeconds } from '../gateway/headers.js';
 import { type CheckedDescriptor, type CheckedRequest, OVERRIDE_UNIT_SECONDS } from './rls-request.js';
 
@@ -52,7 +52,7 @@ export interface DescriptorPlan {
   readonly statKey: () => string;
   /** Hits the request adds (its own hits_addend or the request's). */
   readonly hits: number;
-  /** A `plan` entry naming a plan (rls-plan-select.ts): its rule is read at decision time. */
+  /** A `plan` or `tenant` entry (rls-plan-select.ts): its rule is read at decision time. */
   readonly selector?: PlanSelector;
 }
 
@@ -146,29 +146,31 @@ export function bucketTag(domain: string, descriptor: CheckedDescriptor, overrid
   return derivedId('rls.', createHash('sha256').update(identity).digest('hex').slice(0, 32));
 }
 
-/** A descriptor with a plan entry and no configured limit: decided only if the plan exists. */
+/** A descriptor with a plan or tenant entry and no configured limit: decided only if a rule is selected. */
 function alonePlan(selector: PlanSelector, hits: number): DescriptorPlan {
+  const entry = selector.tenant === undefined ? PLAN_ENTRY : TENANT_ENTRY;
   return {
     kind: 'decide',
     reported: { name: undefined, requestsPerUnit: 0, unit: 'SECOND' },
-    headerId: selector.plan.replace(/[^A-Za-z0-9._~@+-]/g, '_').slice(0, 64) || 'plan',
+    // A plan's name may be shown to the client; a tenant's id is not put in a header.
+    headerId: selector.tenant === undefined ? selector.plan!.replace(/[^A-Za-z0-9._~@+-]/g, '_').slice(0, 64) || 'plan' : TENANT_ENTRY,
     calls: [],
     shadow: false,
     quota: false,
     unitSeconds: 1,
-    statKey: () => `${selector.domain}.${PLAN_ENTRY}`,
+    statKey: () => `${selector.domain}.${entry}`,
     hits,
     selector,
   };
 }
 
-/** The descriptors' plans with each selected plan's rule in; `undefined` when the request selects none that exists. */
+/** The descriptors' plans with each selected rule in; `undefined` when the request selects none that exists. */
 export function withSelectedPlans(planned: readonly Planned[], rules: PlanRules): Planned[] | undefined {
   let changed = false;
   const out = planned.map((plan): Planned => {
     if (typeof plan !== 'object' || plan.selector === undefined) return plan;
     const { selector } = plan;
-    const resolved = rules(selector.plan, selector.domain, selector.limitName);
+    const resolved = selectedRule(selector, rules);
     if (resolved === undefined) {
       if (!selector.alone) return plan;
       changed = true;
