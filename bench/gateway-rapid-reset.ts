@@ -4,7 +4,8 @@
 // first alone, then while an attacker (a process of its own at the lowest CPU
 // priority, lib/rapid-reset-attacker.ts) writes HEADERS and RST_STREAM CANCEL
 // for stream after stream in the same packets (CVE-2023-44487), connecting
-// again whenever the gateway cuts it, then alone again. The row is that
+// again whenever the gateway cuts it (from 127.0.0.2, so the cool-down that
+// then refuses its address at accept is measured too), then alone again. The row is that
 // client's p99 before, during and after the attack, and during/before, with
 // what the attacker sent.
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,9 @@ import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { LatencyRecorder, round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';
 
+/** The attacker connects from an address of its own, as a real one would: the gateway's cool-down of a cut address (limits.http2ResetCooldownMs) then falls on it, not on the client measured from 127.0.0.1. */
+const ATTACKER_ADDRESS = '127.0.0.2';
+
 export interface RapidResetRow {
   attackMs: number;
   p99BeforeMs: number;
@@ -27,8 +31,8 @@ export interface RapidResetRow {
   ratio: number;
   servedDuring: number;
   failedDuring: number;
-  /** The attacker's connections, the streams it opened and reset, and the GOAWAYs it read. */
-  attacker: { sessions: number; streams: number; goaways: number };
+  /** The attacker's connections, those refused at accept (its address cooling down), the streams it opened and reset, and the GOAWAYs it read. */
+  attacker: { sessions: number; refused: number; streams: number; goaways: number };
 }
 
 
@@ -72,7 +76,7 @@ export async function runRapidResetBench(options: BenchOptions, progress: (line:
     progress('rapid reset: the second client alone');
     const before = await victim(session, quietMs);
     progress(`rapid reset: under attack for ${attackMs / 1000} s`);
-    const attacker = fork(new URL('./lib/rapid-reset-attacker.ts', import.meta.url), [JSON.stringify({ url: sluice.url, ca: ca.toString('base64') })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const attacker = fork(new URL('./lib/rapid-reset-attacker.ts', import.meta.url), [JSON.stringify({ url: sluice.url, ca: ca.toString('base64'), localAddress: ATTACKER_ADDRESS })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     onCleanup(() => void attacker.kill('SIGKILL'));
     // At nice 19 the attacker gets only the CPU the gateway, upstream and client leave: on a machine they
     // share, the figure is then what the attack costs the gateway, not the core the attacker's own writing
@@ -86,7 +90,7 @@ export async function runRapidResetBench(options: BenchOptions, progress: (line:
     progress('rapid reset: after the attack');
     const afterAttack = await victim(session, quietMs);
     const p99 = (run: { recorder: LatencyRecorder }) => round(run.recorder.summary().p99Us / 1000, 2);
-    return { attackMs, p99BeforeMs: p99(before), p99DuringMs: p99(during), p99AfterMs: p99(afterAttack), ratio: round(p99(during) / p99(before), 2), servedDuring: during.served, failedDuring: during.failed + afterAttack.failed, attacker: { sessions: attack.sessions, streams: attack.streams, goaways: attack.goaways.length } };
+    return { attackMs, p99BeforeMs: p99(before), p99DuringMs: p99(during), p99AfterMs: p99(afterAttack), ratio: round(p99(during) / p99(before), 2), servedDuring: during.served, failedDuring: during.failed + afterAttack.failed, attacker: { sessions: attack.sessions, refused: attack.refused, streams: attack.streams, goaways: attack.goaways.length } };
   } finally {
     session.destroy();
     await sluice.stop();
@@ -98,7 +102,7 @@ export function printRapidReset(row: RapidResetRow): string {
   return [
     `rapid reset (an attacker at nice 19 writing HEADERS + RST_STREAM for every stream it opens, connecting again when cut, ${row.attackMs / 1000} s): a second client's p99 before ${row.p99BeforeMs} ms, during ${row.p99DuringMs} ms, after ${row.p99AfterMs} ms`,
     `  during/before ${row.ratio}x; ${row.servedDuring} answered 200 during the attack, ${row.failedDuring} not 200 during or after`,
-    `  the attacker: ${row.attacker.sessions} connections, ${row.attacker.streams} streams opened and reset, ${row.attacker.goaways} GOAWAYs read`,
+    `  the attacker (from ${ATTACKER_ADDRESS}): ${row.attacker.sessions} connections, ${row.attacker.refused} refused at accept, ${row.attacker.streams} streams opened and reset, ${row.attacker.goaways} GOAWAYs read`,
   ].join('\n');
 }
 

@@ -6,7 +6,7 @@
 // loaded machine).
 import { rapidReset } from '../../test/helpers/rapid-reset.js';
 
-const { url, ca } = JSON.parse(process.argv[2] ?? '{}') as { url: string; ca: string };
+const { url, ca, localAddress } = JSON.parse(process.argv[2] ?? '{}') as { url: string; ca: string; localAddress?: string };
 let running = true;
 process.once('message', () => {
   running = false;
@@ -16,5 +16,5 @@ const onSession = () => {
   if (!told) process.send?.('attacking');
   told = true;
 };
-const stats = await rapidReset({ url, ca: Buffer.from(ca, 'base64'), path: '/orders', headers: { 'x-api-key': 'bench-attacker' }, onSession }, () => running);
+const stats = await rapidReset({ url, ca: Buffer.from(ca, 'base64'), path: '/orders', headers: { 'x-api-key': 'bench-attacker' }, onSession, ...(localAddress ? { localAddress } : {}) }, () => running);
 process.send?.(stats, () => process.exit(0));

@@ -136,6 +136,7 @@ const LISTENER_DEFAULTS = {
   bufferBodyBytes: 65_536,
   http2MaxConcurrentStreams: 128,
   http2MaxResetsPerSecond: 200,
+  http2ResetCooldownMs: 10_000,
 };
 const restart = { reload: false } as const;
 const LISTENER_LIMITS = {
@@ -177,6 +178,18 @@ const LISTENER_LIMITS = {
     .default(LISTENER_DEFAULTS.http2MaxResetsPerSecond)
     .meta({
       description: 'with `tls.http2`: streams one connection may reset (or have reset) within one second; past it the connection gets `GOAWAY ENHANCE_YOUR_CALM` and is closed, and its requests not yet started are refused (rapid reset, CVE-2023-44487; [operations.md](operations.md#http2-limits)). Counted in one-second windows, so a burst across an edge may reach twice the value',
+      ...restart,
+    }),
+  /** After a cut for resets, the address's new connections are closed at accept for this long. */
+  http2ResetCooldownMs: z
+    .number()
+    .int('must be an integer')
+    .min(0, 'must be at least 0')
+    .max(3_600_000, 'must be at most 3600000')
+    .default(LISTENER_DEFAULTS.http2ResetCooldownMs)
+    .meta({
+      description:
+        "with `tls.http2`: once a connection is cut for its reset rate, new connections from the same address are closed at accept, before any TLS handshake, for this long, so a rapid-reset attacker cannot simply reconnect; a `clientIp.trustedProxies` address is never refused. `0` turns it off (behind a balancer that hides client addresses) ([operations.md](operations.md#http2-limits))",
       ...restart,
     }),
   /** Bodies up to this size are read whole before an upstream connection is taken. */

@@ -5,12 +5,13 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createSecureServer, type Http2Session } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import { readPair, type TlsConfig } from '../config/tls.js';
 import type { ListenAddress } from '../config/types.js';
 import { hostName } from './hop-by-hop.js';
 import { guardSession, type Http2SessionLimits } from './http2-session-guard.js';
+import type { ResetCooldown } from './reset-cooldown.js';
 
 /** The certificates in use, swapped whole on reload; the SNI callback reads the current ones. */
 class Certificates {
@@ -55,7 +56,7 @@ export interface FrontServer {
 }
 
 /** The listener's options; `http2` bounds each HTTP/2 session (http2-session-guard.ts), `handshakeTimeout` a TLS handshake (ms). */
-export type FrontOptions = ServerOptions & { http2?: Http2SessionLimits; handshakeTimeout?: number };
+export type FrontOptions = ServerOptions & { http2?: Http2SessionLimits; handshakeTimeout?: number; resetCooldown?: ResetCooldown };
 
 export function createFrontServer(options: FrontOptions, tls: TlsConfig | undefined, handler: RequestListener, redirectFrom?: ListenAddress, field = 'tls'): FrontServer {
   const sessions = new Set<Http2Session>();
@@ -125,10 +126,13 @@ function createHttp2Server(options: FrontOptions, secure: SecureContextOptions &
   const server = createSecureServer({ ...secure, ...http1, handshakeTimeout: options.handshakeTimeout, allowHTTP1: true, maxSessionMemory: 64, settings: { enableConnectProtocol: true, maxConcurrentStreams: options.http2?.maxConcurrentStreams } } as Parameters<typeof createSecureServer>[0], handler as never);
   // The HTTP/1.1 side checks these deadlines every connectionsCheckingInterval (30 s unless set here too).
   Object.assign(server, { headersTimeout: options.headersTimeout, requestTimeout: options.requestTimeout, connectionsCheckingInterval: options.connectionsCheckingInterval });
+  const cooldown = options.resetCooldown;
+  // Ahead of the TLS server's own listener, so a refused address costs an accept and a close, no handshake.
+  if (cooldown) server.prependListener('connection', (socket: Socket) => cooldown.refuses(socket.remoteAddress) && socket.destroy());
   server.on('session', (session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
-    if (options.http2) guardSession(session, options.http2);
+    if (options.http2) guardSession(session, options.http2, (cutSession) => cooldown?.cut(cutSession.socket?.remoteAddress));
   });
   return server;
 }

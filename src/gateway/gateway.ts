@@ -6,6 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
+import { parseIp } from '../core/ip-address.js';
 import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
 import { localConcurrencyLimiter } from '../limiter/concurrency/wiring.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
@@ -29,6 +30,7 @@ import type { LimitRequest } from '../limits/request-limits.js';
 import { listVerdict } from './list-check.js';
 import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
+import { ResetCooldown } from './reset-cooldown.js';
 import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
 import { screenRequest } from './request-screen.js';
@@ -98,7 +100,12 @@ export class Gateway {
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
     this.reconfigure(options);
-    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response }, config.tls, (req, res) => this.afterRead.accept(req, res), config.tls?.redirectHttp);
+    // A trusted proxy's address is never refused after a rapid-reset cut: every client behind it would lose the gateway.
+    const resetCooldown = new ResetCooldown(config.limits.http2ResetCooldownMs, (address) => {
+      const peer = parseIp(address);
+      return peer !== undefined && this.clientIp.isTrusted(peer);
+    });
+    this.front = createFrontServer({ ...listenerOptions(config.limits), ServerResponse: this.drain.Response, resetCooldown }, config.tls, (req, res) => this.afterRead.accept(req, res), config.tls?.redirectHttp);
     this.server = this.front.server;
     this.server.keepAliveTimeout = config.limits.keepAliveTimeoutMs;
     this.server.on('clientError', (error, socket) => {

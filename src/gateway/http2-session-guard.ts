@@ -23,7 +23,8 @@ export function cutForResets(session: Http2Session | undefined): boolean {
   return session !== undefined && cut.has(session);
 }
 
-export function guardSession(session: Http2Session, limits: Http2SessionLimits): void {
+/** `onCut` hears of a connection cut for its resets (reset-cooldown.ts refuses its address a while). */
+export function guardSession(session: Http2Session, limits: Http2SessionLimits, onCut?: (session: Http2Session) => void): void {
   let open = 0;
   let idle: NodeJS.Timeout | undefined;
   let windowStart = 0;
@@ -31,7 +32,10 @@ export function guardSession(session: Http2Session, limits: Http2SessionLimits):
   const close = (code: number) => {
     clearTimeout(idle);
     if (session.destroyed) return;
-    if (code === constants.NGHTTP2_ENHANCE_YOUR_CALM) cut.add(session);
+    if (code === constants.NGHTTP2_ENHANCE_YOUR_CALM) {
+      cut.add(session);
+      onCut?.(session);
+    }
     session.goaway(code);
     // GOAWAY first, so the client learns why; what is still open gets a moment, then the connection goes.
     // (close() ends the socket once no stream is open, reading on to the client's FIN: a destroy() instead

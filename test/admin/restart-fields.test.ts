@@ -12,11 +12,12 @@ describe('restart-only changes', () => {
   it('name the HTTP/2 limits and the gRPC bounds', () => {
     const before = parseConfig(`${BASE}decisionService: { httpListen: "127.0.0.1:0" }\n`);
     const after = parseConfig(
-      `${BASE}limits: { http2MaxConcurrentStreams: 64, http2MaxResetsPerSecond: 50 }\ndecisionService: { httpListen: "127.0.0.1:0", grpcMaxMessageBytes: 1024, maxDescriptors: 8, maxDescriptorEntries: 4 }\n`,
+      `${BASE}limits: { http2MaxConcurrentStreams: 64, http2MaxResetsPerSecond: 50, http2ResetCooldownMs: 0 }\ndecisionService: { httpListen: "127.0.0.1:0", grpcMaxMessageBytes: 1024, maxDescriptors: 8, maxDescriptorEntries: 4 }\n`,
     );
     assert.deepEqual(restartOnlyChanges(before, after), [
       'limits.http2MaxConcurrentStreams',
       'limits.http2MaxResetsPerSecond',
+      'limits.http2ResetCooldownMs',
       'decisionService.grpcMaxMessageBytes',
       'decisionService.maxDescriptors',
       'decisionService.maxDescriptorEntries',

