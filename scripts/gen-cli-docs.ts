@@ -23,6 +23,7 @@ export const COMMAND_GUIDES: Record<string, string> = {
   keys: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   tokens: '[admin-api.md, tokens and roles](admin-api.md#tokens-and-roles)',
   audit: '[admin-api.md, audit log](admin-api.md#audit-log)',
+  usage: '[tenant-usage.md](tenant-usage.md)',
 };
 
 export async function renderCliDoc(): Promise<string> {

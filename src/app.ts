@@ -154,7 +154,7 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
     const explained: { current: ExplainContext } = { current: { config, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, ruleStore: options.rules === undefined && runtime !== undefined } };
-    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, tracing });
+    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, usage: dashboard.usage, tracing });
     // A sample's token is verified by the gateway's own verifiers (same keys, same JWKS cache), as the rules come from its cache.
     explained.current = { ...explained.current, verifiers: gateway.verifiers };
     const address = await gateway.listen(config.listen.host, config.listen.port);
@@ -169,7 +169,7 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const reloader = options.reloader;
       const health = () => ({ ...(gateway.draining ? { ready: false, draining: true } : {}), ...(reloader ? { config: reloader.status() } : {}) });
-      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, metricsAccess: config.admin.metrics, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current });
+      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, metricsAccess: config.admin.metrics, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current, usage: dashboard.usage.history });
     }
     return { runtime, gateway, address, admin, decision, explained };
   } catch (error) {

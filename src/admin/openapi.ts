@@ -90,6 +90,7 @@ function paths(): object {
   },
   '/ui/api/overview': overviewPath(),
   '/explain': explainPath(),
+  '/tenants/{tenant}/usage': tenantUsagePath(),
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },
@@ -110,6 +111,20 @@ function explainPath(): object {
   ];
   return {
     get: { ...authed, summary: "What the gateway would do with a sample request, and why: the route that takes it and why each other does not, the tenant, each limit (applies, shadow, or skipped and why) with its key, rule and the rule's source, its bucket's Redis key and its state now (a peek: nothing is charged). Header values are never echoed", parameters, responses: { 200: { description: 'the explanation', ...json({ type: 'object', required: ['request', 'outcome', 'routes', 'identity', 'limits'] }) }, ...errors(400, 401, 403, 404) } },
+  };
+}
+
+/** GET /tenants/{tenant}/usage (src/admin/usage-handler.ts, docs/tenant-usage.md). */
+function tenantUsagePath(): object {
+  const cell = { type: 'object', required: ['units', 'requests', 'refused'], properties: { units: { type: 'integer' }, requests: { type: 'integer' }, refused: { type: 'integer' } } };
+  const limit = {
+    type: 'object',
+    required: ['id', 'global', 'keyedBy', 'routes'],
+    properties: { id: { type: 'string' }, global: { type: 'boolean' }, keyedBy: { enum: ['tenant', 'tenant+ip'] }, routes: { type: 'array', items: { type: 'string' } }, rule: ref('Rule'), source: { type: 'object' }, bucket: { type: 'object' }, state: { type: 'object', description: 'remaining, limit, resetAfterMs, resetAt, retryAfterMs (a peek: nothing is charged); or error; absent for a tenant+ip limit' }, lastHour: cell, lastDay: cell },
+  };
+  const parameters = [{ name: 'tenant', in: 'path', required: true, schema: { type: 'string', maxLength: 64, pattern: '^[A-Za-z0-9._~@+-]+$' } }];
+  return {
+    get: { ...authed, summary: "A tenant's limits: for each limit that counts its requests, its rule and the rule's source, what is left and when it resets, and what the tenant consumed over the last hour (twelve 5-minute buckets) and day (24 hours); scope cluster (Redis) or local (the memory store)", parameters, responses: { 200: { description: 'the usage', ...json({ type: 'object', required: ['tenant', 'at', 'scope', 'limits'], properties: { tenant: { type: 'string' }, at: { type: 'string', format: 'date-time' }, scope: { enum: ['cluster', 'local'] }, limits: { type: 'array', items: limit }, historyError: { type: 'string' } } }) }, ...errors(400, 401, 403, 404) } },
   };
 }
 

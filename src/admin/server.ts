@@ -23,6 +23,8 @@ import type { Dashboard } from '../dashboard/dashboard.js';
 import { serveUi } from '../dashboard/ui-routes.js';
 import type { ReloadReport } from './config-reload.js';
 import { type ExplainSource, explainSample } from './explain-handler.js';
+import { tenantUsage } from './usage-handler.js';
+import type { UsageHistory } from '../usage/usage-history.js';
 import type { MetricsAccess } from '../config/types.js';
 import { type MetricsEndpoint, movedMetrics, serveMetrics, startMetricsServer } from './metrics-endpoint.js';
 
@@ -42,6 +44,8 @@ export interface AdminServerOptions extends h.AdminDeps {
   metrics?: () => Promise<string>;
   /** GET /explain: the gateway's current config and resolvers (absent: 404). */
   explain?: ExplainSource | undefined;
+  /** GET /tenants/{id}/usage: each tenant's consumption over the last hour and day (absent: 404). */
+  usage?: UsageHistory | undefined;
   /** admin.metrics: /metrics on its own listener and/or behind a read token; default open on this listener. */
   metricsAccess?: MetricsAccess | undefined;
 }
@@ -143,7 +147,7 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen'], sc
   return `${scheme}://${host}:${address.port}`;
 }
 
-function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain'>, auth: TokenAuth): Route {
+function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'>, auth: TokenAuth): Route {
   return async (req, parts, query, principal) => {
     const method = req.method ?? 'GET';
     const allow = allowOnly(method);
@@ -180,6 +184,10 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain'>, auth: T
       case 'explain/1':
         allow('GET');
         return explainSample(deps.explain, deps.engine, query);
+      case 'tenants/3':
+        if (b !== 'usage') break;
+        allow('GET');
+        return tenantUsage(deps.explain, deps.engine, deps.usage, a!);
       case 'buckets/3':
         allow('GET', 'DELETE');
         return method === 'GET' ? h.inspectBucket(deps, a!, b!, query) : h.resetBucket(deps, a!, b!);

@@ -15,5 +15,6 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   ratelimit: async () => (await import('./ratelimit-command.js')).command,
   keys: async () => ({ summary: 'create|list|revoke API keys through the admin API', run: (await import('./keys-command.js')).run }),
   tokens: async () => ({ summary: 'create|list|revoke named admin tokens (read, write, admin) through the admin API', run: (await import('./tokens-command.js')).run }),
+  usage: async () => ({ summary: "a tenant's limits: what is left, when each resets, its last hour's and day's consumption", run: (await import('./usage-command.js')).run }),
   audit: async () => ({ summary: 'export the audit log of every change (--since, --format json|csv) through the admin API', run: (await import('./audit-command.js')).run }),
 };

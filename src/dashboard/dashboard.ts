@@ -14,6 +14,9 @@ import { RedisHistory } from './history-redis.js';
 import type { EventKind } from './history-store.js';
 import { historyView, type HistoryView, type RangeName } from './history-view.js';
 import type { ObservedEngine } from './observed-engine.js';
+import { LocalUsageHistory, type UsageHistory } from '../usage/usage-history.js';
+import { UsageRecorder } from '../usage/usage-recorder.js';
+import { RedisUsageHistory } from '../usage/usage-redis.js';
 import { type ClusterView, type InstanceSnapshot, mergeSnapshots, type UpstreamRow } from './snapshot.js';
 
 export interface Overview extends ClusterView {
@@ -47,6 +50,8 @@ const TICK_MS = 1_000;
 export class Dashboard {
   readonly id: string;
   readonly history: HistoryRecorder;
+  /** Each tenant's consumption per limit (usage-recorder.ts), for GET /tenants/{id}/usage. */
+  readonly usage: UsageRecorder;
   private readonly feed: ClusterFeed | undefined;
   private readonly now: () => number;
   private readonly startedAt: number;
@@ -60,13 +65,16 @@ export class Dashboard {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
     let store: RedisHistory | LocalHistory = new LocalHistory(this.now);
+    let usage: UsageHistory = new LocalUsageHistory();
     if (options.redis) {
       const client = connectRedis(options.redis);
       client.on('error', (error: Error) => options.logger.debug({ err: error }, 'dashboard Redis connection error'));
       this.feed = new ClusterFeed({ client, ownsClient: true, snapshot: () => this.snapshot(), logger: options.logger });
       store = new RedisHistory(client);
+      usage = new RedisUsageHistory(client);
     }
     this.history = new HistoryRecorder(store, this.id, options.logger, this.now);
+    this.usage = new UsageRecorder(usage, this.id, options.logger, this.now);
     // After the history: the first snapshot, published at once, says whether it is behind.
     this.feed?.start();
     this.history.event('instance-start', `version ${version}`);
@@ -142,7 +150,7 @@ export class Dashboard {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.history.event('instance-stop');
-    await this.history.flush();
+    await Promise.all([this.history.flush(), this.usage.close()]);
     await this.feed?.stop({ ...this.snapshot(), stoppedAt: this.now() });
   }
 }

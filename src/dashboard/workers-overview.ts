@@ -7,6 +7,7 @@ import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import { ClusterFeed } from './cluster-feed.js';
 import type { Overview } from './dashboard.js';
 import { RedisHistory } from './history-redis.js';
+import { RedisUsageHistory } from '../usage/usage-redis.js';
 import { historyView, type HistoryView, type RangeName } from './history-view.js';
 import { type InstanceSnapshot, mergeSnapshots } from './snapshot.js';
 
@@ -14,6 +15,8 @@ export class WorkersOverview {
   private readonly feed: ClusterFeed;
   /** The history every worker writes to Redis; the primary only reads it. */
   private readonly history: RedisHistory;
+  /** Each tenant's consumption, written by every worker; the primary only reads it. */
+  readonly usage: RedisUsageHistory;
 
   constructor(
     redis: RedisTarget,
@@ -25,6 +28,7 @@ export class WorkersOverview {
     // Reads only: there is no snapshot of the primary's own.
     this.feed = new ClusterFeed({ client, ownsClient: true, snapshot: () => undefined as unknown as InstanceSnapshot, logger });
     this.history = new RedisHistory(client);
+    this.usage = new RedisUsageHistory(client);
   }
 
   historyOf(range: RangeName): Promise<HistoryView> {

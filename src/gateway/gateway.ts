@@ -41,6 +41,7 @@ import { ShapingQueue } from './shaping.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
 import type { RequestTrace, Tracing } from '../tracing/types.js';
+import type { UsageObserver } from '../usage/usage-recorder.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -56,6 +57,7 @@ export interface GatewayOptions {
   /** The allow and deny lists in force (app.ts: the config's and the rule store's); default: the config file's only. */
   lists?: () => ListSet;
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
+  usage?: UsageObserver; // told each decided request's limits and outcome (each tenant's consumption: usage/usage-recorder.ts)
   /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
   tracing?: Tracing | undefined;
 }
@@ -76,6 +78,7 @@ export class Gateway {
   private readonly engine: Engine;
   private readonly log: Logger;
   private readonly observer: RequestObserver | undefined;
+  private readonly usage: UsageObserver | undefined;
   private readonly tracing: Tracing | undefined;
   private readonly gate: ConcurrencyGate;
   /** One JwtVerifier per auth section (explain verifies a sample's token with the same ones: app.ts). */
@@ -96,6 +99,7 @@ export class Gateway {
     this.engine = options.engine;
     this.log = options.logger;
     this.observer = options.observer;
+    this.usage = options.usage;
     this.tracing = options.tracing;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
@@ -279,6 +283,7 @@ export class Gateway {
   private decided(exchange: Exchange, outcome: LimitsDecision): void {
     const { res, tenant, route, limits } = exchange;
     exchange.watched?.decided(outcome);
+    this.usage?.decided(tenant, limits, outcome);
     try {
       if (clientLeft(res)) return; // the client left (or reset its stream) while we decided
       countDecision(this.counters, limits, outcome);

@@ -98,6 +98,7 @@ async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime
     engineHealth: () => workersHealth.combined(pool.workers.map((worker) => worker.process.pid!)),
     // The workers read the primary's rule cache over IPC: the same view, with the config last reloaded.
     explain: () => ({ config: reloader.config, ...resolversFor(reloader.config, runtime.cache), ruleStore: true }),
+    usage: dashboard.usage,
   });
   const close = async () => {
     await Promise.allSettled([admin.close(), dashboard.close()]);

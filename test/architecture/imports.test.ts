@@ -20,7 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['limits'],
   ['auth'],
   ['config'],
-  ['tracing'],
+  ['tracing', 'usage'],
   ['gateway', 'dashboard', 'demo'],
   ['decision', 'adapters', 'index', 'explain'],
   ['admin'],
