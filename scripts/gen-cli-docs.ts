@@ -20,6 +20,7 @@ export const COMMAND_GUIDES: Record<string, string> = {
   plans: '[plans.md](plans.md)',
   reload: '[operations.md, reload](operations.md#reload-without-downtime)',
   ratelimit: '[decision-service.md](decision-service.md#sluice-ratelimit-the-references-deployment-as-it-is)',
+  blocks: '[admin-api.md, penalty blocks](admin-api.md#penalty-blocks)',
   keys: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   tokens: '[admin-api.md, tokens and roles](admin-api.md#tokens-and-roles)',
   audit: '[admin-api.md, audit log](admin-api.md#audit-log)',

@@ -46,6 +46,8 @@ export function subjectOf(store: RuleStore, method: string, parts: readonly stri
   if (shape === 'POST tokens/1') return { kind: 'token', action: 'POST /tokens', target: undefined, before: nothing };
   if (shape === 'DELETE tokens/2') return { kind: 'token', action: 'DELETE /tokens/{name}', target: a, before: safely(async () => (await store.team.listTokens()).find((t) => t.name === a)) };
   if (shape === 'DELETE buckets/3') return { kind: 'bucket', action: 'DELETE /buckets/{tenant}/{route}', target: `${a}/${b}`, before: nothing };
+  // A lifted penalty block is bucket state, like a reset; its target is the block's hashed id, never the key.
+  if (shape === 'DELETE blocks/2') return { kind: 'bucket', action: 'DELETE /blocks/{id}', target: a, before: nothing };
   if (shape === 'POST reload/1') return { kind: 'reload', action: 'POST /reload', target: 'config', before: nothing };
   return undefined;
 }

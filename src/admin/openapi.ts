@@ -91,6 +91,7 @@ function paths(): object {
   '/ui/api/overview': overviewPath(),
   '/explain': explainPath(),
   '/tenants/{tenant}/usage': tenantUsagePath(),
+  ...blockPaths(),
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },
@@ -132,5 +133,30 @@ function tenantUsagePath(): object {
 function overviewPath(): object {
   return {
     get: { ...authed, summary: "The operator's page's data (docs/dashboard.md): cluster-wide traffic per route, the most limited tenants, each instance's mode and counters; scope cluster, or local with the reason when Redis is away", responses: { 200: { description: 'overview', ...json({ type: 'object', required: ['self', 'scope'], properties: { self: { type: 'string' }, scope: { type: 'string', enum: ['cluster', 'local'] }, scopeNote: { type: 'string' } } }) }, ...errors(401, 403, 404) } },
+  };
+}
+
+/** The penalty box's blocks (src/admin/block-handlers.ts, docs/admin-api.md#penalty-blocks). */
+function blockPaths(): object {
+  const block = {
+    type: 'object',
+    required: ['id', 'blockedUntilMs', 'remainingMs'],
+    properties: {
+      id: { type: 'string', pattern: '^~h\\.[0-9a-f]{32}$', description: "SHA-256 of the block's penalty key (never the key: it may hold an address)" },
+      tenant: { type: 'string', description: 'the tenant, when the bucket is keyed by one' },
+      limit: { type: 'string', description: "the limit's id, when the bucket's name is it" },
+      blockedUntilMs: { type: 'integer', description: 'when the block ends, ms since the epoch' },
+      remainingMs: { type: 'integer', description: 'ms until then, at the time of the answer' },
+    },
+  };
+  const limit = { name: 'limit', in: 'query', description: 'at most this many, soonest to end first (default 1000)', schema: { type: 'integer', minimum: 1, maximum: 10000 } };
+  const id = { name: 'id', in: 'path', required: true, description: 'a block id as GET /blocks lists it', schema: { type: 'string', pattern: '^~h\\.[0-9a-f]{32}$' } };
+  return {
+    '/blocks': {
+      get: { ...authed, summary: "The keys a limit's penalty box (`penalty:`) blocks now, across the cluster, soonest to end first, with the time left", parameters: [limit], responses: { 200: { description: 'blocks', ...json({ type: 'object', properties: { blocks: { type: 'array', items: block } } }) }, ...errors(400, 401, 403, 503) } },
+    },
+    '/blocks/{id}': {
+      delete: { ...authed, summary: "Lift a block and forgive the key's offence level (audited, kind bucket); every instance sees it within a second", parameters: [id], responses: { 200: { description: 'lifted', ...json({ type: 'object', properties: { lifted: block } }) }, ...errors(400, 401, 403, 404, 503) } },
+    },
   };
 }

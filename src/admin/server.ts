@@ -17,6 +17,7 @@ import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
 import { routePlans } from './plan-handlers.js';
+import { liftBlock, listBlocks } from './block-handlers.js';
 import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
@@ -188,6 +189,12 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'
         if (b !== 'usage') break;
         allow('GET');
         return tenantUsage(deps.explain, deps.engine, deps.usage, a!);
+      case 'blocks/1':
+        allow('GET');
+        return listBlocks(deps.engine, query);
+      case 'blocks/2':
+        allow('DELETE');
+        return liftBlock(deps.engine, a!);
       case 'buckets/3':
         allow('GET', 'DELETE');
         return method === 'GET' ? h.inspectBucket(deps, a!, b!, query) : h.resetBucket(deps, a!, b!);

@@ -13,6 +13,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   plans: async () => ({ summary: 'list|show|create|set-limit|delete|assign|unassign plans through the admin API', run: (await import('./plans-command.js')).run }),
   reload: async () => ({ summary: "re-read the running gateway's config file (like SIGHUP) through the admin API", run: (await import('./reload-command.js')).run }),
   ratelimit: async () => (await import('./ratelimit-command.js')).command,
+  blocks: async () => ({ summary: "list|lift the keys a limit's penalty box blocks, through the admin API", run: (await import('./blocks-command.js')).run }),
   keys: async () => ({ summary: 'create|list|revoke API keys through the admin API', run: (await import('./keys-command.js')).run }),
   tokens: async () => ({ summary: 'create|list|revoke named admin tokens (read, write, admin) through the admin API', run: (await import('./tokens-command.js')).run }),
   usage: async () => ({ summary: "a tenant's limits: what is left, when each resets, its last hour's and day's consumption", run: (await import('./usage-command.js')).run }),

@@ -1,12 +1,15 @@
 // Turns a route's `limits:` (or its absence: today's single limit per tenant)
 // into LimitConfigs, refusing what the gateway cannot enforce safely, each
 // error naming its field.
-import { formatPath } from './config-error.js';
+import { formatPath, parsePath } from './config-error.js';
 import { MAX_ID_LENGTH } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
 import type { LimitEntry } from '../limits/config-schema.js';
 import { maxIpIdLength } from '../core/ip-address.js';
 import { type KeySource, type LimitConfig, usesTenant } from '../limits/types.js';
+import { parsePenalty, penaltyConflict, ruleWindowMs } from '../policies/penalty/config.js';
+import type { PenaltyConfig } from '../policies/penalty/model.js';
+import { isSluiceError } from '../core/errors.js';
 
 type Path = (string | number)[];
 
@@ -51,7 +54,24 @@ function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: Li
   if (rule !== undefined && route.cost > capacityOf(rule)) {
     ctx.fail(['routes', at[1] as number, 'cost'], `must be at most ${capacityOf(rule)}, the capacity of limit ${entry.id}: a request costing more could never pass`);
   }
-  return { id: entry.id, key, rule };
+  const penalty = entry.penalty === undefined ? undefined : checkPenalty(entry.penalty, rule, at, ctx);
+  return penalty === undefined ? { id: entry.id, key, rule } : { id: entry.id, key, rule, penalty };
+}
+
+/**
+ * A limit's `penalty:` (policies/penalty/config.ts), its error re-reported at
+ * its line. Its block is checked against the inline rule's window; a limit
+ * whose rule comes from the rule store has no window to check against here.
+ */
+function checkPenalty(input: unknown, rule: Rule | undefined, at: Path, ctx: LimitCheckContext): PenaltyConfig {
+  const conflict = rule === undefined ? undefined : penaltyConflict(rule);
+  if (conflict) ctx.fail([...at, 'rule', conflict.field], conflict.message);
+  try {
+    return parsePenalty(input, formatPath([...at, 'penalty']), rule === undefined ? 0 : ruleWindowMs(rule));
+  } catch (error) {
+    if (!isSluiceError(error) || error.field === undefined) throw error;
+    return ctx.fail(parsePath(error.field), error.message.slice(error.field.length + 2));
+  }
 }
 
 /** What every kind of limit checks: its key fits the route, its id is unique and leaves room for the address in a tenant+ip name. */

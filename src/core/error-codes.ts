@@ -28,6 +28,11 @@ export const GATEWAY_ERRORS = {
     meaning: "the tenant's limit for this route is used up",
     action: 'retry after the Retry-After header (seconds; the body has retryAfterMs); if it happens in normal use, ask for a higher limit',
   },
+  blocked: {
+    status: 429,
+    meaning: "the key kept hitting a limit that has a penalty box (`penalty:`): it is refused until the block ends, whatever its limit holds; each repeat offence blocks longer",
+    action: 'retry after the Retry-After header (seconds; the body has retryAfterMs and blockedUntilMs, ms since the epoch), and slow down: requests during the block change nothing; operators can list and lift blocks (docs/admin-api.md#penalty-blocks)',
+  },
   concurrency_limited: {
     status: 429,
     meaning: "a `kind: concurrency` limit of the route already has its `max` requests (or WebSocket tunnels) of this key open",

@@ -5,7 +5,7 @@ import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
 import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine.js';
 import { decideOne } from '../limiter/decide-all.js';
-import type { BucketInfo } from '../stores/store.js';
+import type { BlockedKey, BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
 import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
 
@@ -47,7 +47,8 @@ export class ObservedEngine implements Engine {
 
   /** Every limit's decision is recorded; a shadow limit's as the refusal it would have made. */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    if (calls.length === 1) return decideOne(this, calls[0]!);
+    // A penalized limit is decided with its box (limiter/penalized-all.ts), never by the single decide.
+    if (calls.length === 1 && calls[0]!.penalty === undefined) return decideOne(this, calls[0]!);
     const started = performance.now();
     return this.inner.decideAll(calls).then((outcome) => {
       const ended = performance.now();
@@ -71,6 +72,14 @@ export class ObservedEngine implements Engine {
 
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
     return this.inner.inspect(tenant, route, rule);
+  }
+
+  listBlocked(limit?: number): Promise<BlockedKey[]> {
+    return this.inner.listBlocked(limit);
+  }
+
+  liftBlock(key: string): Promise<boolean> {
+    return this.inner.liftBlock(key);
   }
 
   health(): EngineHealth {

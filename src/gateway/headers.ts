@@ -90,7 +90,9 @@ export function limitViews(limits: readonly { limitId: string; rule: Rule; from?
 export function pushLimitsHeaders(out: string[], views: readonly LimitView[], governing: number, options: HeaderOptions): void {
   const { decision } = views[governing]!;
   const remaining = decision.allowed ? headerInt(decision.remaining) : 0;
-  out.push('X-RateLimit-Limit', String(headerInt(decision.limit)), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(ceilSeconds(decision.resetAfterMs)));
+  // A blocked key gets nothing before its block ends, whatever its bucket holds.
+  const resetMs = decision.blockedUntilMs === undefined ? decision.resetAfterMs : Math.max(decision.resetAfterMs, decision.retryAfterMs);
+  out.push('X-RateLimit-Limit', String(headerInt(decision.limit)), 'X-RateLimit-Remaining', String(remaining), 'X-RateLimit-Reset', String(ceilSeconds(resetMs)));
   if (options.ietf) {
     // Lists (draft-11 §§ 4, 5): one item per limit; ids need no escaping in an sf-string.
     out.push('RateLimit-Policy', views.map(({ limitId, rule, decision: d }) => `"${limitId}";q=${headerInt(d.limit)};w=${windowSeconds(rule)}`).join(', '));
@@ -114,24 +116,35 @@ export function rejection(decision: Decision, limitId: string, rule: Rule, optio
   return rejectionOf([{ limitId, rule, decision }], 0, options);
 }
 
-/** The 429 of a request refused by `views[governing]`: Retry-After and the body are its. */
+/**
+ * The 429 of a request refused by `views[governing]`: Retry-After and the body
+ * are its. A key in a penalty box (the decision has `blockedUntilMs`) is told
+ * it is `blocked`, and until when.
+ */
 export function rejectionOf(views: readonly LimitView[], governing: number, options: HeaderOptions): Rejection {
   const { decision, limitId } = views[governing]!;
   const retryAfter = retryAfterSeconds(decision);
   const headers: string[] = ['Retry-After', String(retryAfter)];
   pushLimitsHeaders(headers, views, governing, options);
+  const blockedUntil = decision.blockedUntilMs === undefined ? undefined : headerInt(decision.blockedUntilMs);
   if (options.problemJson) {
     headers.push('Content-Type', 'application/problem+json');
+    const detail =
+      blockedUntil === undefined
+        ? `The request quota of limit ${limitId} is exhausted; retry after ${retryAfter} seconds.`
+        : `Blocked by the penalty box of limit ${limitId} after repeated refusals; retry after ${retryAfter} seconds.`;
     const body = JSON.stringify({
       type: QUOTA_EXCEEDED_TYPE,
       title: 'Too Many Requests',
       status: GATEWAY_ERRORS.rate_limited.status,
-      detail: `The request quota of limit ${limitId} is exhausted; retry after ${retryAfter} seconds.`,
+      detail,
       retryAfterMs: headerInt(decision.retryAfterMs),
+      ...(blockedUntil === undefined ? {} : { error: 'blocked', blockedUntilMs: blockedUntil }),
     });
     return { headers, body };
   }
   headers.push('Content-Type', 'application/json');
-  const name: GatewayErrorName = 'rate_limited';
-  return { headers, body: `{"error":"${name}","retryAfterMs":${headerInt(decision.retryAfterMs)}}` };
+  const name: GatewayErrorName = blockedUntil === undefined ? 'rate_limited' : 'blocked';
+  const until = blockedUntil === undefined ? '' : `,"blockedUntilMs":${blockedUntil}`;
+  return { headers, body: `{"error":"${name}","retryAfterMs":${headerInt(decision.retryAfterMs)}${until}}` };
 }

@@ -19,7 +19,7 @@ export function refuseRated(req: IncomingMessage, res: ServerResponse, { headers
   res.writeHead(gatewayStatus('rate_limited'), headers);
   res.end(body);
   // The limit's id, never the bucket: that may hold a client's address.
-  log.debug({ tenant: refused.tenant, route: refused.route, limit: refused.limitId, rule: refused.from, retryAfterMs: refused.decision.retryAfterMs }, 'rate limited');
+  log.debug({ tenant: refused.tenant, route: refused.route, limit: refused.limitId, rule: refused.from, retryAfterMs: refused.decision.retryAfterMs, ...(refused.decision.blockedUntilMs === undefined ? {} : { blockedUntilMs: refused.decision.blockedUntilMs }) }, refused.decision.blockedUntilMs === undefined ? 'rate limited' : 'blocked by a penalty box');
 }
 
 /** A request whose limits cannot be formed: answered, never forwarded unlimited. */

@@ -2,6 +2,7 @@
 //
 //   leasing (leaser.ts)         a leased key spends local units; a hot key starts leasing
 //   → negative cache            a key the store refused stays refused until its retry time
+//                               (a limit with a penalty box enters here: no leasing, only its blocks cached)
 //   → fallback (fallback-step)  a failed call becomes the rule's onStoreDown decision
 //   → guard (guard.ts)          the breaker and the deadline around the call
 //   → store                     the shared store (RedisStore)
@@ -52,6 +53,8 @@ export interface DecisionChain {
   /** A request's several limits (multi-step.ts): negative cache, store per slot group, fallback; no leasing. */
   multi: MultiStep;
   leasing: LeasingStep;
+  /** A limit with a penalty box: the negative cache (its blocks only), then the fallback and the store; no leasing. */
+  penalized: DecisionStep;
   negative: NegativeCache;
   fallbackStep: FallbackStep;
   fallback: FallbackLimiter;
@@ -103,5 +106,5 @@ export function buildChain(options: ChainOptions): DecisionChain {
     stats,
   });
   const multi = new MultiStep({ guard, fallbackStep, fallback, debts, late, negative, stats, now });
-  return { head: leasing, multi, leasing, negative, fallbackStep, fallback, breaker, deadline: current, stats };
+  return { head: leasing, multi, leasing, penalized: negativeStep, negative, fallbackStep, fallback, breaker, deadline: current, stats };
 }

@@ -4,7 +4,8 @@
 // these without importing the engine back.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import type { BucketInfo } from '../stores/store.js';
+import type { PenaltyConfig } from '../policies/penalty/model.js';
+import type { BlockedKey, BucketInfo } from '../stores/store.js';
 import type { EngineCounters } from './stats.js';
 
 export type EngineMode = 'memory' | 'redis' | 'fallback';
@@ -27,6 +28,8 @@ export interface LimitCall {
   readonly name: string;
   readonly rule: Rule;
   readonly cost: number;
+  /** The limit's penalty box (policies/penalty/): decided with it in one store call (penalized-all.ts); absent = none. */
+  readonly penalty?: PenaltyConfig | undefined;
 }
 
 /** The limits of one request, decided together. */
@@ -59,6 +62,10 @@ export interface Engine {
   peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
   reset(tenant: string, route: string, rule: Rule): Promise<void>;
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
+  /** The running penalty blocks across the store, soonest to end first, at most `limit` (the admin API's list). */
+  listBlocked(limit?: number): Promise<BlockedKey[]>;
+  /** Lifts the block of a listed penalty key and forgives its level; whether there was one. This engine forgets what it cached of it. */
+  liftBlock(key: string): Promise<boolean>;
   health(): EngineHealth;
   /** What the engine counted (decisions, store calls, failures…): for tests, benchmarks and the dashboard. */
   counters(): EngineCounters;

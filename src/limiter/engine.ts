@@ -5,7 +5,8 @@
 import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
-import type { BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
+import type { BlockedKey, BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
+import { decideWithPenalties, hasPenalty, type PenalizedCall } from './penalized-all.js';
 import { consumeGroup, decideOne, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
 import { storeDownDecision } from './plan.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine-types.js';
@@ -45,6 +46,7 @@ export class StoreEngine implements Engine {
 
   /** One store call per hash slot (one in all on the memory store); a refusal refunds the other slots. */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);
     if (calls.length === 1) return decideOne(this, calls[0]!);
     const storeCalls = storeCallsOf(calls);
     const groups = slotGroups(storeCalls, this.store.kind === 'memory');
@@ -55,6 +57,35 @@ export class StoreEngine implements Engine {
     await Promise.all(refunds.map((call) => (this.store as SharedStore).adjust(call.bucket, call.rule, -call.cost).catch(() => undefined)));
     for (const decision of reply.decisions) this.stats.noteDecision(decision);
     return limitsDecision(calls, reply);
+  }
+
+  private readonly penaltyParts = {
+    one: (call: PenalizedCall) => this.decidePenalized(call),
+    rest: (calls: readonly LimitCall[]) => this.decideAll(calls),
+    refund: (call: LimitCall, _decision: Decision) => this.store.adjust?.(bucketKey(call.tag, call.name), call.rule, -call.cost) ?? Promise.resolve(),
+  };
+
+  /** A limit with a penalty box: one store call decides the limit and the box together. */
+  private async decidePenalized(call: PenalizedCall): Promise<Decision> {
+    checkRule(call.rule);
+    assertValidCost(call.rule, call.cost);
+    this.stats.storeCalls++;
+    let decision: Decision;
+    try {
+      decision = await this.store.consumePenalized(bucketKey(call.tag, call.name), call.rule, call.cost, call.penalty);
+    } catch (error) {
+      decision = this.storeDown(call.rule, error);
+    }
+    this.stats.noteDecision(decision);
+    return decision;
+  }
+
+  async listBlocked(limit?: number): Promise<BlockedKey[]> {
+    return this.store.listBlocked(limit);
+  }
+
+  async liftBlock(key: string): Promise<boolean> {
+    return this.store.liftBlock(key);
   }
 
   private async consumeGroup(group: StoreCall[]): Promise<GroupReply> {

@@ -43,7 +43,10 @@ export class StoreGuard {
   constructor(private readonly options: StoreGuardOptions) {}
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
-    return this.run(plan, cost, () => this.options.store.consume(plan.bucket, plan.rule, cost), sent);
+    const { store } = this.options;
+    const { penalty } = plan;
+    const call = penalty === undefined ? () => store.consume(plan.bucket, plan.rule, cost) : () => store.consumePenalized(plan.bucket, plan.rule, cost, penalty);
+    return this.run(plan, cost, call, sent);
   }
 
   /** Several limits of one hash slot (`calls`, planned as `plans`) in one store call. */

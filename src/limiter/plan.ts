@@ -6,6 +6,7 @@ import { randomInt } from 'node:crypto';
 import type { Decision } from '../core/decision.js';
 import { type BucketKey, bucketKey, shardKey } from '../core/ids.js';
 import { capacityOf, type Rule, ruleFingerprint } from '../core/rule.js';
+import type { PenaltyConfig } from '../policies/penalty/model.js';
 import { scaleRule } from './scale-rule.js';
 
 export interface Plan {
@@ -21,6 +22,8 @@ export interface Plan {
   readonly baseKey: string;
   /** This region's part of the limit, before sharding; divided by the instances for the fallback. */
   readonly regionalRule: Rule;
+  /** The limit's penalty box: the store decides the two in one call (Store.consumePenalized); absent = none. */
+  readonly penalty?: PenaltyConfig;
 }
 
 const fingerprints = new WeakMap<Rule, string>();

@@ -10,7 +10,9 @@ import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { Membership } from '../cluster/membership.js';
 import type { RegionRebalancer } from '../cluster/region-rebalancer.js';
-import type { BucketInfo, SharedStore } from '../stores/store.js';
+import type { BlockedKey, BucketInfo, SharedStore } from '../stores/store.js';
+import { assertPenaltyKey, bucketKeyOfPenalty } from '../stores/redis/penalty-script.js';
+import { decideWithPenalties, hasPenalty, type PenalizedCall, type PenaltyParts } from './penalized-all.js';
 import type { DecisionChain } from './chain.js';
 import { decideOne, limitsDecision } from './decide-all.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
@@ -72,9 +74,10 @@ export class ResilientEngine implements Engine {
     return applyShadow(rule, decision);
   }
 
-  /** A lone limit takes the single path (with leasing); several go through the multi-limit chain (multi-step.ts). */
+  /** A lone limit takes the single path (with leasing); several go through the multi-limit chain (multi-step.ts); a penalized one its own (penalized-all.ts). */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
+    if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);
     if (calls.length === 1) return decideOne(this, calls[0]!);
     calls.forEach((call, i) => {
       checkRule(call.rule, `calls.${i}.rule`);
@@ -88,6 +91,58 @@ export class ResilientEngine implements Engine {
       if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
     }
     return limitsDecision(calls, reply);
+  }
+
+  private readonly penaltyParts: PenaltyParts = {
+    one: (call) => this.decidePenalized(call),
+    rest: (calls) => this.decideAll(calls),
+    refund: (call, decision) => this.refundPenalized(call, decision),
+  };
+
+  /**
+   * A limit with a penalty box: one key (a stored rule's shards are not used:
+   * the box counts the refusals of one bucket), no leasing; its blocks are
+   * remembered briefly by the negative cache. Redis down: the fallback
+   * decides the limit alone, without the box.
+   */
+  private async decidePenalized(call: PenalizedCall): Promise<Decision> {
+    checkRule(call.rule);
+    assertValidCost(call.rule, call.cost);
+    const plan: Plan = { ...this.plan(call.tag, call.name, unsharded(call.rule)), penalty: call.penalty };
+    this.membership.countRequest();
+    const decision = await this.chain.penalized.decide(plan, call.cost);
+    this.chain.stats.noteDecision(decision);
+    if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
+    return decision;
+  }
+
+  /** Only what Redis took is given back; a fallback admission stays charged (it is owed to Redis as any outage admission). */
+  private async refundPenalized(call: LimitCall, decision: Decision): Promise<void> {
+    if (decision.source !== 'redis') return;
+    const plan = this.plan(call.tag, call.name, unsharded(call.rule));
+    await withTimeout(this.store.adjust(plan.bucket, plan.rule, -call.cost), this.options.adminTimeoutMs);
+    this.chain.negative.forget(plan.bucket.key);
+  }
+
+  async listBlocked(limit?: number): Promise<BlockedKey[]> {
+    return this.adminCall(() => this.store.listBlocked(limit), 'list the blocked keys');
+  }
+
+  /** Lifts the block on Redis, and forgets this instance's cached refusal of the bucket at once (the others' within BLOCK_CACHE_MS). */
+  async liftBlock(key: string): Promise<boolean> {
+    assertPenaltyKey(key);
+    const lifted = await this.adminCall(async () => this.store.liftBlock(key), 'lift the block');
+    this.chain.negative.forget(bucketKeyOfPenalty(key));
+    return lifted;
+  }
+
+  private async adminCall<T>(call: () => T | Promise<T>, what: string): Promise<T> {
+    try {
+      return await withTimeout(Promise.resolve().then(call), this.options.adminTimeoutMs);
+    } catch (error) {
+      if (error instanceof SluiceError) throw error;
+      throw new SluiceError('ERR_STORE_UNAVAILABLE', `Redis did not ${what}: ${(error as Error).message}`, 'store');
+    }
   }
 
   async peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
@@ -158,4 +213,18 @@ export class ResilientEngine implements Engine {
     if (region === undefined) return 1;
     return rule.regionShares?.[region] ?? this.membership.shares?.[region] ?? this.options.defaultRegionShare;
   }
+}
+
+const unshardedTwins = new WeakMap<Rule, Rule>();
+
+/** The rule without `shards` (kept per rule object, so the plan cache keeps its plans). */
+function unsharded(rule: Rule): Rule {
+  if (rule.shards === undefined) return rule;
+  let twin = unshardedTwins.get(rule);
+  if (twin === undefined) {
+    const { shards: _, ...rest } = rule;
+    twin = rest as Rule;
+    unshardedTwins.set(rule, twin);
+  }
+  return twin;
 }

@@ -27,6 +27,12 @@ export const limitSchema = z
       .meta({ description: "the limit's id (no `~`): bucket keys and metrics name it" }),
     key: keySourceSchema.default('tenant').meta({ description: 'what one bucket counts: `tenant`, `ip`, `route`, `tenant+ip`, `{ header: Name }` or `{ claim: name }` of the verified JWT ([limits.md](limits.md#route-fields))' }),
     rule: z.unknown().optional().meta({ description: "the limit's rule ([policies.md](policies.md)); without one, the rule store's rule for the tenant and route", typeText: 'rule' }),
+    penalty: z.unknown().optional().meta({
+      description:
+        'a penalty box (`kind: rate` only): `{after, withinMs, blockMs, backoff?, maxMs?, forgiveAfterMs?}`; after `after` refusals within `withinMs` the key is refused for `blockMs`, times `backoff` on each repeat up to `maxMs` ([policies.md](policies.md#a-penalty-box))',
+      typeText: 'penalty',
+      defaultText: 'none',
+    }),
     /** `rate` (the default): a rule's bucket; `concurrency`: at most `max` requests (or tunnels) open at once (check-concurrency.ts). */
     kind: z
       .enum(['rate', 'concurrency'], 'must be rate or concurrency')

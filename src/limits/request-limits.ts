@@ -115,7 +115,8 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     // The bucket is the same whichever rule applies: a plan change keeps its state (docs/plans.md#bucket-state).
     const choice = this.ruleFor(limit, who, bucket);
     if (this.costExceeds(choice)) return 'cost_exceeds_capacity';
-    return { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, cost: this.route.cost, from: originOf(choice) };
+    const call: RequestLimit = { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, cost: this.route.cost, from: originOf(choice) };
+    return limit.penalty === undefined ? call : { ...call, penalty: limit.penalty };
   }
 
   /** Per-key override > the plan's limit of this id > inline rule > the rule store's (docs/limits.md#overrides, docs/plans.md#precedence). */

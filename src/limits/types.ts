@@ -2,6 +2,7 @@
 // identity comes from (the key source) and, unless the rule store provides it,
 // its rule. A request then yields one RequestLimit per limit (request-limits.ts).
 import type { Rule } from '../core/rule.js';
+import type { PenaltyConfig } from '../policies/penalty/model.js';
 
 export type KeySource =
   /** The API key's tenant (the default): bucket `rl:{tenant}:<limit id>`. */
@@ -36,6 +37,8 @@ export interface LimitConfig {
   readonly key: KeySource;
   /** Fixed rule; undefined = the rule store's tenant × route rule (tenant-keyed limits only). */
   readonly rule: Rule | undefined;
+  /** A penalty box (policies/penalty/): a key refused too often is blocked; absent = none. */
+  readonly penalty?: PenaltyConfig;
 }
 
 export interface ClientIpConfig {
@@ -55,6 +58,8 @@ export interface RequestLimit {
   readonly name: string;
   readonly rule: Rule;
   readonly cost: number;
+  /** The limit's penalty box, whichever rule applies; absent = none. */
+  readonly penalty?: PenaltyConfig;
   /** Where the rule came from (docs/plans.md#which-rule-applied); absent where no lookup was made (the decision service's descriptors). */
   readonly from?: RuleOrigin;
 }

@@ -4,6 +4,7 @@
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import type { PenaltyConfig } from '../policies/penalty/model.js';
 import type { GroupReply, StoreCall } from './redis/multi-script.js';
 
 export type { GroupReply, StoreCall } from './redis/multi-script.js';
@@ -19,6 +20,14 @@ export interface BucketInfo {
   location: string;
 }
 
+/** A running block as the store lists it. */
+export interface BlockedKey {
+  /** The penalty key, `pb:{tag}:name` (the bucket's key with another prefix). */
+  key: string;
+  /** When the block ends, ms since the epoch. */
+  blockedUntilMs: number;
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis';
   /** Takes `cost` units from `bucket` if the rule allows. Rejects only when the store itself fails. */
@@ -28,6 +37,18 @@ export interface Store {
    * limit admits, else none. Redis: the buckets must share one hash slot.
    */
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply>;
+  /**
+   * A limit with a penalty box, decided with it in one atomic step
+   * (policies/penalty/penalized.ts): a blocked key is refused before its limit
+   * is consulted; a refusal of the limit is counted by the box.
+   */
+  consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision>;
+  /** The blocks still running (penalty keys `pb:{tag}:name`), soonest to end first, at most `limit`. */
+  listBlocked(limit?: number): BlockedKey[] | Promise<BlockedKey[]>;
+  /** Lifts a block and forgives its level; whether there was one. Refuses any key but a penalty key. */
+  liftBlock(key: string): boolean | Promise<boolean>;
+  /** Takes `delta` units whatever the limit (negative: gives them back); absent where the store cannot. */
+  adjust?(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
   /** Whether one unit would be allowed now; changes nothing. */
   peek(bucket: BucketKey, rule: Rule): Promise<Decision>;
   /** Forgets the bucket: the next call starts full. */

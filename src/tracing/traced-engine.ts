@@ -8,7 +8,7 @@ import type { Decision } from '../core/decision.js';
 import { hashedId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { Engine, EngineCounters, EngineHealth, LimitCall, LimitsDecision } from '../limiter/engine.js';
-import type { BucketInfo } from '../stores/store.js';
+import type { BlockedKey, BucketInfo } from '../stores/store.js';
 
 const SPAN_NAME = 'sluice.limits';
 
@@ -59,6 +59,14 @@ export class TracedEngine implements Engine {
 
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
     return this.inner.inspect(tenant, route, rule);
+  }
+
+  listBlocked(limit?: number): Promise<BlockedKey[]> {
+    return this.inner.listBlocked(limit);
+  }
+
+  liftBlock(key: string): Promise<boolean> {
+    return this.inner.liftBlock(key);
   }
 
   health(): EngineHealth {

@@ -6,7 +6,7 @@ import { SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentele
 import type { SharedStore } from '../stores/store.js';
 
 /** The store's calls that travel to Redis on a request's path. */
-const TRACED = new Set(['consume', 'consumeAll', 'lease', 'adjust', 'peek']);
+const TRACED = new Set(['consume', 'consumeAll', 'consumePenalized', 'lease', 'adjust', 'peek']);
 
 export function tracedStore<S extends SharedStore>(store: S, tracer: Tracer): S {
   const wrapped = new Map<string, (...args: unknown[]) => Promise<unknown>>();

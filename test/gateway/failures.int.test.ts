@@ -24,6 +24,8 @@ function engineWith(decide: Engine['decide']): Engine {
     },
     peek: decide,
     reset: async () => {},
+    listBlocked: async () => [],
+    liftBlock: async () => false,
     inspect: async () => {
       throw new Error('unused');
     },

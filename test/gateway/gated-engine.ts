@@ -47,6 +47,8 @@ export function gatedEngine(inner: Engine, count: number): GatedEngine {
     peek: (tenant, route, rule) => inner.peek(tenant, route, rule),
     reset: (tenant, route, rule) => inner.reset(tenant, route, rule),
     inspect: (tenant, route, rule) => inner.inspect(tenant, route, rule),
+    listBlocked: (limit) => inner.listBlocked(limit),
+    liftBlock: (key) => inner.liftBlock(key),
     health: () => inner.health(),
     counters: () => inner.counters(),
     close: () => inner.close(),

@@ -10,7 +10,8 @@ import { capacityOf, type Rule } from '../../src/core/rule.js';
 import { policyOf } from '../../src/policies/index.js';
 import { type Clock, systemClock } from '../../src/stores/clock.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall, StoreConnection } from '../../src/stores/store.js';
+import type { PenaltyConfig } from '../../src/policies/penalty/model.js';
+import type { BlockedKey, BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall, StoreConnection } from '../../src/stores/store.js';
 
 export class FakeSharedStore implements SharedStore {
   readonly kind = 'redis' as const;
@@ -62,6 +63,18 @@ export class FakeSharedStore implements SharedStore {
 
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {
     return this.run(calls[0]?.bucket.key ?? '', () => this.memory.consumeAllSync(calls.map((call) => ({ key: call.bucket.key, rule: call.rule, cost: call.cost, shadow: call.shadow }))));
+  }
+
+  consumePenalized(bucket: BucketKey, rule: Rule, cost: number, penalty: PenaltyConfig): Promise<Decision> {
+    return this.run(bucket.key, () => this.memory.consumePenalized(bucket, rule, cost, penalty)).then((decision) => decision);
+  }
+
+  listBlocked(limit?: number): BlockedKey[] {
+    return this.memory.listBlocked(limit);
+  }
+
+  liftBlock(key: string): boolean {
+    return this.memory.liftBlock(key);
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {

@@ -8,6 +8,7 @@ import { createApi, SIGNED_OUT, UNREACHABLE } from './api.js';
 import { clearHistory, pickedRange, renderHistory } from './history.js';
 import { renderBanner } from './instances.js';
 import { setupKeys } from './keys.js';
+import { setupBlocks } from './blocks.js';
 import { clearOverview, renderCharts, renderInstanceView, renderScope, renderTop } from './live.js';
 import { setupNav } from './nav.js';
 import { isForbidden } from './role.js';
@@ -54,6 +55,8 @@ function report(error) {
 const rules = setupRules(api, report);
 onDelete(api, report);
 const keys = setupKeys(api, report);
+const blocks = setupBlocks(api, report);
+document.getElementById('blocks-refresh').addEventListener('click', () => void blocks.load());
 const team = setupTeam(api, report);
 const plans = setupPlans(api, report);
 /** The last overview polled: a view that shows draws it at once, not a second later. */
@@ -61,7 +64,7 @@ let last;
 const nav = setupNav({ root: document.getElementById('signed-in'), nav: document.getElementById('nav'), latest: () => last });
 nav.on('overview', { live: renderSummary });
 nav.on('routes', { enter: refreshHistory, leave: () => clearTimeout(historyTimer), live: renderCharts });
-nav.on('tenants', { live: (overview) => renderTop(overview.top) });
+nav.on('tenants', { enter: blocks.load, live: (overview) => renderTop(overview.top) });
 nav.on('instances', { live: renderInstanceView });
 nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load(), plans.load()]), live: rules.setOverview });
 nav.on('keys', { enter: () => Promise.all([keys.load(), team.tokens.load()]) });
@@ -120,6 +123,7 @@ function signOut(message) {
   clearOverview();
   rules.clear();
   keys.clear();
+  blocks.clear();
   team.clear();
   plans.clear();
   document.getElementById('signed-in').hidden = true;

@@ -3,6 +3,7 @@
 // shorter than the limit's own window (the limit alone would refuse as long),
 // a backoff that shortens each repeat, or a cap below the first block.
 import { SluiceError } from '../../core/errors.js';
+import type { Rule } from '../../core/rule.js';
 import type { PenaltyConfig } from './model.js';
 
 const MAX_MS = 366 * 86_400_000;
@@ -44,4 +45,33 @@ export function parsePenalty(input: unknown, field: string, windowMs = 0): Penal
   if (maxMs < blockMs) fail(`must be at least blockMs (${blockMs})`, `${field}.maxMs`);
   const forgiveAfterMs = raw.forgiveAfterMs === undefined ? maxMs : msOf(raw, 'forgiveAfterMs', field);
   return { after: after as number, withinMs, blockMs, backoff, maxMs, forgiveAfterMs };
+}
+
+/**
+ * The limit's own window, ms, that a block must outlast: a fixed or sliding
+ * window's length, the time an empty bucket takes to fill (token bucket,
+ * GCRA) or a full queue to drain (leaky bucket). A calendar window's length
+ * changes with the calendar: 0, nothing to check.
+ */
+export function ruleWindowMs(rule: Rule): number {
+  switch (rule.policy) {
+    case 'token_bucket':
+    case 'gcra':
+      return Math.ceil((rule.capacity / rule.refillPerSecond) * 1000);
+    case 'leaky_bucket':
+      return Math.ceil(((rule.burst + 1) / rule.ratePerSecond) * 1000);
+    default:
+      return rule.windowMs ?? 0;
+  }
+}
+
+/**
+ * Why `rule` cannot carry a penalty box, or undefined: each refusal must reach
+ * the shared store to be counted, and a leased or sharded limit decides some
+ * of its requests elsewhere (leased units locally, each shard on its own key).
+ */
+export function penaltyConflict(rule: Rule): { field: 'lease' | 'shards'; message: string } | undefined {
+  if (rule.lease !== undefined) return { field: 'lease', message: 'cannot be combined with a penalty: leased units are spent locally, so the refusals would not all be counted' };
+  if (rule.shards !== undefined) return { field: 'shards', message: 'cannot be combined with a penalty: each shard would count its own refusals' };
+  return undefined;
 }

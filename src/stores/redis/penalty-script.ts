@@ -40,6 +40,11 @@ export function penaltyKeyOf(bucket: BucketKey): string {
   return `pb:${bucket.key.slice('rl:'.length)}`;
 }
 
+/** The bucket key (`rl:{tag}:name`) of a penalty key: the inverse of penaltyKeyOf. */
+export function bucketKeyOfPenalty(key: string): string {
+  return `rl:${key.slice('pb:'.length)}`;
+}
+
 export interface PenaltyReply {
   blocked: boolean;
   retryAfterMs: number;
