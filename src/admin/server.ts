@@ -17,6 +17,7 @@ import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
 import { routePlans } from './plan-handlers.js';
+import { routeLists } from './list-handlers.js';
 import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
@@ -150,6 +151,7 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain'>, auth: T
     const [head, a, b] = parts;
     if (head === 'limits' || head === 'overrides') return routeOverrides(deps, req, parts, allow);
     if (head === 'plans' || head === 'assignments') return routePlans(deps, req, parts, allow);
+    if (head === 'lists') return routeLists(deps, req, parts, allow);
     const team = await routeTeam({ deps, auth, principal, method, body: () => readJson(req) }, parts, query, allow);
     if (team) return team;
     const shape = `${head ?? ''}/${parts.length}`;
