@@ -18,6 +18,7 @@ export const COMMAND_GUIDES: Record<string, string> = {
   rules: '[admin-api.md, CLI](admin-api.md#cli-for-operators)',
   overrides: '[admin-api.md, overrides](admin-api.md#overrides)',
   plans: '[plans.md](plans.md)',
+  lists: '[lists.md, managing them at runtime](lists.md#managing-them-at-runtime)',
   reload: '[operations.md, reload](operations.md#reload-without-downtime)',
   ratelimit: '[decision-service.md](decision-service.md#sluice-ratelimit-the-references-deployment-as-it-is)',
   blocks: '[admin-api.md, penalty blocks](admin-api.md#penalty-blocks)',

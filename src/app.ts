@@ -129,9 +129,10 @@ function reconfigure(next: SluiceConfig, { gateway, decision, runtime, explained
   const resolvers = resolversFor(next, runtime?.cache);
   const rules = options.rules ?? resolvers.rules;
   const tenants = options.tenants ?? resolvers.tenants;
-  gateway.reconfigure({ config: next, rules, tenants });
+  const storedLists = runtime && (() => runtime.cache.lists());
+  gateway.reconfigure({ config: next, rules, tenants, storedLists });
   explained.current = { config: next, rules, tenants, ruleStore: explained.current.ruleStore, verifiers: gateway.verifiers };
-  decision?.reconfigure(next, { engine, rules, tenants, logger });
+  decision?.reconfigure(next, { engine, rules, tenants, logger, storedLists });
   dashboard.noteChange('config-reload', `${next.routes.length} routes`);
 }
 
@@ -154,12 +155,15 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     else if (options.ruleStore) runtime = await startRules(rulesOptions(config, logger));
     const resolvers = resolversFor(config, runtime?.cache);
     const explained: { current: ExplainContext } = { current: { config, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, ruleStore: options.rules === undefined && runtime !== undefined } };
-    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, usage: dashboard.usage, tracing });
+    // The rule store's allow and deny lists, beside the config file's (docs/lists.md).
+    const cache = runtime?.cache;
+    const storedLists = cache && (() => cache.lists());
+    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, usage: dashboard.usage, tracing, storedLists });
     // A sample's token is verified by the gateway's own verifiers (same keys, same JWKS cache), as the rules come from its cache.
     explained.current = { ...explained.current, verifiers: gateway.verifiers };
     const address = await gateway.listen(config.listen.host, config.listen.port);
     if (runtime) await watchForDashboard(runtime, dashboard);
-    const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger, tracing };
+    const decisionDeps = { engine, rules: options.rules ?? resolvers.rules, tenants: options.tenants ?? resolvers.tenants, logger, tracing, storedLists };
     const decision = decisionServiceWanted(config) ? await startDecisionService(config, decisionDeps).catch(async (error: unknown) => {
       await gateway.close(0);
       throw error;

@@ -18,6 +18,7 @@ import type { RuleStore } from '../rules/store.js';
 import type { AuditKind, NewAuditEntry } from '../rules/team.js';
 import type { Principal } from './auth.js';
 import type { Reply } from './handlers.js';
+import { listEntryBefore } from './list-handlers.js';
 
 interface Subject {
   kind: AuditKind;
@@ -41,6 +42,8 @@ export function subjectOf(store: RuleStore, method: string, parts: readonly stri
   }
   if (head === 'limits' && b === 'overrides' && parts.length > 3 && (method === 'PUT' || method === 'DELETE')) return overrideSubject(store, method, parts);
   if (head === 'plans' || head === 'assignments') return planSubject(store, method, parts);
+  if (shape === 'POST lists/1') return { kind: 'list', action: 'POST /lists', target: undefined, before: nothing };
+  if (shape === 'DELETE lists/2') return { kind: 'list', action: 'DELETE /lists/{id}', target: a, before: listEntryBefore(store, a) };
   if (shape === 'POST keys/1') return { kind: 'key', action: 'POST /keys', target: undefined, before: nothing };
   if (shape === 'DELETE keys/2') return { kind: 'key', action: 'DELETE /keys/{id}', target: a, before: safely(async () => withoutSecrets(await store.getKey(a!), 'key')) };
   if (shape === 'POST tokens/1') return { kind: 'token', action: 'POST /tokens', target: undefined, before: nothing };

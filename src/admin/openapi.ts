@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { SLUICE_ERRORS } from '../core/error-codes.js';
 import { ruleSchema } from '../core/rule.js';
 import { overridePaths, storedOverrideSchema } from './openapi-overrides.js';
+import { listPaths, listSchemas } from './openapi-lists.js';
 import { planPaths, planSchemas } from './openapi-plans.js';
 import { teamPaths, teamSchemas } from './openapi-team.js';
 
@@ -14,7 +15,7 @@ const errors = (...codes: number[]) =>
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input; `error.field` names the offending field',
   401: 'missing or wrong bearer token',
-  403: "the token's role does not allow this (ERR_FORBIDDEN: read = GET only, write = rules, overrides, plans, keys and buckets, admin = also tokens and reloads), or SLUICE_ADMIN_TOKEN is not set (ERR_ADMIN_DISABLED)",
+  403: "the token's role does not allow this (ERR_FORBIDDEN: read = GET only, write = rules, overrides, plans, lists, keys and buckets, admin = also tokens and reloads), or SLUICE_ADMIN_TOKEN is not set (ERR_ADMIN_DISABLED)",
   404: 'not found',
   409: 'conflict: the plan exists already (ERR_PLAN_EXISTS) or is still assigned (ERR_PLAN_IN_USE)',
   413: 'body over 64 KiB',
@@ -49,6 +50,7 @@ function schemas(): object {
     StoredOverride: storedOverrideSchema,
     ...teamSchemas,
     ...planSchemas,
+    ...listSchemas,
     KeyInfo: { type: 'object', required: ['id', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time' } } },
     CreatedKey: { type: 'object', required: ['id', 'key', 'tenant', 'createdAt'], properties: { id: { type: 'string' }, key: { type: 'string', description: 'the clear key: shown once, never stored' }, tenant: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } } },
     Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(SLUICE_ERRORS) }, field: { type: 'string' }, message: { type: 'string' } } } } },
@@ -85,6 +87,7 @@ function paths(): object {
   ...overridePaths(errors, authed),
   ...teamPaths(errors, authed),
   ...planPaths(errors, authed),
+  ...listPaths(errors, authed),
   '/reload': {
     post: { ...authed, summary: 'Re-read the config file (like SIGHUP): routes, upstreams, limits, keys and header options change without dropping a request; an invalid file is refused (400 naming file:line) and the old config keeps serving', responses: { 200: { description: 'applied: the new hash, when, and changed fields that need a restart', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } },
   },

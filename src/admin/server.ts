@@ -18,6 +18,7 @@ import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
 import { routePlans } from './plan-handlers.js';
 import { liftBlock, listBlocks } from './block-handlers.js';
+import { routeLists } from './list-handlers.js';
 import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
@@ -155,6 +156,7 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'
     const [head, a, b] = parts;
     if (head === 'limits' || head === 'overrides') return routeOverrides(deps, req, parts, allow);
     if (head === 'plans' || head === 'assignments') return routePlans(deps, req, parts, allow);
+    if (head === 'lists') return routeLists(deps, req, parts, allow);
     const team = await routeTeam({ deps, auth, principal, method, body: () => readJson(req) }, parts, query, allow);
     if (team) return team;
     const shape = `${head ?? ''}/${parts.length}`;

@@ -11,6 +11,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   rules: async () => ({ summary: 'list|get|set|delete|import|export rules through the admin API', run: (await import('./rules-command.js')).run }),
   overrides: async () => ({ summary: 'list|set|delete per-key overrides of limits through the admin API', run: (await import('./overrides-command.js')).run }),
   plans: async () => ({ summary: 'list|show|create|set-limit|delete|assign|unassign plans through the admin API', run: (await import('./plans-command.js')).run }),
+  lists: async () => ({ summary: 'list|add|remove allow and deny list entries through the admin API', run: (await import('./lists-command.js')).run }),
   reload: async () => ({ summary: "re-read the running gateway's config file (like SIGHUP) through the admin API", run: (await import('./reload-command.js')).run }),
   ratelimit: async () => (await import('./ratelimit-command.js')).command,
   blocks: async () => ({ summary: "list|lift the keys a limit's penalty box blocks, through the admin API", run: (await import('./blocks-command.js')).run }),

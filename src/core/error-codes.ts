@@ -191,6 +191,11 @@ export const SLUICE_ERRORS = {
     meaning: 'a plan cannot be deleted while a tenant or an API key is on it',
     action: 'move them first (`GET /plans/{name}/assignments` lists them; `sluice plans assign OTHER --tenant T`), then delete it',
   },
+  ERR_LIST_ENTRY_INVALID: {
+    status: 400,
+    meaning: 'an allow or deny list entry is refused: a CIDR that does not parse, an action other than allow or deny, no or two match fields, an expiry that is no ISO 8601 time or is past, an unknown route, a limit on a deny entry, an unknown or concurrency limit, a claim entry where no route verifies tokens',
+    action: 'fix the field the message names (docs/lists.md lists the fields); nothing was written',
+  },
   ERR_METHOD_NOT_ALLOWED: { status: 405, meaning: 'the endpoint exists but not with this method', action: 'use a method the message lists' },
   ERR_BODY_TOO_LARGE: { status: 413, meaning: 'an admin request body is over 64 KiB', action: 'send a smaller body: one rule per PUT' },
   ERR_STORE_UNAVAILABLE: {

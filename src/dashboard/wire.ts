@@ -22,7 +22,7 @@ export function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
   return storeTargetOf(config.store);
 }
 
-const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected' | 'version'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change', plan: 'rule-change', assignment: 'rule-change' };
+const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected' | 'version'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change', plan: 'rule-change', assignment: 'rule-change', list: 'rule-change' };
 
 /** Rule-store changes (this instance's and, on PostgreSQL, every instance's) become events on the charts. */
 export async function watchForDashboard(runtime: Pick<RulesRuntime, 'store'>, dashboard: Dashboard): Promise<void> {
@@ -37,6 +37,7 @@ function describe(change: Exclude<StoreChange, { kind: 'disconnected' | 'version
   if (change.kind === 'override') return `override on ${change.limitId}`;
   if (change.kind === 'key') return `key ${change.id}`;
   if (change.kind === 'plan') return `plan ${change.plan}`;
+  if (change.kind === 'list') return `list entry ${change.id}`;
   if (change.kind === 'assignment') return `${change.subject} ${change.id} moved plan`;
   return 'rules reloaded';
 }

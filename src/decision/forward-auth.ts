@@ -25,7 +25,7 @@ import { identityOfToken, type RequestIdentity, tenantOfRequest } from '../gatew
 import { listVerdict } from '../gateway/list-check.js';
 import { RouteTable } from '../gateway/routes.js';
 import { countListed } from '../limits/list-metrics.js';
-import { ListSet } from '../lists/list-set.js';
+import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { type LimitRequest, RouteLimits } from '../limits/request-limits.js';
@@ -38,6 +38,7 @@ export interface ForwardAuthOptions {
   rules: RuleResolver;
   tenants: TenantResolver;
   logger: Logger;
+  storedLists?: (() => ListSet) | undefined;
 }
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -67,13 +68,14 @@ export class ForwardAuth {
   private readonly original: { method: string; uri: string; host: string };
   private readonly verifiers = new VerifierPool();
   private readonly clientIp: ClientIpResolver;
-  private readonly lists: ListSet;
+  private readonly lists: ListChecker;
 
   constructor(private readonly options: ForwardAuthOptions) {
     const { config } = options;
     const clientIp = new ClientIpResolver(config.clientIp);
     this.clientIp = clientIp;
-    this.lists = new ListSet(config.lists);
+    const configLists = new ListSet(config.lists);
+    this.lists = options.storedLists ? new CombinedLists([() => configLists, options.storedLists]) : configLists;
     this.routes = new RouteTable(config.routes, (route) => new RouteLimits(route, options.rules, clientIp, config.clientIp.ipv6Prefix));
     this.keyHeader = config.tenants.header;
     this.headerOptions = config.headers;

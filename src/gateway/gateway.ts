@@ -13,7 +13,7 @@ import type { Engine, LimitsDecision } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import { countListed } from '../limits/list-metrics.js';
-import { ListSet } from '../lists/list-set.js';
+import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
@@ -54,8 +54,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** The `kind: concurrency` limits' leases (app.ts: on the engine's store); default: in process. */
   concurrency?: ConcurrencyLimiter;
-  /** The allow and deny lists in force (app.ts: the config's and the rule store's); default: the config file's only. */
-  lists?: () => ListSet;
+  /** The rule store's allow and deny lists, applied beside the config file's (app.ts: the rule cache's); absent: the config file's only. */
+  storedLists?: (() => ListSet) | undefined;
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
   usage?: UsageObserver; // told each decided request's limits and outcome (each tenant's consumption: usage/usage-recorder.ts)
   /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
@@ -92,7 +92,7 @@ export class Gateway {
   private tenants!: TenantResolver;
   private counters!: ReadonlyMap<string, LimitCounters>;
   private clientIp!: ClientIpResolver;
-  private lists!: () => ListSet;
+  private lists!: ListChecker;
 
   constructor(options: GatewayOptions) {
     const { config } = options;
@@ -120,10 +120,10 @@ export class Gateway {
   }
 
   /** A reloaded config (routes, upstreams, limits, keys, header and body options); requests past routing finish as they began. */
-  reconfigure({ config, rules, tenants, lists }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants' | 'lists'>): void {
+  reconfigure({ config, rules, tenants, storedLists }: Pick<GatewayOptions, 'config' | 'rules' | 'tenants' | 'storedLists'>): void {
     const clientIp = new ClientIpResolver(config.clientIp);
     const configLists = new ListSet(config.lists);
-    this.lists = lists ?? (() => configLists);
+    this.lists = storedLists ? new CombinedLists([() => configLists, storedLists]) : configLists;
     this.clientIp = clientIp;
     const maxBodyBytes = config.limits.maxBodyBytes;
     const routes = new RouteTable(config.routes, (route: RouteConfig) => routeTarget(route, this.upstreams, rules, clientIp, config.clientIp.ipv6Prefix));
@@ -245,7 +245,7 @@ export class Gateway {
     const { tenant } = identity;
     // The limits read the token's claims (key: {claim}); the rules, the plan the identity names.
     const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
-    const listed = listVerdict(this.lists(), this.clientIp, req, route, identity);
+    const listed = listVerdict(this.lists, this.clientIp, req, route, identity);
     if (listed.action === 'deny') {
       countListed('denied'); // before any limit is charged; the body names the code, never the entry
       sendError(res, 'denied');

@@ -4,11 +4,11 @@
 // trusted-proxy rules resolve, worked out only when a network entry exists.
 import type { IncomingMessage } from 'node:http';
 import type { ClientIpResolver } from '../limits/client-ip.js';
-import type { ListSet } from '../lists/list-set.js';
+import type { ListChecker } from '../lists/list-set.js';
 import type { ListVerdict } from '../lists/types.js';
 import type { RequestIdentity } from './identify.js';
 
-export function listVerdict(lists: ListSet, clientIp: ClientIpResolver, req: IncomingMessage, route: string, identity: RequestIdentity): ListVerdict {
+export function listVerdict(lists: ListChecker, clientIp: ClientIpResolver, req: IncomingMessage, route: string, identity: RequestIdentity): ListVerdict {
   return lists.check({
     route,
     tenant: identity.tenant,

@@ -29,7 +29,7 @@ function push<K>(map: Map<K, ListEntry[]>, key: K, entry: ListEntry): void {
 }
 
 /** The best verdict so far: its action and how specific its entry was. */
-interface Best {
+export interface Best {
   action: ListVerdict['action'];
   specificity: number;
   exempt: Set<string> | undefined;
@@ -83,7 +83,14 @@ export class ListSet {
   /** The verdict for one request (see the header comment for who wins). */
   check(query: ListQuery): ListVerdict {
     if (this.size === 0) return NONE;
-    const best: Best = { action: undefined, specificity: -1, exempt: undefined };
+    const best = newBest();
+    this.collect(best, query);
+    return verdictOf(best);
+  }
+
+  /** Weighs this set's matching entries into `best`: the order sets are asked in does not change the verdict. */
+  collect(best: Best, query: ListQuery): void {
+    if (this.size === 0) return;
     if (query.tenant !== undefined) this.consider(best, this.tenants.get(query.tenant), IDENTITY_SPECIFICITY, query);
     for (const [name, values] of this.headers) {
       const value = query.headers[name];
@@ -98,8 +105,6 @@ export class ListSet {
       // An IPv4 /32 and an IPv6 /128 both name one address: IPv4 prefixes count 96 bits more.
       if (ip !== undefined) this.networks.visit(ip, (found) => this.consider(best, found.values, found.prefix + (found.family === 'ipv4' ? 96 : 0), query));
     }
-    if (best.action === undefined && best.exempt === undefined) return NONE;
-    return { action: best.action, exemptLimits: best.exempt ?? NONE.exemptLimits };
   }
 
   private consider(best: Best, entries: readonly ListEntry[] | undefined, specificity: number, query: ListQuery): void {
@@ -116,6 +121,33 @@ export class ListSet {
         best.specificity = specificity;
       }
     }
+  }
+}
+
+const newBest = (): Best => ({ action: undefined, specificity: -1, exempt: undefined });
+
+function verdictOf(best: Best): ListVerdict {
+  if (best.action === undefined && best.exempt === undefined) return NONE;
+  return { action: best.action, exemptLimits: best.exempt ?? NONE.exemptLimits };
+}
+
+/** What the gateway and the decision service ask: one set, or several read as one. */
+export interface ListChecker {
+  check(query: ListQuery): ListVerdict;
+}
+
+/**
+ * Lists from several sources (the config file's, the rule store's) read as one
+ * set: the most specific entry of any wins, deny at a tie, as within one set.
+ * Each source is asked for its current set per request (a swap, never a rebuild).
+ */
+export class CombinedLists implements ListChecker {
+  constructor(private readonly sources: readonly (() => ListSet)[]) {}
+
+  check(query: ListQuery): ListVerdict {
+    const best = newBest();
+    for (const source of this.sources) source().collect(best, query);
+    return verdictOf(best);
   }
 }
 

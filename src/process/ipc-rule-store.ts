@@ -5,6 +5,7 @@
 import { SluiceError } from '../core/errors.js';
 import { type ErrorCode, SLUICE_ERRORS } from '../core/error-codes.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, OverrideStore, RuleSetVersion, RuleStore, StoreChange } from '../rules/store.js';
+import type { ListEntryStore } from '../rules/list-entries.js';
 import type { PlanStore } from '../rules/plans.js';
 import type { TeamStore } from '../rules/team.js';
 import type { StoredRule } from '../rules/types.js';
@@ -33,6 +34,13 @@ export class IpcRuleStore implements RuleStore {
     deleteLimit: () => readOnly(),
     assign: () => readOnly(),
     unassign: () => readOnly(),
+  };
+  /** List entries' reads relayed to the primary's store; writes are the admin API's. */
+  readonly lists: ListEntryStore = {
+    list: () => this.call('listListEntries', []),
+    get: (id) => this.call('getListEntry', [id]),
+    add: () => readOnly(),
+    delete: () => readOnly(),
   };
   /** Tokens and the audit log are the admin API's, which runs in the primary only. */
   readonly team: TeamStore = {

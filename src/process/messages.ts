@@ -34,7 +34,7 @@ export interface RemoteError {
 }
 
 /** What a worker's rule cache may ask the primary's store. */
-export const RULE_STORE_METHODS = ['listRules', 'getRule', 'getKey', 'listKeys', 'listActiveKeyHashes', 'listOverrides', 'getOverride', 'ruleSetVersion', 'listPlans', 'getPlan', 'listAssignments', 'getAssignment'] as const;
+export const RULE_STORE_METHODS = ['listRules', 'getRule', 'getKey', 'listKeys', 'listActiveKeyHashes', 'listOverrides', 'getOverride', 'ruleSetVersion', 'listPlans', 'getPlan', 'listAssignments', 'getAssignment', 'listListEntries', 'getListEntry'] as const;
 export type RuleStoreMethod = (typeof RULE_STORE_METHODS)[number];
 
 export function isSluiceMessage<T extends { sluice: string }>(message: unknown): message is T {

@@ -56,13 +56,15 @@ function callStore(store: RuleStore, method: RuleStoreMethod, args: unknown[]): 
   return (store[method as Exclude<RuleStoreMethod, 'listOverrides' | 'getOverride' | PlanMethod>] as (...params: unknown[]) => Promise<unknown>).apply(store, args);
 }
 
-type PlanMethod = 'listPlans' | 'getPlan' | 'listAssignments' | 'getAssignment';
+type PlanMethod = 'listPlans' | 'getPlan' | 'listAssignments' | 'getAssignment' | 'listListEntries' | 'getListEntry';
 
-/** The plans' reads, which live on `store.plans`. */
+/** The plans' and the list entries' reads, which live on `store.plans` and `store.lists`. */
 function planCall(store: RuleStore, method: RuleStoreMethod, args: unknown[]): Promise<unknown> | undefined {
   if (method === 'listPlans') return store.plans.list();
   if (method === 'getPlan') return store.plans.get(args[0] as string);
   if (method === 'listAssignments') return store.plans.listAssignments(args[0] as { plan?: string } | undefined);
   if (method === 'getAssignment') return store.plans.getAssignment(args[0] as PlanSubject, args[1] as string);
+  if (method === 'listListEntries') return store.lists.list();
+  if (method === 'getListEntry') return store.lists.get(args[0] as string);
   return undefined;
 }

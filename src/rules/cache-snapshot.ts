@@ -17,7 +17,7 @@ export function setFromSnapshot(path: string | undefined, cause: unknown): { set
       `cannot load rules: ${errorMessage(cause)}; and no rules snapshot ${path ? `at ${path}` : 'is configured'} to start from. Start the rule store (or fix SLUICE_DATABASE_URL) and retry.`,
     );
   }
-  return { set: buildRuleSet(snapshot.rules, snapshot.keys, snapshot.overrides ?? [], undefined, buildPlanSet(snapshot.plans ?? [], snapshot.assignments ?? [])), savedAt: snapshot.savedAt };
+  return { set: buildRuleSet(snapshot.rules, snapshot.keys, snapshot.overrides ?? [], undefined, buildPlanSet(snapshot.plans ?? [], snapshot.assignments ?? []), snapshot.lists ?? []), savedAt: snapshot.savedAt };
 }
 
 export class SnapshotWriter {
@@ -52,6 +52,7 @@ export class SnapshotWriter {
             // The cache keeps no assignment's time; a snapshot only serves.
             return { subject, id, plan, updatedAt: '' };
           }),
+          lists: [...set.lists.entries.values()],
         });
       } catch (error) {
         this.logger.warn({ err: errorMessage(error), snapshot: this.path }, 'could not write the rules snapshot');

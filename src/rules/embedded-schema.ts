@@ -1,6 +1,6 @@
 // The embedded store's schema, as numbered migrations tracked in SQLite's
 // `user_version`, so a data dir made by an older Sluice is brought up to date
-// on start. It mirrors migrations/001, 004, 005, 006, 007 and 008 column for column and CHECK for CHECK
+// on start. It mirrors migrations/001, 004, 005, 006, 007, 008 and 009 column for column and CHECK for CHECK
 // (test/rules/schema-parity.int.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
@@ -193,6 +193,49 @@ CREATE INDEX audit_log_at_idx ON audit_log (at);
 CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
 `;
 
+/** The audit log with the kinds `kinds` allows (SQLite rebuilds a table to change a CHECK). */
+const auditLogWithKinds = (kinds: string): string => `
+CREATE TABLE audit_log_v2 (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL DEFAULT ${NOW},
+  actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 64),
+  address TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN (${kinds})),
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  before TEXT NULL CHECK (before IS NULL OR json_valid(before)),
+  after TEXT NULL CHECK (after IS NULL OR json_valid(after)),
+  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+  error TEXT NULL,
+  seq INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO audit_log_v2 SELECT id, at, actor, address, kind, action, target, before, after, outcome, error, seq FROM audit_log;
+DROP TABLE audit_log;
+ALTER TABLE audit_log_v2 RENAME TO audit_log;
+CREATE INDEX audit_log_at_idx ON audit_log (at);
+CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
+`;
+
+/** migrations/009: allow and deny list entries (routes as a JSON array); the audit log takes kind `list`. */
+const V8_LISTS = `
+CREATE TABLE list_entry (
+  id TEXT PRIMARY KEY CHECK (length(id) BETWEEN 1 AND 64 AND id NOT GLOB '*[^A-Za-z0-9_-]*'),
+  action TEXT NOT NULL CHECK (action IN ('allow', 'deny')),
+  match_kind TEXT NOT NULL CHECK (match_kind IN ('cidr', 'tenant', 'header', 'claim')),
+  match_name TEXT NULL CHECK (match_name IS NULL OR length(match_name) BETWEEN 1 AND 256),
+  match_value TEXT NOT NULL CHECK (length(match_value) BETWEEN 1 AND 128),
+  routes TEXT NULL CHECK (routes IS NULL OR (json_valid(routes) AND json_type(routes) = 'array' AND json_array_length(routes) >= 1)),
+  limit_id TEXT NULL CHECK (limit_id IS NULL OR (length(limit_id) BETWEEN 1 AND 64 AND limit_id ${ID_CHARS})),
+  expires_at TEXT NULL,
+  note TEXT NULL CHECK (note IS NULL OR length(note) <= 500),
+  created_at TEXT NOT NULL DEFAULT ${NOW},
+  CHECK ((match_kind IN ('header', 'claim')) = (match_name IS NOT NULL)),
+  CHECK (match_kind <> 'tenant' OR (length(match_value) <= 64 AND match_value ${ID_CHARS})),
+  CHECK (limit_id IS NULL OR action = 'allow')
+);
+${['INSERT', 'UPDATE', 'DELETE'].map((event) => `CREATE TRIGGER list_entry_version_${event.toLowerCase()} AFTER ${event} ON list_entry BEGIN UPDATE rule_set_version SET version = version + 1; END;`).join('\n')}
+${auditLogWithKinds("'rule', 'override', 'key', 'token', 'bucket', 'reload', 'plan', 'list'")}`;
+
 const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void)[] = [
   (db) => db.exec(V1_TABLES),
   addChecks,
@@ -201,6 +244,7 @@ const MIGRATIONS: readonly ((db: Database.Database, logger: RulesLogger) => void
   (db) => db.exec(V5_VERSION),
   (db) => db.exec(V6_AUDIT_SEQ),
   (db) => db.exec(V7_PLANS),
+  (db) => db.exec(V8_LISTS),
 ];
 
 /** Applies the migrations the file has not had yet, each in its own transaction; returns how many ran. */

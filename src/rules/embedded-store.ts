@@ -9,6 +9,7 @@ import { assertValidId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
 import { EmbeddedOverrideStore } from './embedded-overrides.js';
+import { EmbeddedListStore } from './embedded-lists.js';
 import { EmbeddedPlanStore } from './embedded-plans.js';
 import { EmbeddedTeamStore } from './embedded-team.js';
 import { migrateEmbedded } from './embedded-schema.js';
@@ -38,6 +39,7 @@ export class EmbeddedRuleStore implements RuleStore {
   readonly location: string;
   readonly overrides: EmbeddedOverrideStore;
   readonly plans: EmbeddedPlanStore;
+  readonly lists: EmbeddedListStore;
   readonly team: EmbeddedTeamStore;
   private readonly db: Database.Database;
   private readonly lock: DirLock;
@@ -67,6 +69,7 @@ export class EmbeddedRuleStore implements RuleStore {
     const access = { db: this.db, emit: (event: StoreChange) => this.emit(event), change, logger: this.logger, location: this.location };
     this.overrides = new EmbeddedOverrideStore(access);
     this.plans = new EmbeddedPlanStore(access);
+    this.lists = new EmbeddedListStore(access);
   }
 
   /** The config's rules (parsed when the config was loaded), written on the first start only: afterwards the admin API owns them. */

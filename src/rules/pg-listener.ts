@@ -116,6 +116,7 @@ function parsePayload(payload: string | undefined): StoreChange {
     }
     if (data.kind === 'key' && typeof data.id === 'string') return { kind: 'key', id: data.id };
     if (data.kind === 'version' && Number.isSafeInteger(data.version)) return { kind: 'version', version: data.version as number };
+    if (data.kind === 'list' && typeof data.id === 'string') return { kind: 'list', id: data.id };
     if (data.kind === 'plan' && typeof data.plan === 'string') return { kind: 'plan', plan: data.plan };
     if (data.kind === 'assignment' && (data.subject === 'tenant' || data.subject === 'key') && typeof data.id === 'string') {
       return { kind: 'assignment', subject: data.subject, id: data.id };

@@ -13,6 +13,7 @@ import { type PgConnection, pgClientConfig } from './pg-connection.js';
 import { PgListener } from './pg-listener.js';
 import { seedOnce } from './pg-seed.js';
 import { PgOverrideStore } from './pg-overrides.js';
+import { PgListStore } from './pg-lists.js';
 import { PgPlanStore } from './pg-plans.js';
 import { PgTeamStore } from './pg-team.js';
 import { auditRefused } from './team.js';
@@ -45,6 +46,7 @@ export class PostgresRuleStore implements RuleStore {
   readonly location: string;
   readonly overrides: PgOverrideStore;
   readonly plans: PgPlanStore;
+  readonly lists: PgListStore;
   readonly team: PgTeamStore;
   /** How long one admin call may wait on this store, all its calls together (call-scope.ts). */
   readonly callTimeoutMs: number;
@@ -82,7 +84,7 @@ export class PostgresRuleStore implements RuleStore {
     // An idle client whose server went away must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error.message, store: this.location }, 'rule store connection lost'));
     const access = { query: this.query.bind(this), write: this.write.bind(this), fullLoadTimeoutMs: this.fullLoadTimeoutMs, logger: this.logger, location: this.location };
-    [this.overrides, this.team, this.plans] = [new PgOverrideStore(access), new PgTeamStore(access), new PgPlanStore(access)];
+    [this.overrides, this.team, this.plans, this.lists] = [new PgOverrideStore(access), new PgTeamStore(access), new PgPlanStore(access), new PgListStore(access)];
   }
 
   /** Migrates and seeds once; retried on the next call after a failure. */

@@ -5,7 +5,9 @@
 // is unreachable the last set keeps serving; a snapshot file lets an instance
 // start without the store at all.
 import type { Rule } from '../core/rule.js';
+import type { ListSet } from '../lists/list-set.js';
 import { hashApiKeyHex } from './keys.js';
+import type { StoredListEntry } from './list-entries.js';
 import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
 import type { OverrideSet } from './override-set.js';
 import { PendingChanges } from './pending-changes.js';
@@ -42,6 +44,8 @@ export interface RuleCacheStatus {
   /** Plans in memory, and tenants and keys assigned one. */
   plans: number;
   assignments: number;
+  /** Allow and deny list entries in memory (expired ones included until deleted). */
+  lists: number;
   /** The rule-set version this cache has applied (migrations/006), and its store's id; undefined until known. */
   version: number | undefined;
   storeId: string | undefined;
@@ -122,6 +126,16 @@ export class RuleCache implements RuleResolver, TenantResolver {
     return this.set.overrides;
   }
 
+  /** The store's allow and deny lists, compiled; a new set after each change. */
+  lists(): ListSet {
+    return this.set.lists.set;
+  }
+
+  /** The store's list entries in memory. */
+  listEntries(): StoredListEntry[] {
+    return [...this.set.lists.entries.values()];
+  }
+
   tenantFor(apiKey: string): string | undefined {
     if (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > MAX_KEY_LENGTH) return undefined;
     return this.tenantForHash(hashApiKeyHex(apiKey));
@@ -148,6 +162,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
       overrides: this.set.overrides.stored.size,
       plans: this.set.plans.plans.size,
       assignments: this.set.plans.assignments.size,
+      lists: this.set.lists.entries.size,
       version: this.appliedVersion,
       storeId: this.storeId,
     };
@@ -218,14 +233,15 @@ export class RuleCache implements RuleResolver, TenantResolver {
     const { store } = this.options;
     // Read before the rows: what they hold is at least this version (later changes are announced).
     const version = await store.ruleSetVersion?.();
-    const [rules, keys, overrides, plans, assignments] = await Promise.all([
+    const [rules, keys, overrides, plans, assignments, lists] = await Promise.all([
       store.listRules(),
       store.listActiveKeyHashes(),
       store.overrides.list(),
       store.plans.list(),
       store.plans.listAssignments(),
+      store.lists.list(),
     ]);
-    this.swap(buildRuleSet(rules, keys, overrides, this.logger, buildPlanSet(plans, assignments)), 'store');
+    this.swap(buildRuleSet(rules, keys, overrides, this.logger, buildPlanSet(plans, assignments), lists), 'store');
     if (version === undefined) return;
     this.storeId = version.storeId;
     this.reachedVersion(version.version);

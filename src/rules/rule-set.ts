@@ -1,6 +1,8 @@
 // An immutable rule set: what the hot path reads. Built once per load or change
 // batch and swapped in whole, so a lookup never sees half an update.
 import { type Rule, ruleFingerprint } from '../core/rule.js';
+import type { StoredListEntry } from './list-entries.js';
+import { applyListChanges, buildStoredLists, type StoredLists } from './list-state.js';
 import type { RulesLogger } from './logger.js';
 import { applyOverrideChanges, buildOverrideSet, type OverrideSet } from './override-set.js';
 import { applyPlanChanges, EMPTY_PLANS, type PlanSet, type PlanSetChanges, planOf, planRule } from './plan-set.js';
@@ -28,6 +30,8 @@ export interface RuleSet {
   readonly overrides: OverrideSet;
   /** Plans and who is on which (plan-set.ts). */
   readonly plans: PlanSet;
+  /** The store's allow and deny list entries (list-state.ts). */
+  readonly lists: StoredLists;
 }
 
 /** The one rule lookup, most specific first: tenant × route, tenant × any route, any tenant × route, any × any. */
@@ -66,6 +70,7 @@ export function buildRuleSet(
   overrides: StoredOverride[] = [],
   logger?: RulesLogger,
   plans: PlanSet = EMPTY_PLANS,
+  lists: readonly StoredListEntry[] = [],
 ): RuleSet {
   const resolved = new Map<string, ResolvedRule>();
   const stored = new Map<string, StoredRule>();
@@ -80,7 +85,7 @@ export function buildRuleSet(
     keyMap.set(k.hash, { id: k.id, tenant: k.tenant });
     keyIds.set(k.id, k.hash);
   }
-  return { rules: resolved, stored, keys: keyMap, keyIds, overrides: buildOverrideSet(overrides, logger), plans };
+  return { rules: resolved, stored, keys: keyMap, keyIds, overrides: buildOverrideSet(overrides, logger), plans, lists: buildStoredLists(lists) };
 }
 
 export interface RuleSetChanges {
@@ -88,6 +93,7 @@ export interface RuleSetChanges {
   keys: Map<string, ApiKeyRecord | undefined>; // key id → active record, undefined = gone or revoked
   overrides: Map<string, StoredOverride | undefined>; // overrideKey → new value, undefined = deleted
   plans?: PlanSetChanges;
+  lists?: Map<string, StoredListEntry | undefined>; // list entry id → new value, undefined = deleted
 }
 
 /** A new set with `changes` applied; `base` is left as it is. */
@@ -111,7 +117,8 @@ export function applyChanges(base: RuleSet, changes: RuleSetChanges, logger?: Ru
   }
   if (changes.keys.size > 0) [keys, keyIds] = applyKeyChanges(keys, keyIds, changes.keys);
   const plans = changes.plans ? applyPlanChanges(base.plans, changes.plans) : base.plans;
-  return { rules, stored, keys, keyIds, overrides, plans };
+  const lists = changes.lists ? applyListChanges(base.lists, changes.lists) : base.lists;
+  return { rules, stored, keys, keyIds, overrides, plans, lists };
 }
 
 function applyKeyChanges(

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ApiKeyRecord } from './store.js';
+import type { StoredListEntry } from './list-entries.js';
 import type { PlanAssignment, StoredPlan } from './plans.js';
 import type { StoredOverride, StoredRule } from './types.js';
 
@@ -21,6 +22,8 @@ export interface SnapshotFile {
   /** Absent in files written before plans existed. */
   plans?: StoredPlan[];
   assignments?: PlanAssignment[];
+  /** Absent in files written before lists were stored. */
+  lists?: StoredListEntry[];
 }
 
 export async function writeSnapshot(path: string, snapshot: SnapshotFile): Promise<void> {

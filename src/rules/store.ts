@@ -6,6 +6,7 @@
 // partly written) and parses every row it reads back (rule-rows.ts), since a
 // database can hold anything.
 import type { Rule } from '../core/rule.js';
+import type { ListEntryStore } from './list-entries.js';
 import type { PlanStore, PlanSubject } from './plans.js';
 import type { TeamStore } from './team.js';
 import type { StoredOverride, StoredRule } from './types.js';
@@ -43,6 +44,8 @@ export type StoreChange =
   | { kind: 'plan'; plan: string }
   /** A tenant or key moved to another plan, or off its plan. */
   | { kind: 'assignment'; subject: PlanSubject; id: string }
+  /** An allow or deny list entry was added or deleted. */
+  | { kind: 'list'; id: string }
   | { kind: 'reload' }
   /** The rule-set version the changes announced before it bring the store to (migrations/006). */
   | { kind: 'version'; version: number }
@@ -90,6 +93,8 @@ export interface RuleStore {
   readonly overrides: OverrideStore;
   /** Plans, their limits and who is on which (plans.ts). */
   readonly plans: PlanStore;
+  /** Allow and deny list entries (list-entries.ts). */
+  readonly lists: ListEntryStore;
   /** Named admin tokens and the audit log (team.ts). */
   readonly team: TeamStore;
   /** Where the store lives, for logs and errors (never a password). */

@@ -27,7 +27,7 @@ export interface CreatedToken extends AdminToken {
   token: string;
 }
 
-export const AUDIT_KINDS = ['rule', 'override', 'key', 'token', 'bucket', 'reload', 'plan'] as const;
+export const AUDIT_KINDS = ['rule', 'override', 'key', 'token', 'bucket', 'reload', 'plan', 'list'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
 export interface AuditEntry {

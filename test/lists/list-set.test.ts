@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseIp } from '../../src/core/ip-address.js';
-import { ListSet, listValueHash } from '../../src/lists/list-set.js';
+import { CombinedLists, ListSet, listValueHash } from '../../src/lists/list-set.js';
 import { parseNetwork, PrefixTable } from '../../src/lists/prefix-table.js';
 import type { ListEntry, ListQuery } from '../../src/lists/types.js';
 
@@ -126,5 +126,21 @@ describe('ListSet', () => {
 
   it('refuses an entry whose CIDR does not parse', () => {
     assert.throws(() => new ListSet([cidr('deny', '10.0.0.0/40')]), /not a CIDR/);
+  });
+});
+
+describe('CombinedLists', () => {
+  it('reads the config file\'s and the store\'s sets as one: the most specific entry of either wins, deny at a tie', () => {
+    const fromConfig = new ListSet([cidr('deny', '203.0.113.0/24'), cidr('allow', '198.51.100.0/24')]);
+    let stored = new ListSet([cidr('allow', '203.0.113.5'), cidr('deny', '198.51.100.0/24')]);
+    const both = new CombinedLists([() => fromConfig, () => stored]);
+    assert.equal(both.check(query('203.0.113.5')).action, 'allow', "the store's /32 inside the config's denied /24");
+    assert.equal(both.check(query('203.0.113.6')).action, 'deny');
+    assert.equal(both.check(query('198.51.100.1')).action, 'deny', 'an allow and a deny of the same network, one in each: denied');
+    assert.equal(both.check(query('192.0.2.1')).action, undefined);
+    stored = ListSet.EMPTY;
+    assert.equal(both.check(query('198.51.100.1')).action, 'allow', 'a new stored set is read at the next request');
+    stored = new ListSet([cidr('allow', '192.0.2.0/24', { limit: 'per-ip' })]);
+    assert.deepEqual([...both.check(query('192.0.2.1')).exemptLimits], ['per-ip']);
   });
 });

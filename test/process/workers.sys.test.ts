@@ -93,7 +93,7 @@ decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
     assert.match(metrics, /sluice_workers 2\n/);
   });
 
-  it('a key and a rule written through the admin API reach both workers; no SQLite lock error', async () => {
+  it('a key, a rule and a deny list entry written through the admin API reach both workers; no SQLite lock error', async () => {
     const created = await sluice.admin('POST', '/keys', { tenant: 'acme' });
     assert.equal(created.status, 201, created.text);
     const put = await sluice.admin('PUT', '/rules/acme/r', { policy: 'token_bucket', capacity: 777, refillPerSecond: 777 });
@@ -103,6 +103,14 @@ decisionService: { httpListen: '127.0.0.1:${decisionPort}' }
       const answers = await Promise.all(Array.from({ length: 10 }, () => fresh('/r', { 'x-api-key': created.body.key })));
       return answers.every(({ status, limit }) => status === 200 && limit === '777');
     });
+    // A deny list entry too: each worker's cache reads it through the primary and applies it.
+    const denied = await sluice.admin('POST', '/lists', { action: 'deny', tenant: 'acme' });
+    assert.equal(denied.status, 201, denied.text);
+    await sluice.until('every worker denies the listed tenant', async () => {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => fresh('/r', { 'x-api-key': created.body.key })));
+      return answers.every(({ status }) => status === 403);
+    });
+    assert.equal((await sluice.admin('DELETE', `/lists/${denied.body.id}`)).status, 204);
     assert.doesNotMatch(sluice.output, /SQLITE_BUSY|database is locked|SqliteError/);
   });
 

@@ -86,7 +86,10 @@ describe('embedded schema migrations', () => {
       // ...and the plans (migration 7), empty, with an audit log that takes kind `plan`.
       assert.deepEqual(db.prepare('SELECT (SELECT count(*) FROM plan) + (SELECT count(*) FROM plan_limit) + (SELECT count(*) FROM plan_assignment) AS n').get(), { n: 0 });
       assert.match((db.prepare("SELECT sql FROM sqlite_master WHERE name = 'audit_log'").get() as { sql: string }).sql, /'plan'/);
-      assert.equal(db.pragma('user_version', { simple: true }), 7);
+      // ...and the list entries (migration 8), empty, with an audit log that takes kind `list`.
+      assert.deepEqual(db.prepare('SELECT count(*) AS n FROM list_entry').get(), { n: 0 });
+      assert.match((db.prepare("SELECT sql FROM sqlite_master WHERE name = 'audit_log'").get() as { sql: string }).sql, /'list'/);
+      assert.equal(db.pragma('user_version', { simple: true }), 8);
     } finally {
       db.close();
     }

@@ -72,7 +72,7 @@ describe('rule cache', () => {
     assert.equal(cache.tenantFor('not-a-key'), undefined);
     assert.equal(cache.tenantFor(''), undefined);
     assert.equal(cache.tenantFor('x'.repeat(10_000)), undefined);
-    assert.deepEqual({ ...cache.status(), lastSync: undefined, storeId: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0, plans: 0, assignments: 0, version: 3, storeId: undefined }, 'three changes: version 3');
+    assert.deepEqual({ ...cache.status(), lastSync: undefined, storeId: undefined }, { loaded: true, storeReachable: true, source: 'store', lastSync: undefined, rules: 0, keys: 1, overrides: 0, plans: 0, assignments: 0, lists: 0, version: 3, storeId: undefined }, 'three changes: version 3');
     await cache.close();
     await store.close();
   });
@@ -89,6 +89,7 @@ describe('rule cache', () => {
     await store.plans.assign('tenant', 'shop-b', 'pro');
     const keyB = await store.createKey('shop-c');
     await store.plans.assign('key', keyB.id, 'pro');
+    await store.lists.add({ action: 'deny', match: { kind: 'cidr', cidr: '198.51.100.0/24' }, note: 'scanner' });
     const cache = new RuleCache({ store, defaultRule, snapshotPath, logger: silentLogger });
     await cache.start();
     await cache.close();
@@ -106,6 +107,8 @@ describe('rule cache', () => {
     assert.deepEqual([...fromSnapshot.overrides().stored.values()].map((o) => [o.limitId, o.selector, o.rule]), [['login-per-ip', 'ip:203.0.113.0/24', tb(9)]], 'overrides too');
     assert.deepEqual([fromSnapshot.resolve('shop-b', 'orders').rule, fromSnapshot.resolve('shop-b', 'orders').plan], [tb(11), 'pro'], 'plans and assignments too');
     assert.deepEqual(fromSnapshot.identityFor(keyB.key), { tenant: 'shop-c', plan: 'pro' }, "a key's own plan too");
+    const denied = fromSnapshot.lists().check({ route: 'orders', headers: {}, now: Date.now(), ip: () => ({ address: '198.51.100.7', family: 'ipv4' }) });
+    assert.equal(denied.action, 'deny', 'the stored list entries too');
     assert.equal(fromSnapshot.status().source, 'snapshot');
     assert.equal(fromSnapshot.status().storeReachable, false);
     assert.match(logged.join('\n'), /UNREACHABLE AT START/);

@@ -134,7 +134,7 @@ after(async () => {
 
 describe('the PostgreSQL and embedded schemas', () => {
   it('have the same columns, in the same order', async () => {
-    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override', 'admin_token', 'audit_log', 'plan', 'plan_limit', 'plan_assignment']) {
+    for (const table of ['rate_limit_rule', 'api_key', 'sluice_meta', 'limit_override', 'admin_token', 'audit_log', 'plan', 'plan_limit', 'plan_assignment', 'list_entry']) {
       const inPg = await pgClient.query<{ column_name: string }>(
         'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
         [table],
@@ -198,5 +198,31 @@ describe('the PostgreSQL and embedded schemas', () => {
     }
     const bad = "INSERT INTO plan (name) VALUES ('a b')";
     assert.deepEqual([await takesPg(bad, []), takesSqlite(bad, [])], [false, false]);
+  });
+  it('take or refuse the same list entry rows', async () => {
+    const sql = (n: (i: number) => string) =>
+      `INSERT INTO list_entry (id, action, match_kind, match_name, match_value, routes, limit_id, expires_at, note) VALUES (${[1, 2, 3, 4, 5, 6, 7, 8, 9].map(n).join(', ')})`;
+    const hash = 'a'.repeat(43);
+    const cases: [string, boolean, (string | null)[]][] = [
+      ['a network deny', true, ['e1', 'deny', 'cidr', null, '203.0.113.0/24', null, null, null, 'scanner']],
+      ['a tenant allow on two routes', true, ['e2', 'allow', 'tenant', null, 'partner', '["orders","search"]', null, '2027-01-31T00:00:00.000Z', null]],
+      ['a header entry', true, ['e3', 'deny', 'header', 'user-agent', hash, null, null, null, null]],
+      ['a limit-scoped allow', true, ['e4', 'allow', 'claim', 'sub', hash, null, 'per-ip', null, null]],
+      ['a limit on a deny', false, ['e5', 'deny', 'cidr', null, '10.0.0.0/8', null, 'per-ip', null, null]],
+      ['a header entry with no name', false, ['e6', 'deny', 'header', null, hash, null, null, null, null]],
+      ['a network with a name', false, ['e7', 'deny', 'cidr', 'x', '10.0.0.0/8', null, null, null, null]],
+      ['an unknown action', false, ['e8', 'block', 'cidr', null, '10.0.0.0/8', null, null, null, null]],
+      ['an unknown match', false, ['e9', 'deny', 'country', null, 'NL', null, null, null, null]],
+      ['a tenant with a brace', false, ['e10', 'deny', 'tenant', null, '{x}', null, null, null, null]],
+      ['routes that are no list', false, ['e11', 'deny', 'cidr', null, '10.0.0.0/8', '{"a":1}', null, null, null]],
+      ['an empty routes list', false, ['e12', 'deny', 'cidr', null, '10.0.0.0/8', '[]', null, null, null]],
+      ['an id with a colon', false, ['e:13', 'deny', 'cidr', null, '10.0.0.0/8', null, null, null, null]],
+      ['a 501-character note', false, ['e14', 'deny', 'cidr', null, '10.0.0.0/8', null, null, null, 'n'.repeat(501)]],
+    ];
+    for (const [name, ok, values] of cases) {
+      const inPg = await takesPg(sql((i) => (i === 6 ? `$${i}::jsonb` : i === 8 ? `$${i}::timestamptz` : `$${i}`)), values);
+      const inSqlite = takesSqlite(sql(() => '?'), values);
+      assert.deepEqual({ name, pg: inPg, sqlite: inSqlite }, { name, pg: ok, sqlite: ok });
+    }
   });
 });

@@ -16,6 +16,7 @@ import { onDelete, setupRules } from './rules.js';
 import { renderSummary } from './summary.js';
 import { setupTeam } from './team.js';
 import { setupPlans } from './plans.js';
+import { setupLists } from './lists.js';
 
 const REFRESH_MS = 1000;
 /** The history moves in 10-s buckets: every 5 s is enough. */
@@ -59,6 +60,7 @@ const blocks = setupBlocks(api, report);
 document.getElementById('blocks-refresh').addEventListener('click', () => void blocks.load());
 const team = setupTeam(api, report);
 const plans = setupPlans(api, report);
+const lists = setupLists(api, report);
 /** The last overview polled: a view that shows draws it at once, not a second later. */
 let last;
 const nav = setupNav({ root: document.getElementById('signed-in'), nav: document.getElementById('nav'), latest: () => last });
@@ -66,7 +68,7 @@ nav.on('overview', { live: renderSummary });
 nav.on('routes', { enter: refreshHistory, leave: () => clearTimeout(historyTimer), live: renderCharts });
 nav.on('tenants', { enter: blocks.load, live: (overview) => renderTop(overview.top) });
 nav.on('instances', { live: renderInstanceView });
-nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load(), plans.load()]), live: rules.setOverview });
+nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load(), plans.load(), lists.load()]), live: rules.setOverview });
 nav.on('keys', { enter: () => Promise.all([keys.load(), team.tokens.load()]) });
 nav.on('audit', { enter: team.audit.load });
 
@@ -126,6 +128,7 @@ function signOut(message) {
   blocks.clear();
   team.clear();
   plans.clear();
+  lists.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;
