@@ -122,6 +122,16 @@ export class MemoryStore implements Store {
     return this.peekSync(bucket.key, rule);
   }
 
+  /** The model's adjust: takes `delta` units whatever the limit (a debt past empty), or gives them back (negative). */
+  async adjust(bucket: BucketKey, given: Rule, delta: number): Promise<void> {
+    const now = this.now();
+    const rule = ruleAt(given, now);
+    const { model } = policyOf(rule);
+    if (model.adjust === undefined) throw new Error(`policy ${rule.policy} has no adjust`);
+    const result = model.adjust(this.live(bucket.key, rule, now)?.state, now, rule, delta);
+    this.put(bucket.key, { policy: rule.policy, state: result.state, expiresAt: now + result.ttlMs }, now);
+  }
+
   peekSync(key: string, rule: Rule): Decision {
     const now = this.now();
     const result = policyOf(rule).model.step(this.live(key, rule, now)?.state, now, ruleAt(rule, now), 0);

@@ -33,6 +33,8 @@ export interface Store {
   /** Forgets the bucket: the next call starts full. */
   reset(bucket: BucketKey): Promise<void>;
   inspect(bucket: BucketKey, rule: Rule): Promise<BucketInfo>;
+  /** Takes `delta` units whatever the limit, a debt past empty (negative: gives them back); the memory store and SharedStore have it. */
+  adjust?(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
   close(): Promise<void>;
 }
 
