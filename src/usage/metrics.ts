@@ -7,12 +7,13 @@ import { resilienceRegistry } from '../limiter/metrics.js';
  * usage: the response's usage was charged; fallback_<why>: it could not be
  * read (usage-value.ts) and the fallback was charged; not_counted: the status
  * is not counted (`count:`), the reservation refunded; no_response: the
- * upstream never answered, the reservation refunded; store_down: the
+ * upstream never answered, the reservation refunded; counted: a `count:`
+ * limit's answer counts as reserved; store_down: the
  * reservation was decided without the store (fallback, open), left as it is.
  */
 export const usageSettlements = new Counter({
   name: 'sluice_usage_settlements_total',
-  help: 'Reservations of limits priced by usage or counted by outcome, settled, by limit id and result (usage, fallback_missing, fallback_not_a_number, fallback_negative, fallback_above_capacity, fallback_too_large, fallback_cut, not_counted, no_response, store_down)',
+  help: 'Reservations of limits priced by usage or counted by outcome, settled, by limit id and result (usage, fallback_missing, fallback_not_a_number, fallback_negative, fallback_above_capacity, fallback_too_large, fallback_cut, not_counted, counted, no_response, store_down)',
   labelNames: ['limit', 'result'] as const,
   registers: [resilienceRegistry],
 });

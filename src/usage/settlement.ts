@@ -57,8 +57,9 @@ export class Settlement {
         return;
       }
       const { delta, result } = this.deltaOf(limit, end);
-      usageSettlements.inc({ limit: limit.limitId, result });
-      if (delta !== 0) work.push(this.adjust(limit, delta));
+      // Counted once the store has answered: what /metrics shows as settled is in the bucket.
+      if (delta === 0) usageSettlements.inc({ limit: limit.limitId, result });
+      else work.push(this.adjust(limit, delta).then(() => usageSettlements.inc({ limit: limit.limitId, result })));
     });
     return Promise.all(work).then(() => undefined);
   }
