@@ -39,7 +39,7 @@ import { ShapingQueue } from './shaping.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
 import type { RequestTrace, Tracing } from '../tracing/types.js';
-import { type RequestJson, readRequestJson } from '../usage/request-json.js';
+import { type RequestJson, readRequestJson } from './request-json.js';
 import { Settlement } from '../usage/settlement.js';
 import type { ListVerdict } from '../lists/types.js';
 

@@ -9,11 +9,23 @@
 import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
 import type { Engine } from '../limiter/engine-types.js';
-import type { RequestLimit } from '../limits/types.js';
+import type { Rule } from '../core/rule.js';
 import { usageSettledUnits, usageSettleFailures, usageSettlements } from './metrics.js';
 import { UsageReader } from './usage-reader.js';
 import { judgeUsage } from './usage-value.js';
-import { counts } from './types.js';
+import { type CountRule, counts, type UsageCost } from './types.js';
+
+/** One limit of an admitted request as the settlement needs it (limits/types.ts SettledLimit has these). */
+export interface SettledLimit {
+  readonly limitId: string;
+  readonly tag: string;
+  readonly name: string;
+  readonly rule: Rule;
+  /** What was reserved. */
+  readonly cost: number;
+  readonly usage?: UsageCost | undefined;
+  readonly count?: CountRule | undefined;
+}
 
 /** How the forwarded request ended, as the settlement needs it. */
 export interface ResponseEnd {
@@ -33,14 +45,14 @@ export class Settlement {
 
   private constructor(
     private readonly engine: Pick<Engine, 'adjust'>,
-    private readonly limits: readonly RequestLimit[],
+    private readonly limits: readonly SettledLimit[],
     private readonly decisions: readonly Decision[],
   ) {
     this.reader = new UsageReader(limits.flatMap((limit) => (limit.usage ? [limit.usage.from] : [])));
   }
 
   /** A settlement for an admitted request whose limits need one; undefined when none does. */
-  static of(engine: Pick<Engine, 'adjust'>, limits: readonly RequestLimit[], decisions: readonly Decision[]): Settlement | undefined {
+  static of(engine: Pick<Engine, 'adjust'>, limits: readonly SettledLimit[], decisions: readonly Decision[]): Settlement | undefined {
     if (!limits.some((limit) => limit.usage !== undefined || limit.count !== undefined)) return undefined;
     return new Settlement(engine, limits, decisions);
   }
@@ -65,7 +77,7 @@ export class Settlement {
   }
 
   /** What the limit owes beyond its reservation (negative: to give back), and the result counted. */
-  private deltaOf(limit: RequestLimit, end: ResponseEnd): { delta: number; result: string } {
+  private deltaOf(limit: SettledLimit, end: ResponseEnd): { delta: number; result: string } {
     if (limit.count !== undefined && !counts(limit.count, end.status)) return { delta: -limit.cost, result: 'not_counted' };
     const usage = limit.usage;
     if (usage === undefined) return { delta: 0, result: 'counted' };
@@ -77,7 +89,7 @@ export class Settlement {
     return { delta: usage.fallback - limit.cost, result: `fallback_${judged.bad}` };
   }
 
-  private async adjust(limit: RequestLimit, delta: number): Promise<void> {
+  private async adjust(limit: SettledLimit, delta: number): Promise<void> {
     try {
       if (this.engine.adjust === undefined) throw new Error('the engine cannot adjust a bucket');
       await this.engine.adjust(limit.tag, limit.name, limit.rule, delta);

@@ -17,6 +17,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['cluster'],
   ['limiter'],
   ['rules'],
+  ['usage'],
   ['limits'],
   ['auth'],
   ['config'],

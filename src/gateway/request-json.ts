@@ -4,7 +4,7 @@
 // gateway/request-body.ts) and parsed as JSON; the same bytes then go
 // upstream. A larger body streams unread: its fields are missing.
 import type { IncomingMessage } from 'node:http';
-import { type BodyLimits, type ReadBody, readBody } from '../gateway/request-body.js';
+import { type BodyLimits, type ReadBody, readBody } from './request-body.js';
 
 export interface RequestJson {
   /** What was read: forward() sends it on instead of reading again. */
