@@ -10,6 +10,8 @@ import { type KeySource, type LimitConfig, usesTenant } from '../limits/types.js
 import { parsePenalty, penaltyConflict, ruleWindowMs } from '../policies/penalty/config.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 import { isSluiceError } from '../core/errors.js';
+import { checkLimitUsage } from '../usage/check-usage.js';
+import { BODY_ID_LENGTH } from '../usage/body-key.js';
 
 type Path = (string | number)[];
 
@@ -51,11 +53,11 @@ function checkLimit(route: RouteLimitInput, entry: LimitEntry, at: Path, ctx: Li
   let rule: Rule | undefined;
   if (entry.rule !== undefined) rule = ctx.checkedRule(entry.rule, formatPath([...at, 'rule']));
   else if (!usesTenant(key)) ctx.fail([...at, 'rule'], `is required: a limit keyed by ${key.kind} has no tenant to look a rule up by`);
-  if (rule !== undefined && route.cost > capacityOf(rule)) {
+  if (rule !== undefined && entry.cost === undefined && route.cost > capacityOf(rule)) {
     ctx.fail(['routes', at[1] as number, 'cost'], `must be at most ${capacityOf(rule)}, the capacity of limit ${entry.id}: a request costing more could never pass`);
   }
   const penalty = entry.penalty === undefined ? undefined : checkPenalty(entry.penalty, rule, at, ctx);
-  return penalty === undefined ? { id: entry.id, key, rule } : { id: entry.id, key, rule, penalty };
+  return { id: entry.id, key, rule, ...(penalty === undefined ? {} : { penalty }), ...checkLimitUsage(entry, rule, at, ctx.fail) };
 }
 
 /**
@@ -82,9 +84,9 @@ export function checkLimitKey(route: RouteLimitInput, entry: LimitEntry, at: Pat
   if (key.kind === 'claim' && route.authed === false) ctx.fail(where, "keys by a JWT claim: the route needs auth: { kind: jwt, … } (its own or the top-level auth:)");
   if (ctx.limitIds.has(entry.id) || (ctx.routeIds.has(entry.id) && entry.id !== route.id)) ctx.fail([...at, 'id'], `duplicate limit id ${entry.id} (a limit id names one bucket; it may equal its own route's id only)`);
   ctx.limitIds.add(entry.id);
-  if (key.kind === 'tenant+ip') {
-    const max = MAX_ID_LENGTH - 1 - maxIpIdLength(ctx.ipv6Prefix);
-    if (entry.id.length > max) ctx.fail([...at, 'id'], `must be at most ${max} characters with key tenant+ip (the bucket name also holds the address)`);
+  if (key.kind === 'tenant+ip' || key.kind === 'body') {
+    const max = MAX_ID_LENGTH - 1 - (key.kind === 'body' ? BODY_ID_LENGTH : maxIpIdLength(ctx.ipv6Prefix));
+    if (entry.id.length > max) ctx.fail([...at, 'id'], `must be at most ${max} characters with key ${key.kind} (the bucket name also holds the ${key.kind === 'body' ? "field's hash" : 'address'})`);
   }
   return key;
 }
@@ -119,6 +121,7 @@ export function withGlobalLimits(route: RouteLimitInput, index: number, own: Lim
 }
 
 function keySourceOf(key: LimitEntry['key']): KeySource {
+  if (typeof key === 'object' && 'body' in key) return { kind: 'body', field: key.body.split('.') };
   if (typeof key === 'object') return 'claim' in key ? { kind: 'claim', claim: key.claim } : { kind: 'header', header: key.header.toLowerCase() };
   return { kind: key };
 }

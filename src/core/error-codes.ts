@@ -119,6 +119,11 @@ export const GATEWAY_ERRORS = {
     meaning: "a route limited per request header (`key: {header: …}`) got a request without that header",
     action: 'send the header (usually set by the auth proxy in front of Sluice)',
   },
+  missing_limit_field: {
+    status: 400,
+    meaning: "a route limited per field of the JSON body (`key: {body: …}`, e.g. an LLM's `model`) got a request whose body is not JSON, is larger than `limits.bufferBodyBytes`, or lacks that field (a string or number)",
+    action: 'send the field in a JSON body (Content-Type application/json)',
+  },
   cost_exceeds_capacity: {
     status: 503,
     meaning: "the route's cost per request is above the capacity of the rule the rule store now holds for it",

@@ -1,7 +1,9 @@
 // A tiny upstream for the quick start: answers every request with JSON saying
-// what it received, so `sluice start --demo-upstream` works with nothing else.
+// what it received, so `sluice start --demo-upstream` works with nothing else;
+// a POST under /v1/ is answered as an OpenAI-compatible completion (llm-upstream.ts).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answer as answerCompletion } from './llm-upstream.js';
 
 export interface DemoUpstream {
   readonly url: string;
@@ -13,6 +15,14 @@ export const DEMO_UPSTREAM_PORT = 8090;
 
 export function startDemoUpstream(options: { host?: string; port?: number } = {}): Promise<DemoUpstream> {
   const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url?.startsWith('/v1/')) {
+      // An OpenAI-compatible completion (llm-upstream.ts), for examples/llm-tokens.yaml.
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => answerCompletion(req, res, Buffer.concat(chunks).toString('utf8')));
+      req.on('error', () => res.destroy());
+      return;
+    }
     let bytes = 0;
     req.on('data', (chunk: Buffer) => {
       bytes += chunk.length;

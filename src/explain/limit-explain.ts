@@ -29,6 +29,8 @@ export type SkipReason =
   | 'missing_limit_header'
   /** A `key: { claim }` limit and the verified token lacks the claim (401). */
   | 'missing_limit_claim'
+  /** A `key: { body }` limit and the request's JSON body lacks the field (400). */
+  | 'missing_limit_field'
   /** A route with `auth: jwt` and the token is missing or fails a check (401): refused before any limit. */
   | 'invalid_token'
   /** A route with `auth: jwt` and its JWK set cannot be fetched in time (503): refused before any limit. */
@@ -166,6 +168,8 @@ function problemWhy(trace: LimitTrace, out: LimitExplanation): string {
       return `keyed by claim ${out.claim}, which the token lacks`;
     case 'no_client_address':
       return 'keyed by the client address, and there is none (give the peer address: ip)';
+    case 'missing_limit_field':
+      return "keyed by a field of the request's JSON body, which explain does not read";
     default:
       return `the route's cost is more than the ${out.source?.from ?? ''} rule's capacity: no request can pass (503)`;
   }
@@ -179,6 +183,7 @@ function keyWhy(out: LimitExplanation): string {
     claim: `counted per value of claim ${out.claim} (hashed: ${out.key?.claimHash})`,
     route: 'one bucket for the route, whoever asks',
     'tenant+ip': `counted per tenant (${out.key?.tenant}) and client address (${out.key?.ip})`,
+    body: `counted per tenant (${out.key?.tenant}) and a field of the JSON body`,
   };
   return by[out.keyedBy];
 }

@@ -42,6 +42,9 @@ import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
 import type { RequestTrace, Tracing } from '../tracing/types.js';
 import type { UsageObserver } from '../usage/usage-recorder.js';
+import { type RequestJson, readRequestJson } from './request-json.js';
+import { Settlement } from '../usage/settlement.js';
+import type { ListVerdict } from '../lists/types.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -243,8 +246,6 @@ export class Gateway {
   private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, { watched, trace }: Watch): void {
     const route = match.route.id;
     const { tenant } = identity;
-    // The limits read the token's claims (key: {claim}); the rules, the plan the identity names.
-    const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
     const listed = listVerdict(this.lists, this.clientIp, req, route, identity);
     if (listed.action === 'deny') {
       countListed('denied'); // before any limit is charged; the body names the code, never the entry
@@ -257,6 +258,28 @@ export class Gateway {
       this.forward({ req, res, tenant, route, target: match.target, limits: [], watched, claims: identity.claims, trace }, []);
       return;
     }
+    if (match.target.limits.readsJson) {
+      // A limit reads the JSON body (a body key, an estimate from it): read before deciding, then sent on as read.
+      readRequestJson(req, this.bodyLimits).then(
+        (body) => this.limited(req, res, identity, match, { watched, trace }, listed, body),
+        (error: unknown) => this.failed(res, tenant, route, error),
+      );
+      return;
+    }
+    this.limited(req, res, identity, match, { watched, trace }, listed, undefined);
+  }
+
+  /** The request's limits formed (its JSON body read when they need it), then decided: concurrency first, then the rates. */
+  private limited(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, { watched, trace }: Watch, listed: ListVerdict, body: RequestJson | undefined): void {
+    const route = match.route.id;
+    const { tenant } = identity;
+    if (body?.read.kind === 'failed') {
+      if (body.read.reason === 'aborted') res.destroy();
+      else sendError(res, body.read.reason, undefined, true);
+      return;
+    }
+    // The limits read the token's claims (key: {claim}) and the JSON body; the rules, the plan the identity names.
+    const request: LimitRequest = identity.claims === undefined && body === undefined ? req : { headers: req.headers, socket: req.socket, identity, json: body?.json };
     const resolved = match.target.limits.resolve(tenant, request, identity.plan);
     if (typeof resolved === 'string') {
       answerUnlimitable(res, resolved, this.log, { tenant, route });
@@ -265,7 +288,7 @@ export class Gateway {
     const limits = listed.exemptLimits.size === 0 ? resolved : resolved.filter((limit) => !listed.exemptLimits.has(limit.limitId));
     if (limits.length < resolved.length) countListed('lifted');
     if (watched) watched.reached = true;
-    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims, trace };
+    const exchange: Exchange = { req, res, tenant, route, target: match.target, limits, watched, claims: identity.claims, trace, body: body?.read };
     // Concurrency first (concurrency-gate.ts): a request it refuses is charged to no rate bucket.
     const problem = this.gate.admit(match.target.limits, { tenant, request }, req, res, () => this.decideRates(exchange));
     if (problem !== undefined) answerUnlimitable(res, problem, this.log, { tenant, route });
@@ -297,6 +320,8 @@ export class Gateway {
         refuseRated(exchange.req, res, rejectionOf(views, outcome.governing, this.headerOptions), this.log, { tenant, route, ...views[outcome.governing]! });
         return;
       }
+      const usage = this.usage;
+      exchange.settlement = Settlement.of(this.engine, limits, outcome.enforced ?? outcome.decisions, usage && ((limit, delta) => usage.settled(tenant, limit, delta)));
       const limitHeaders: string[] = [];
       pushLimitsHeaders(limitHeaders, views, outcome.governing, this.headerOptions);
       // Shaping: the request waits for the longest delay any limit asks.
@@ -315,18 +340,21 @@ export class Gateway {
     if (held) return;
     this.log.warn({ tenant, route, held: this.shaping.size }, 'shaping queue full');
     sendError(res, 'queue_full', ['Retry-After', String(Math.max(1, Math.ceil(delayMs / 1000)))]);
+    void exchange.settlement?.settle({ status: res.statusCode, complete: false, aborted: false }); // never forwarded: what it reserved goes back
   }
 
-  private forward({ req, res, tenant, route, target, claims, trace }: Exchange, limitHeaders: string[]): void {
+  private forward({ req, res, tenant, route, target, claims, trace, body, settlement }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
     if (upgrade) {
       this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, claims, propagate: trace && ((headers) => trace.inject(headers)) });
       return;
     }
     const upstream = trace?.upstream(req.method ?? 'GET');
-    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, claims, propagate: upstream && ((headers) => upstream.inject(headers)) }).then(
+    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, claims, propagate: upstream && ((headers) => upstream.inject(headers)), body, tap: settlement?.reader }).then(
       (outcome) => {
         upstream?.end(outcome, res.statusCode);
+        // After the last byte was handed to the client: the settlement never delays it, and never fails it.
+        void settlement?.settle({ status: res.statusCode, complete: outcome === 'ok', aborted: outcome === 'aborted' });
         if (outcome !== 'ok' && outcome !== 'aborted' && outcome !== 'request_timeout') this.log.warn({ tenant, route, outcome }, 'upstream request failed');
       },
       (error: unknown) => this.failed(res, tenant, route, error),

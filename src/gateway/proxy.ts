@@ -14,6 +14,7 @@ import { clientLeft } from './client-left.js';
 import type { RequestContext, UpstreamPlan } from './upstream-plan.js';
 import { upstreamRequests } from './upstream-metrics.js';
 import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
+import type { ResponseTap } from '../usage/usage-reader.js';
 
 export interface ForwardTarget {
   /** The route's upstream instances. */
@@ -30,6 +31,10 @@ export type ForwardOutcome = 'ok' | 'aborted' | GatewayErrorName;
 /** The request's tenant and route, and (tracing on) what puts the upstream span's traceparent in the forwarded headers. */
 export interface ForwardContext extends RequestContext {
   propagate?: ((headers: string[]) => void) | undefined;
+  /** The body already read (for the limits): sent as it is. */
+  body?: ReadBody | undefined;
+  /** Shown the relayed answer's head and each chunk as it passes (usage/usage-reader.ts); it never holds them. */
+  tap?: ResponseTap | undefined;
 }
 
 /**
@@ -117,13 +122,13 @@ export async function forward(req: IncomingMessage, res: ServerResponse, target:
     if (clientLeft(res)) return fail(res, 'aborted', extraHeaders);
     const path = target.plan.path(req.url ?? '/'); // undefined: the route's rewrite would leave its target
     if (path === undefined) return fail(res, 'invalid_path', extraHeaders);
-    const read = await readBody(req, limits);
+    const read = context.body ?? (await readBody(req, limits));
     if (read.kind === 'failed') return fail(res, read.reason, extraHeaders);
     if (clientLeft(res)) return fail(res, 'aborted', extraHeaders);
     const body = requestBody(req, read, limits);
     const headers = target.plan.requestHeaders(req, context);
     context.propagate?.(headers);
-    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path, headers, route: context.route };
+    const call: UpstreamCall = { req, res, target, extraHeaders, gone, body, path, headers, route: context.route, tap: context.tap };
     return await dispatchWithRetry(call);
   } finally {
     res.off('close', onClose);
@@ -162,6 +167,7 @@ interface UpstreamCall {
   path: string;
   headers: string[];
   route: string;
+  tap: ResponseTap | undefined;
 }
 
 /** What one attempt on one instance gave: an outcome, or a reason to try another instance. */
@@ -200,6 +206,7 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
       const out = target.plan.responseHeaders(rawHeaders);
       for (let i = 0; i < call.extraHeaders.length; i++) out.push(call.extraHeaders[i]!);
       res.writeHead(statusCode, out);
+      call.tap?.head(statusCode, rawHeaders);
       return 'relay';
     };
     const relay = new ResponseRelay(res, onHead, (error, discarded) => {
@@ -209,7 +216,7 @@ function attempt(call: UpstreamCall, instance: Instance, canRetry: boolean): Pro
       if (discarded) return resolve({ retry: 'status' });
       instance.metrics.ok.inc();
       resolve({ outcome: 'ok' });
-    });
+    }, call.tap);
     gone.watch(relay);
     instance.pool.dispatch({ path: call.path, method: req.method as 'GET', headers: call.headers, body, headersTimeout: target.timeoutMs, bodyTimeout: target.timeoutMs }, relay);
   });

@@ -7,6 +7,8 @@ import type { LimitsDecision } from '../limiter/engine.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { LimitedTarget } from './route-target.js';
 import type { RequestTrace } from '../tracing/types.js';
+import type { Settlement } from '../usage/settlement.js';
+import type { ReadBody } from './request-body.js';
 
 /** One admitted request on its way past the decision: what refusing, holding and forwarding need. */
 export interface Exchange {
@@ -22,6 +24,10 @@ export interface Exchange {
   claims?: Readonly<Record<string, unknown>> | undefined;
   /** The request's span (tracing on), whose upstream call's span goes upstream as traceparent. */
   trace: RequestTrace | undefined;
+  /** The body already read for the limits (usage/request-json.ts): sent on, not read again. */
+  body?: ReadBody | undefined;
+  /** Its limits priced by usage or counted by outcome, settled once the response ends (usage/settlement.ts). */
+  settlement?: Settlement | undefined;
 }
 
 export interface RequestObserver {

@@ -26,6 +26,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly res: ServerResponse,
     private readonly onHead: OnHead,
     private readonly onEnd: OnEnd,
+    /** Shown each relayed chunk before it is written (usage/usage-reader.ts). */
+    private readonly tap?: { data(chunk: Buffer): void },
   ) {}
 
   /** Stops the upstream request (the client left, or the headers' time ran out). */
@@ -47,7 +49,9 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Controller, chunk: Buffer): void {
-    if (this.discarding || this.res.write(chunk)) return;
+    if (this.discarding) return;
+    this.tap?.data(chunk);
+    if (this.res.write(chunk)) return;
     // A reset HTTP/2 stream never drains: waiting for it would hold the upstream connection for good.
     if (clientLeft(this.res)) {
       controller.abort(new Error('the client went away'));

@@ -6,6 +6,7 @@
 // Redis), or a plain StoreEngine over the store given (default: memory).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../core/decision.js';
+import { SluiceError } from '../core/errors.js';
 import { assertValidId, keyId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -23,6 +24,13 @@ export interface Reservation {
   waitMs: number;
   /** Resolves after `waitMs`. */
   wait(signal?: AbortSignal): Promise<void>;
+  /**
+   * Reserve, then settle (docs/usage-limits.md): the reservation took `cost`
+   * units as an estimate; `actual` is what was used. The difference is given
+   * back, or charged whatever is left (a debt, repaid from the refill). A
+   * refused reservation took nothing: settling it does nothing. Settle once.
+   */
+  settle(actual: number): Promise<void>;
 }
 
 export interface RateLimiter {
@@ -62,7 +70,16 @@ export function createLimiter(options: LimiterOptions, storeOrEngine: Store | En
     async reserve(key, cost = 1) {
       const decision = await limiter.consume(key, cost);
       const waitMs = decision.allowed ? decision.delayMs : decision.retryAfterMs;
-      return { decision, waitMs, wait: (signal) => (waitMs > 0 ? sleep(waitMs, undefined, { signal }) : Promise.resolve()) };
+      let settled = false;
+      const settle = async (actual: number) => {
+        if (!Number.isFinite(actual) || actual < 0) throw new SluiceError('ERR_COST_INVALID', 'must be a number of units, at least 0', 'actual');
+        if (settled) throw new SluiceError('ERR_COST_INVALID', 'this reservation is already settled', 'actual');
+        settled = true;
+        // Nothing was taken from the store: refused, a shadow rule's would-be refusal, or decided without Redis (open, the local fallback).
+        if (!decision.allowed || decision.shadowRefused || decision.source === 'open' || decision.source === 'fallback' || engine.adjust === undefined) return;
+        await engine.adjust(keyId(key), id, rule, Math.ceil(actual) - cost);
+      };
+      return { decision, waitMs, wait: (signal) => (waitMs > 0 ? sleep(waitMs, undefined, { signal }) : Promise.resolve()), settle };
     },
     async wait(key, cost = 1, signal) {
       const decision = await limiter.consume(key, cost);

@@ -60,6 +60,12 @@ export interface Engine {
    */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision>;
   peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
+  /**
+   * Takes `delta` more units from a bucket already charged, whatever its limit
+   * (a debt past empty, repaid from the refill), or gives them back (negative):
+   * a reservation settled (src/usage/). Rejects when the store did not take it.
+   */
+  adjust?(tenant: string, route: string, rule: Rule, delta: number): Promise<void>;
   reset(tenant: string, route: string, rule: Rule): Promise<void>;
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
   /** The running penalty blocks across the store, soonest to end first, at most `limit` (the admin API's list). */

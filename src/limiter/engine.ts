@@ -107,6 +107,13 @@ export class StoreEngine implements Engine {
     return this.store.peek(bucketKey(tenant, route), checkRule(rule));
   }
 
+  async adjust(tenant: string, route: string, rule: Rule, delta: number): Promise<void> {
+    checkRule(rule);
+    if (delta === 0) return;
+    if (this.store.adjust === undefined) throw new Error(`the ${this.store.kind} store cannot adjust a bucket`);
+    await this.store.adjust(bucketKey(tenant, route), rule, delta);
+  }
+
   async reset(tenant: string, route: string, rule?: Rule): Promise<void> {
     if (rule !== undefined) checkRule(rule);
     return this.store.reset(bucketKey(tenant, route));

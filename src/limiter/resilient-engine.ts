@@ -149,6 +149,15 @@ export class ResilientEngine implements Engine {
     return this.chain.fallbackStep.peek(this.plan(tenant, route, checkRule(rule)));
   }
 
+  /** A settle's difference, sent to Redis (one atomic adjust script) within the admin deadline; a sharded rule's goes to one random shard, like a charge. */
+  async adjust(tenant: string, route: string, rule: Rule, delta: number): Promise<void> {
+    checkRule(rule);
+    if (delta === 0) return;
+    const plan = this.plan(tenant, route, rule);
+    if (this.store.connection.lost()) throw new SluiceError('ERR_STORE_UNAVAILABLE', 'Redis is unreachable: the bucket was not adjusted', 'store');
+    await withTimeout(this.store.adjust(plan.bucket, plan.rule, delta), this.options.adminTimeoutMs);
+  }
+
   async reset(tenant: string, route: string, rule: Rule): Promise<void> {
     checkRule(rule);
     const buckets = bucketsOf(tenant, route, rule);

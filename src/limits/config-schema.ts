@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { MAX_COUNT } from '../core/rule.js';
 import { concurrencyFields } from './concurrency-schema.js';
+import { usageLimitFields } from '../usage/schema.js';
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
@@ -14,8 +15,9 @@ const keySourceSchema = z.union(
     z.enum(['tenant', 'ip', 'route', 'tenant+ip']),
     z.object({ header: z.string().regex(HEADER_NAME, 'must be a header name') }).strict(),
     z.object({ claim: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').describe("A claim of the route's verified JWT (auth: jwt), e.g. sub") }).strict(),
+    z.object({ body: z.string().regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'must be a dotted field path, e.g. model').max(256, 'must be at most 256 characters').describe("Tenant × a field of the request's JSON body, e.g. model") }).strict(),
   ],
-  'must be tenant, ip, route, tenant+ip, { header: Name } or { claim: name }',
+  'must be tenant, ip, route, tenant+ip, { header: Name }, { claim: name } or { body: field }',
 );
 
 export const limitSchema = z
@@ -25,7 +27,7 @@ export const limitSchema = z
       .refine(isValidId, 'must be an id: 1-64 letters, digits or . _ ~ @ + -')
       .refine((id) => !id.includes('~'), 'must not contain ~ (reserved for the ids Sluice derives from requests)')
       .meta({ description: "the limit's id (no `~`): bucket keys and metrics name it" }),
-    key: keySourceSchema.default('tenant').meta({ description: 'what one bucket counts: `tenant`, `ip`, `route`, `tenant+ip`, `{ header: Name }` or `{ claim: name }` of the verified JWT ([limits.md](limits.md#route-fields))' }),
+    key: keySourceSchema.default('tenant').meta({ description: 'what one bucket counts: `tenant`, `ip`, `route`, `tenant+ip`, `{ header: Name }`, `{ claim: name }` of the verified JWT ([limits.md](limits.md#route-fields)) or `{ body: model }`, tenant × a JSON body field ([usage-limits.md](usage-limits.md))' }),
     rule: z.unknown().optional().meta({ description: "the limit's rule ([policies.md](policies.md)); without one, the rule store's rule for the tenant and route", typeText: 'rule' }),
     penalty: z.unknown().optional().meta({
       description:
@@ -39,6 +41,7 @@ export const limitSchema = z
       .default('rate')
       .meta({ description: "`rate`: a rule's bucket; `concurrency`: at most `max` requests (or WebSocket tunnels) of one key open at once, cluster-wide ([limits.md](limits.md#concurrency-limits))" }),
     ...concurrencyFields,
+    ...usageLimitFields,
   })
   .strict();
 

@@ -12,6 +12,8 @@ import { type KeyIdentity, overrideRule } from './override-lookup.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
 import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit, RuleOrigin } from './types.js';
 import { claimText } from '../core/claims.js';
+import { bodyBucketName } from '../usage/body-key.js';
+import { estimateOf } from '../usage/estimate.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -22,13 +24,17 @@ export type LimitProblem =
   /** The connection closed before we could read its address. */
   | 'no_client_address'
   /** A `key: { claim }` limit and the verified token lacks the claim (401). */
-  | 'missing_limit_claim';
+  | 'missing_limit_claim'
+  /** A `key: { body }` limit and the request's JSON body lacks the field (400). */
+  | 'missing_limit_field';
 
 export interface LimitRequest {
   readonly headers: IncomingHttpHeaders;
   readonly socket: { readonly remoteAddress?: string | undefined };
   /** Who the request is (gateway/identify.ts): claim-keyed limits read its claims. */
   readonly identity?: RequestIdentity | undefined;
+  /** The request's JSON body, parsed, when a limit reads it (usage/request-json.ts): body keys and estimates. */
+  readonly json?: unknown;
 }
 
 export { ROUTE_TAG } from '../core/ids.js';
@@ -47,6 +53,11 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     this.route = route;
     this.limits = route.limits;
     this.concurrency = route.concurrency ?? [];
+  }
+
+  /** Whether a limit reads the request's JSON body (a body key, an estimate from the body): the gateway reads it before deciding. */
+  get readsJson(): boolean {
+    return this.limits.some((limit) => limit.key.kind === 'body' || (limit.usage !== undefined && 'fromBody' in limit.usage.estimate));
   }
 
   /** Whether the route has `kind: concurrency` limits. */
@@ -114,9 +125,10 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     if (typeof bucket === 'string') return bucket;
     // The bucket is the same whichever rule applies: a plan change keeps its state (docs/plans.md#bucket-state).
     const choice = this.ruleFor(limit, who, bucket);
-    if (this.costExceeds(choice)) return 'cost_exceeds_capacity';
-    const call: RequestLimit = { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, cost: this.route.cost, from: originOf(choice) };
-    return limit.penalty === undefined ? call : { ...call, penalty: limit.penalty };
+    if (limit.usage === undefined && this.costExceeds(choice)) return 'cost_exceeds_capacity';
+    const base = { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, from: originOf(choice), ...(limit.count ? { count: limit.count } : {}), ...(limit.penalty === undefined ? {} : { penalty: limit.penalty }) };
+    if (limit.usage === undefined) return { ...base, cost: this.route.cost };
+    return { ...base, cost: estimateOf(limit.usage, request.json, choice.rule), usage: limit.usage };
   }
 
   /** Per-key override > the plan's limit of this id > inline rule > the rule store's (docs/limits.md#overrides, docs/plans.md#precedence). */
@@ -152,6 +164,10 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
         if (typeof value !== 'string' || value === '') return 'missing_limit_header';
         const headerId = headerBucketId(value);
         return { tenant, headerId, tag: headerId, name: limit.id };
+      }
+      case 'body': {
+        const name = bodyBucketName(request.json, limit.key.field, limit.id);
+        return name === undefined ? 'missing_limit_field' : { tenant, tag: tenant as string, name };
       }
       case 'claim': {
         // A claim's value is the issuer's (an email, a URL): hashed as a header is, never a key name.

@@ -3,6 +3,7 @@
 // its rule. A request then yields one RequestLimit per limit (request-limits.ts).
 import type { Rule } from '../core/rule.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
+import type { CountRule, UsageCost } from '../usage/types.js';
 
 export type KeySource =
   /** The API key's tenant (the default): bucket `rl:{tenant}:<limit id>`. */
@@ -16,7 +17,9 @@ export type KeySource =
   /** Tenant and client IP: `rl:{tenant}:~ip.<address>.<limit id>` (the tenant's slot). */
   | { readonly kind: 'tenant+ip' }
   /** A claim of the request's verified JWT (auth: jwt), hashed as a header is: `rl:{~h.<sha-256>}:<limit id>`. */
-  | { readonly kind: 'claim'; readonly claim: string };
+  | { readonly kind: 'claim'; readonly claim: string }
+  /** Tenant × a field of the request's JSON body (an LLM's `model`), hashed: `rl:{tenant}:~b.<sha-256>.<limit id>` (the tenant's slot). */
+  | { readonly kind: 'body'; readonly field: readonly string[] };
 
 export type KeySourceName = KeySource['kind'];
 
@@ -39,6 +42,10 @@ export interface LimitConfig {
   readonly rule: Rule | undefined;
   /** A penalty box (policies/penalty/): a key refused too often is blocked; absent = none. */
   readonly penalty?: PenaltyConfig;
+  /** Priced by the response: an estimate reserved, the usage settled (docs/usage-limits.md). */
+  readonly usage?: UsageCost;
+  /** Counts only some answers by status; the others are refunded. */
+  readonly count?: CountRule;
 }
 
 export interface ClientIpConfig {
@@ -62,6 +69,9 @@ export interface RequestLimit {
   readonly penalty?: PenaltyConfig;
   /** Where the rule came from (docs/plans.md#which-rule-applied); absent where no lookup was made (the decision service's descriptors). */
   readonly from?: RuleOrigin;
+  /** The limit's usage pricing: `cost` is then the estimate reserved, settled once the response ends. */
+  readonly usage?: UsageCost;
+  readonly count?: CountRule;
 }
 
 /** Which rule applied to a limit: a per-key override, the limit's inline rule, a plan's limit (and which plan), or a stored rule by its match. */
@@ -69,7 +79,7 @@ export type RuleOrigin =
   | { readonly match: 'override' | 'inline' | 'tenant-route' | 'tenant-any' | 'any-route' | 'default' }
   | { readonly match: 'plan'; readonly plan: string };
 
-export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip';
+export const usesTenant = (key: KeySource): boolean => key.kind === 'tenant' || key.kind === 'tenant+ip' || key.kind === 'body';
 export const usesIp = (key: KeySource): boolean => key.kind === 'ip' || key.kind === 'tenant+ip';
 
 /** What a route's limits read of its route (config/types.ts RouteConfig has it). */

@@ -113,20 +113,6 @@ export class MemoryStore implements Store {
     return this.entries.delete(key);
   }
 
-  /**
-   * Takes `delta` units whatever the limit (negative: gives them back), as the
-   * Redis store's adjust: a request refused by another of its limits gives back
-   * what its penalized limit took (limiter/penalized-all.ts).
-   */
-  async adjust(bucket: BucketKey, given: Rule, delta: number): Promise<void> {
-    const now = this.now();
-    const rule = ruleAt(given, now);
-    const { model } = policyOf(rule);
-    if (model.adjust === undefined) return;
-    const result = model.adjust(this.live(bucket.key, rule, now)?.state, now, rule as never, delta);
-    this.put(bucket.key, { policy: rule.policy, state: result.state, expiresAt: now + result.ttlMs }, now);
-  }
-
   /** Replaces a bucket's state, e.g. to seed a fallback bucket from the last state Redis reported. */
   seed(key: string, rule: Rule, state: unknown, ttlMs: number, now = this.now()): void {
     this.put(key, { policy: rule.policy, state, expiresAt: now + ttlMs }, now);
@@ -134,6 +120,20 @@ export class MemoryStore implements Store {
 
   async peek(bucket: BucketKey, rule: Rule): Promise<Decision> {
     return this.peekSync(bucket.key, rule);
+  }
+
+  /**
+   * The model's adjust, as the Redis store's: takes `delta` units whatever the limit (a debt past empty), or
+   * gives them back (negative): a usage-priced limit's settle (usage/settlement.ts), and a request refused by
+   * another of its limits giving back what its penalized limit took (limiter/penalized-all.ts).
+   */
+  async adjust(bucket: BucketKey, given: Rule, delta: number): Promise<void> {
+    const now = this.now();
+    const rule = ruleAt(given, now);
+    const { model } = policyOf(rule);
+    if (model.adjust === undefined) throw new Error(`policy ${rule.policy} has no adjust`);
+    const result = model.adjust(this.live(bucket.key, rule, now)?.state, now, rule, delta);
+    this.put(bucket.key, { policy: rule.policy, state: result.state, expiresAt: now + result.ttlMs }, now);
   }
 
   peekSync(key: string, rule: Rule): Decision {

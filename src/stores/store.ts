@@ -47,13 +47,13 @@ export interface Store {
   listBlocked(limit?: number): BlockedKey[] | Promise<BlockedKey[]>;
   /** Lifts a block and forgives its level; whether there was one. Refuses any key but a penalty key. */
   liftBlock(key: string): boolean | Promise<boolean>;
-  /** Takes `delta` units whatever the limit (negative: gives them back); absent where the store cannot. */
-  adjust?(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
   /** Whether one unit would be allowed now; changes nothing. */
   peek(bucket: BucketKey, rule: Rule): Promise<Decision>;
   /** Forgets the bucket: the next call starts full. */
   reset(bucket: BucketKey): Promise<void>;
   inspect(bucket: BucketKey, rule: Rule): Promise<BucketInfo>;
+  /** Takes `delta` units whatever the limit, a debt past empty (negative: gives them back); absent where the store cannot (the memory store, SharedStore and the Redis store have it). */
+  adjust?(bucket: BucketKey, rule: Rule, delta: number): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -57,6 +57,11 @@ export class TracedEngine implements Engine {
     return this.inner.reset(tenant, route, rule);
   }
 
+  adjust(tenant: string, route: string, rule: Rule, delta: number): Promise<void> {
+    if (this.inner.adjust === undefined) return Promise.reject(new Error('the engine cannot adjust a bucket'));
+    return this.inner.adjust(tenant, route, rule, delta);
+  }
+
   inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
     return this.inner.inspect(tenant, route, rule);
   }

@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { isValidId } from '../core/ids.js';
 import type { LimitsDecision } from '../limiter/engine.js';
 import { resilienceRegistry } from '../limiter/metrics.js';
-import type { RequestLimit } from '../limits/types.js';
 import { FIVE_MINUTES, type LimitCells, type UsageBatch, type UsageHistory } from './usage-history.js';
 
 /** Tenants counted per 5-minute bucket between two flushes; a flood of fresh tenants past it is dropped and counted. */
@@ -27,9 +26,19 @@ const dropped = new Counter({
   registers: [resilienceRegistry],
 });
 
+/** What the recorder reads of each of a request's limits (limits/types.ts RequestLimit). */
+export interface CountedLimit {
+  readonly limitId: string;
+  /** The bucket's hash tag: the tenant's own buckets have the tenant's id. */
+  readonly tag: string;
+  readonly cost: number;
+}
+
 /** What the gateway tells of each decided request (gateway.ts decided). */
 export interface UsageObserver {
-  decided(tenant: string | undefined, limits: readonly RequestLimit[], outcome: LimitsDecision): void;
+  decided(tenant: string | undefined, limits: readonly CountedLimit[], outcome: LimitsDecision): void;
+  /** A usage-priced limit settled after the response: `delta` units more (negative: fewer) than its decision took. */
+  settled(tenant: string | undefined, limit: CountedLimit, delta: number): void;
 }
 
 export class UsageRecorder implements UsageObserver {
@@ -51,7 +60,7 @@ export class UsageRecorder implements UsageObserver {
     this.timer.unref();
   }
 
-  decided(tenant: string | undefined, limits: readonly RequestLimit[], outcome: LimitsDecision): void {
+  decided(tenant: string | undefined, limits: readonly CountedLimit[], outcome: LimitsDecision): void {
     if (tenant === undefined) return;
     let cells: LimitCells | undefined;
     for (let i = 0; i < limits.length; i++) {
@@ -73,6 +82,15 @@ export class UsageRecorder implements UsageObserver {
         cell.requests++;
       } else if (!decision.allowed) cell.refused++;
     }
+  }
+
+  settled(tenant: string | undefined, limit: CountedLimit, delta: number): void {
+    if (tenant === undefined || limit.tag !== tenant) return;
+    const cells = this.cellsOf(tenant);
+    if (cells === undefined) return;
+    const cell = cells.get(limit.limitId);
+    if (cell === undefined) cells.set(limit.limitId, { units: delta, requests: 0, refused: 0 });
+    else cell.units += delta;
   }
 
   /** The current bucket's cells of `tenant`; undefined past the pending bound (counted). */

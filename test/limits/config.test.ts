@@ -142,7 +142,7 @@ routes:
   });
 
   it('refuses unknown key sources and bad header names', () => {
-    refused(`routes:\n  - { id: a, path: /a, upstream: ${UP}, limits: [{ id: l, key: cookie }] }\n`, /routes\[0\]\.limits\[0\]\.key: must be tenant, ip, route, tenant\+ip, \{ header: Name \} or \{ claim: name \}/);
+    refused(`routes:\n  - { id: a, path: /a, upstream: ${UP}, limits: [{ id: l, key: cookie }] }\n`, /routes\[0\]\.limits\[0\]\.key: must be tenant, ip, route, tenant\+ip, \{ header: Name \}, \{ claim: name \} or \{ body: field \}/);
     refused(`routes:\n  - { id: a, path: /a, upstream: ${UP}, limits: [{ id: l, key: { header: 'X User' } }] }\n`, /routes\[0\]\.limits\[0\]\.key/);
   });
 

@@ -47,6 +47,17 @@ describe('UsageRecorder', () => {
     await recorder.close();
   });
 
+  it("a usage-priced limit's settle moves its units by what the response said, not its requests", async () => {
+    const { clock, recorder, history } = recorderAt(T0);
+    const tokens = limitOf('tokens', 'shop-a', 1000); // the estimate reserved
+    recorder.decided('shop-a', [tokens], outcome(true));
+    recorder.settled('shop-a', tokens, -700); // the answer used 300
+    recorder.settled('shop-b', tokens, 50); // not shop-b's bucket
+    await recorder.flush();
+    assert.deepEqual((await history.read('shop-a', clock.now / 1000)).lastHour.get('tokens'), { units: 300, requests: 1, refused: 0 });
+    await recorder.close();
+  });
+
   it('a limit the negative cache did not consult counts nothing', async () => {
     const { clock, recorder, history } = recorderAt(T0);
     const limits = [limitOf('a', 'shop-a'), limitOf('b', 'shop-a')];

@@ -1,0 +1,34 @@
+// What settling reservations counted, at the admin listener's /metrics.
+// Labelled by limit id (from the config) and result only: no tenant, no key.
+import { Counter } from 'prom-client';
+import { resilienceRegistry } from '../limiter/metrics.js';
+
+/**
+ * usage: the response's usage was charged; fallback_<why>: it could not be
+ * read (usage-value.ts) and the fallback was charged; not_counted: the status
+ * is not counted (`count:`), the reservation refunded; no_response: the
+ * upstream never answered, the reservation refunded; counted: a `count:`
+ * limit's answer counts as reserved; store_down: the
+ * reservation was decided without the store (fallback, open), left as it is.
+ */
+export const usageSettlements = new Counter({
+  name: 'sluice_usage_settlements_total',
+  help: 'Reservations of limits priced by usage or counted by outcome, settled, by limit id and result (usage, fallback_missing, fallback_not_a_number, fallback_negative, fallback_above_capacity, fallback_too_large, fallback_cut, not_counted, counted, no_response, store_down)',
+  labelNames: ['limit', 'result'] as const,
+  registers: [resilienceRegistry],
+});
+
+export const usageSettleFailures = new Counter({
+  name: 'sluice_usage_settle_failures_total',
+  help: "Settlements the store did not take (unreachable, past the admin deadline): the reservation stays as charged, by limit id",
+  labelNames: ['limit'] as const,
+  registers: [resilienceRegistry],
+});
+
+/** Units charged (positive) and given back (negative) by settlements, by limit id, apart from the reservations themselves. */
+export const usageSettledUnits = new Counter({
+  name: 'sluice_usage_settled_units_total',
+  help: 'Units settlements charged beyond their reservations (direction=charged) or gave back (direction=refunded), by limit id',
+  labelNames: ['limit', 'direction'] as const,
+  registers: [resilienceRegistry],
+});
