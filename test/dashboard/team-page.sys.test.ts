@@ -92,10 +92,19 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
 
   it('finds a tenant by id, and by a pasted key that never leaves the browser in clear', async () => {
     const { page } = browser;
+    // One request of acme's through the gateway (its upstream refuses: 502, but the limit admitted and charged it).
+    await fetch(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': apiKey } });
+    await within(15_000, 'the usage recorder flushed', async () => (await api(app, 'GET', '/tenants/acme/usage')).body.limits[0]?.lastHour?.requests === 1);
     await openView(page, 'tenants');
     await page.getByLabel('Tenant id').fill('acme');
     await page.getByRole('button', { name: 'Find tenant' }).click();
     await page.locator('#tenant-result h3', { hasText: 'Tenant acme' }).waitFor({ timeout: 3000 });
+    // Its limits with what is left and what it consumed (docs/tenant-usage.md).
+    await page.locator('#tenant-result h4', { hasText: 'Limits and usage' }).waitFor({ timeout: 3000 });
+    const usageRow = await page.locator('#tenant-result table').first().locator('tbody tr').first().evaluate((tr) => [...tr.children].map((td) => td.textContent));
+    assert.deepEqual([usageRow[0], usageRow[1], usageRow[4], usageRow[5]], ['create-order', 'create-order', '1 units, 1 requests, 0 refused', '1 units, 1 requests, 0 refused']);
+    assert.match(usageRow[2] ?? '', /^[45] of 5$/, 'acme\'s rule: 5, refilled at 1/s since its request');
+    assert.match(usageRow[3] ?? '', /^\d{4}-\d\d-\d\dT/, 'when it is full again');
     await page.getByLabel('Tenant id').fill('');
     sent.length = 0;
     await page.getByLabel('Or paste an API key').fill(apiKey);

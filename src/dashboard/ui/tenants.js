@@ -1,4 +1,6 @@
-// Tenant lookup: search a tenant by id, or paste an API key to find its tenant.
+// Tenant lookup: search a tenant by id, or paste an API key to find its tenant;
+// the tenant found is shown with its limits, what is left of each and what it
+// consumed over the last hour and day (docs/tenant-usage.md).
 // A pasted key is hashed here, in the browser (SubtleCrypto SHA-256, the hash
 // the key tables keep), the field emptied at once, and only the hash is sent.
 import { element, row } from './api.js';
@@ -39,16 +41,17 @@ async function sha256Hex(text) {
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
-/** The tenant's rules, keys and overrides, as the rule store holds them. */
+/** The tenant's limits with what is left and what it consumed (GET /tenants/{id}/usage), then its rules, keys and overrides as the rule store holds them. */
 async function show(api, report, tenant, intro) {
   const result = document.getElementById('tenant-result');
   try {
     const q = encodeURIComponent(tenant);
-    const [{ rules }, { keys }, { overrides }] = await Promise.all([api.call('GET', `/rules?tenant=${q}`), api.call('GET', `/keys?tenant=${q}`), api.call('GET', '/overrides')]);
+    const [usage, { rules }, { keys }, { overrides }] = await Promise.all([usageOf(api, q), api.call('GET', `/rules?tenant=${q}`), api.call('GET', `/keys?tenant=${q}`), api.call('GET', '/overrides')]);
     const own = overrides.filter((o) => o.selector === `tenant:${tenant}`);
     result.replaceChildren(
       ...(intro ? [element('p', intro, { class: 'found' })] : []),
       element('h3', `Tenant ${tenant}`),
+      ...usageNodes(usage),
       table(['Route', 'Policy', 'Rule'], rules.map((r) => [r.route, r.rule.policy, JSON.stringify(r.rule)]), 'no rule of its own: the default rule (or a * rule) applies'),
       table(['Key id', 'Created', 'State'], keys.map((k) => [k.id, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active']), 'no key in the rule store'),
       table(['Limit', 'Override'], own.map((o) => [o.limitId, JSON.stringify(o.rule)]), 'no per-key override'),
@@ -57,6 +60,34 @@ async function show(api, report, tenant, intro) {
     if (error.status === 400) result.replaceChildren(element('p', `${error.field ?? 'tenant'}: ${error.message}`, { class: 'field-error' }));
     else report(error);
   }
+}
+
+/** The usage answer, or undefined where this admin API has no gateway beside it (404). */
+async function usageOf(api, q) {
+  try {
+    return await api.call('GET', `/tenants/${q}/usage`);
+  } catch (error) {
+    if (error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+/** One row per limit counting the tenant: what is left, when it is full again, the last hour's and day's consumption. */
+function usageNodes(usage) {
+  if (usage === undefined) return [element('p', 'Usage: not available on this instance (no gateway beside this admin API).', { class: 'hint' })];
+  const cell = (c) => (c ? `${c.units} units, ${c.requests} requests, ${c.refused} refused` : 'unknown');
+  const left = (state) => {
+    if (state === undefined) return 'a bucket per client address';
+    if (state.error) return `unknown: ${state.error}`;
+    return `${state.remaining} of ${state.limit}`;
+  };
+  const rows = usage.limits.map((limit) => [limit.id, `${limit.global ? 'global: ' : ''}${limit.routes.join(', ')}`, left(limit.state), limit.state?.resetAt ?? '', cell(limit.lastHour), cell(limit.lastDay)]);
+  const scope = usage.scope === 'cluster' ? "the cluster's counts" : "this instance's counts (memory store)";
+  return [
+    element('h4', `Limits and usage (${scope})`),
+    table(['Limit', 'Routes', 'Left', 'Full again at', 'Last hour', 'Last day'], rows, 'no limit counts this tenant'),
+    ...(usage.historyError ? [element('p', `Consumption unknown: ${usage.historyError}`, { class: 'field-error' })] : []),
+  ];
 }
 
 function table(headings, rows, empty) {
