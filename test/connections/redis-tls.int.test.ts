@@ -68,7 +68,7 @@ describe('Redis over TLS with the documented ACL user', () => {
     storeSuite(() => store);
   });
 
-  it('the whole gateway (several limits, leases, membership, dashboard, bucket inspect and reset) runs on the ACL user without one refusal', async () => {
+  it('the whole gateway (several limits, leases, membership, dashboard, bucket inspect and reset, penalty blocks, tenant usage) runs on the ACL user without one refusal', async () => {
     const upstream = await startUpstream();
     // A fixed, generous deadline: this test proves the ACL user's permissions, not
     // latency, and a loaded machine's TLS round trip can outlast the adaptive one.
@@ -87,6 +87,16 @@ describe('Redis over TLS with the documented ACL user', () => {
       assert.match(((await bucket.json()) as { location: string }).location, /^redis 127\.0\.0\.1:/);
       const reset = await fetch(`${app.adminUrl}/buckets/tls-tenant/orders`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       assert.equal(reset.status, 204);
+      // The penalty box: a refusal starts a block (its state beside the bucket, the index of blocks), listed and lifted.
+      const boxed: number[] = [];
+      for (let i = 0; i < 3; i++) boxed.push((await call(`${app.url}/boxed`, { headers: { 'x-api-key': 'tls-tenant-key-1' } })).status);
+      assert.deepEqual(boxed, [200, 429, 429]);
+      const asAdmin = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
+      const { blocks } = (await (await fetch(`${app.adminUrl}/blocks`, asAdmin)).json()) as { blocks: { id: string }[] };
+      assert.equal(blocks.length, 1);
+      assert.equal((await fetch(`${app.adminUrl}/blocks/${blocks[0]!.id}`, { method: 'DELETE', ...asAdmin })).status, 200);
+      // Each tenant's usage: written by the recorder (at the latest when the gateway stops), read here.
+      assert.equal((await fetch(`${app.adminUrl}/tenants/tls-tenant/usage`, asAdmin)).status, 200);
       // The heartbeat and the dashboard write on their own clock: wait until both wrote.
       while ((await admin.zcard('sluice:{meta}:instances')) === 0 || (await admin.hlen('sluice:{meta}:dashboard')) === 0) await sleep(50);
     } finally {
@@ -94,6 +104,7 @@ describe('Redis over TLS with the documented ACL user', () => {
       await upstream.close();
     }
     assert.deepEqual(await admin.call('ACL', 'LOG'), [], 'Redis refused nothing the ACL user asked');
+    assert.ok((await admin.keys('sluice:usage:{tls-tenant}:*')).length > 0, "the tenant's usage was written");
   });
 
   it('the ACL user can do nothing beyond it: no FLUSHALL, no key outside rl:* and sluice:{meta}:*', async () => {
@@ -178,6 +189,11 @@ function gatewayRoutes(upstream: TestUpstream): string {
   - id: leased
     path: /leased
     upstream: ${upstream.url}
+  - id: boxed
+    path: /boxed
+    upstream: ${upstream.url}
+    limits:
+      - { id: boxed, key: tenant, rule: { policy: fixed_window, limit: 1, windowMs: 60000 }, penalty: { after: 1, withinMs: 60000, blockMs: 60000 } }
 tenants:
   keys: [{ key: tls-tenant-key-1, tenant: tls-tenant }]
 rules:
