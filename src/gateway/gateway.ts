@@ -41,6 +41,7 @@ import { ShapingQueue } from './shaping.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
 import type { RequestTrace, Tracing } from '../tracing/types.js';
+import { type NotificationsView, Notifier } from '../notify/notifier.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -58,6 +59,8 @@ export interface GatewayOptions {
   observer?: RequestObserver; // told each request's verdict (none if answered before the decision), status and times (the dashboard's history)
   /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
   tracing?: Tracing | undefined;
+  /** Limits' `notify:` events (docs/notifications.md); default: one from the config, deduplicated in this process only. Closed with the gateway. */
+  notifier?: Notifier | undefined;
 }
 
 /** What follows a request through its steps: the dashboard's watch and the request's span. */
@@ -78,6 +81,7 @@ export class Gateway {
   private readonly observer: RequestObserver | undefined;
   private readonly tracing: Tracing | undefined;
   private readonly gate: ConcurrencyGate;
+  private readonly notifier: Notifier;
   /** One JwtVerifier per auth section (explain verifies a sample's token with the same ones: app.ts). */
   readonly verifiers = new VerifierPool();
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
@@ -99,6 +103,7 @@ export class Gateway {
     this.tracing = options.tracing;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
+    this.notifier = options.notifier ?? new Notifier(config.notifications, { logger: this.log });
     this.reconfigure(options);
     // A trusted proxy's address is never refused after a rapid-reset cut: every client behind it would lose the gateway.
     const resetCooldown = new ResetCooldown(config.limits.http2ResetCooldownMs, (address) => {
@@ -133,6 +138,7 @@ export class Gateway {
     this.tunnelIdleMs = config.limits.websocketIdleTimeoutMs;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, maxBodyBytes), maxBytes: maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.routes = routes;
+    this.notifier.reconfigure(config.notifications);
     this.upstreams.checkHealth(routes.targets());
     this.front?.reloadCertificates(config.tls); // renewed certificates: new handshakes use them, open connections keep theirs
   }
@@ -156,7 +162,12 @@ export class Gateway {
     this.tunnels.closeAll();
     this.front.closeRedirect();
     await this.drain.run(this.server, graceMs, () => this.upstreams.destroy(), this.front.sessions);
-    await Promise.all([this.upstreams.close(), this.gate.close()]);
+    await Promise.all([this.upstreams.close(), this.gate.close(), this.notifier.close()]);
+  }
+
+  /** The notifications queued and the last ones sent, failed or dropped (GET /notifications). */
+  notifications(): NotificationsView {
+    return this.notifier.view();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -280,6 +291,7 @@ export class Gateway {
     const { res, tenant, route, limits } = exchange;
     exchange.watched?.decided(outcome);
     try {
+      this.notifier.observe(tenant, route, limits, outcome.decisions); // a threshold reached is queued, sent off this path
       if (clientLeft(res)) return; // the client left (or reset its stream) while we decided
       countDecision(this.counters, limits, outcome);
       const views = limitViews(limits, outcome);

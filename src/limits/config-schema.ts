@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
 import { MAX_COUNT } from '../core/rule.js';
 import { concurrencyFields } from './concurrency-schema.js';
+import { notifySchema } from '../notify/schema.js';
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
@@ -33,6 +34,7 @@ export const limitSchema = z
       .default('rate')
       .meta({ description: "`rate`: a rule's bucket; `concurrency`: at most `max` requests (or WebSocket tunnels) of one key open at once, cluster-wide ([limits.md](limits.md#concurrency-limits))" }),
     ...concurrencyFields,
+    notify: notifySchema.optional().meta({ description: 'signed webhook events when a tenant reaches thresholds of this limit, once per window ([notifications.md](notifications.md))', defaultText: 'off' }),
   })
   .strict();
 
