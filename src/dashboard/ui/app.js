@@ -15,6 +15,7 @@ import { onDelete, setupRules } from './rules.js';
 import { renderSummary } from './summary.js';
 import { setupTeam } from './team.js';
 import { setupPlans } from './plans.js';
+import { setupNotifications } from './notifications.js';
 
 const REFRESH_MS = 1000;
 /** The history moves in 10-s buckets: every 5 s is enough. */
@@ -56,6 +57,7 @@ onDelete(api, report);
 const keys = setupKeys(api, report);
 const team = setupTeam(api, report);
 const plans = setupPlans(api, report);
+const notifications = setupNotifications(api, report);
 /** The last overview polled: a view that shows draws it at once, not a second later. */
 let last;
 const nav = setupNav({ root: document.getElementById('signed-in'), nav: document.getElementById('nav'), latest: () => last });
@@ -66,6 +68,7 @@ nav.on('instances', { live: renderInstanceView });
 nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load(), plans.load()]), live: rules.setOverview });
 nav.on('keys', { enter: () => Promise.all([keys.load(), team.tokens.load()]) });
 nav.on('audit', { enter: team.audit.load });
+nav.on('notifications', { enter: notifications.load, leave: notifications.leave });
 
 /** Drawn whatever the view: the scope line, the degraded banner, then the view's own parts. */
 function draw(overview) {
@@ -122,6 +125,7 @@ function signOut(message) {
   keys.clear();
   team.clear();
   plans.clear();
+  notifications.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;
