@@ -26,6 +26,8 @@ import { loadTracing } from './tracing/load.js';
 import { withTraceFields } from './tracing/log-fields.js';
 import type { Env } from './tracing/settings.js';
 import type { Tracing } from './tracing/types.js';
+import { Notifier } from './notify/notifier.js';
+import { RedisClaims } from './notify/redis-claim.js';
 
 export interface StartOptions {
   /** Also serve the demo upstream (127.0.0.1:8090 unless a port is given). */
@@ -158,7 +160,7 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
     // The rule store's allow and deny lists, beside the config file's (docs/lists.md).
     const cache = runtime?.cache;
     const storedLists = cache && (() => cache.lists());
-    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, usage: dashboard.usage, tracing, storedLists });
+    const gateway = new Gateway({ config, engine, concurrency, rules: explained.current.rules, tenants: explained.current.tenants, logger, observer: dashboard.history, usage: dashboard.usage, tracing, storedLists, notifier: notifierFor(config, logger) });
     // A sample's token is verified by the gateway's own verifiers (same keys, same JWKS cache), as the rules come from its cache.
     explained.current = { ...explained.current, verifiers: gateway.verifiers };
     const address = await gateway.listen(config.listen.host, config.listen.port);
@@ -173,13 +175,19 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
       // A draining gateway is not ready: load balancers stop sending before its sockets close.
       const reloader = options.reloader;
       const health = () => ({ ...(gateway.draining ? { ready: false, draining: true } : {}), ...(reloader ? { config: reloader.status() } : {}) });
-      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, metricsAccess: config.admin.metrics, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current, usage: dashboard.usage.history });
+      admin = await startAdminServer({ listen: config.admin.listen, tls: config.admin.tls, token: config.admin.token, metricsAccess: config.admin.metrics, store: runtime.store, cache: runtime.cache, engine, dashboard, logger, health, storeProbeTimeoutMs: config.database.healthTimeoutMs, reload: reloader?.reload.bind(reloader), explain: () => explained.current, usage: dashboard.usage.history, notifications: () => gateway.notifications() });
     }
     return { runtime, gateway, address, admin, decision, explained };
   } catch (error) {
     await runtime?.close();
     throw error;
   }
+}
+
+/** Notifications claimed cluster-wide on the store's Redis (one event per window across instances); the memory store's instance alone. */
+function notifierFor(config: SluiceConfig, logger: Logger): Notifier {
+  const redis = redisTargetOf(config);
+  return new Notifier(config.notifications, { logger, claims: redis ? new RedisClaims(redis) : undefined });
 }
 
 /** The rule store the config names (PostgreSQL, or the embedded store in dataDir), seeded with the config's rules. */

@@ -11,7 +11,7 @@ import type { Env } from '../config/env.js';
 import { configReloads, noteConfigLoaded } from './process-metrics.js';
 
 /** Fields read once at start: a reload that changes them applies the rest and says these wait for a restart. */
-export const RESTART_FIELDS = ['listen', 'admin', 'store', 'resilience', 'database', 'dataDir', 'instances', 'region', 'workers', 'log', 'rules', 'defaultRule', 'tracing'] as const;
+export const RESTART_FIELDS = ['listen', 'admin', 'store', 'resilience', 'database', 'dataDir', 'instances', 'region', 'workers', 'log', 'rules', 'defaultRule', 'tracing', 'notifications'] as const;
 /** Listener protections set on the socket server (and its HTTP/2 sessions) when it starts. */
 const RESTART_LIMITS = ['maxHeaderBytes', 'headerTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxQueued', 'http2MaxConcurrentStreams', 'http2MaxResetsPerSecond', 'http2ResetCooldownMs'] as const;
 /** The decision service's listeners, and the gRPC server's bounds on one call (set when it starts): the file's name → the loaded field. */

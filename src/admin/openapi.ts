@@ -95,6 +95,9 @@ function paths(): object {
   '/explain': explainPath(),
   '/tenants/{tenant}/usage': tenantUsagePath(),
   ...blockPaths(),
+  '/notifications': {
+    get: { ...authed, summary: "This instance's limit threshold events (docs/notifications.md): how many wait to be sent or retried, and the last ones sent, failed or dropped, newest first (tenant, limit, route, threshold, attempts, the receiver's last status or why none); never the URL or the secret", responses: { 200: { description: 'notifications', ...json({ type: 'object', required: ['pending', 'recent'], properties: { pending: { type: 'integer' }, recent: { type: 'array', items: { type: 'object' } } } }) }, ...errors(401, 403) } },
+  },
   '/buckets/{tenant}/{route}': {
     parameters: bucket,
     get: { ...authed, summary: 'Inspect a bucket under its resolved rule: state, remaining, TTL, where it lives', responses: { 200: { description: 'bucket', ...json({ type: 'object' }) }, ...errors(400, 401, 403) } },

@@ -28,6 +28,7 @@ import { type ExplainSource, explainSample } from './explain-handler.js';
 import { tenantUsage } from './usage-handler.js';
 import type { UsageHistory } from '../usage/usage-history.js';
 import type { MetricsAccess } from '../config/types.js';
+import type { NotificationsView } from '../notify/notifier.js';
 import { type MetricsEndpoint, movedMetrics, serveMetrics, startMetricsServer } from './metrics-endpoint.js';
 
 export interface AdminServerOptions extends h.AdminDeps {
@@ -50,6 +51,8 @@ export interface AdminServerOptions extends h.AdminDeps {
   usage?: UsageHistory | undefined;
   /** admin.metrics: /metrics on its own listener and/or behind a read token; default open on this listener. */
   metricsAccess?: MetricsAccess | undefined;
+  /** GET /notifications: the limits' threshold events queued and the last ones sent, failed or dropped (absent: none). */
+  notifications?: (() => NotificationsView) | undefined;
 }
 
 export interface AdminServer {
@@ -149,7 +152,7 @@ async function listenOn(server: Server, listen: AdminServerOptions['listen'], sc
   return `${scheme}://${host}:${address.port}`;
 }
 
-function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'>, auth: TokenAuth): Route {
+function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage' | 'notifications'>, auth: TokenAuth): Route {
   return async (req, parts, query, principal) => {
     const method = req.method ?? 'GET';
     const allow = allowOnly(method);
@@ -184,6 +187,9 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'
       case 'keys/2':
         allow('DELETE');
         return h.revokeKey(deps, a!);
+      case 'notifications/1':
+        allow('GET');
+        return { status: 200, body: deps.notifications?.() ?? { pending: 0, recent: [] } };
       case 'explain/1':
         allow('GET');
         return explainSample(deps.explain, deps.engine, query);

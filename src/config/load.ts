@@ -19,6 +19,7 @@ import { type DecisionServiceConfig, noDecisionService } from './decision-servic
 import { checkRouteConcurrency } from './check-concurrency.js';
 import { routeAuths } from './route-auth.js';
 import { checkLists } from './check-lists.js';
+import { notificationsOf } from '../notify/config.js';
 import { checkGlobalLimits, checkRouteLimits, checkSeededCosts, type LimitCheckContext, withGlobalLimits } from './check-limits.js';
 
 export { DEFAULT_ADMIN_LISTEN, DEFAULT_LISTEN, listenAddress } from './listeners.js';
@@ -140,6 +141,7 @@ function build(file: ConfigFile, { source, fail, baseDir, env, decisionServiceOf
     dataDir: file.dataDir ?? './data',
     log: { level: file.log?.level ?? 'info', format: file.log?.format },
     tracing: file.tracing,
+    notifications: notificationsOf(file, { fail, baseDir, env }),
   });
 }
 

@@ -14,6 +14,7 @@ import { routeForwardingFields } from './route-forwarding.js';
 import { tlsFields, tlsSchema } from './tls.js';
 import { TRACING_DEFAULTS, tracingSchema } from './tracing-schema.js';
 import { withFieldMeta } from './option-meta.js';
+import { notificationsSchema } from '../notify/schema.js';
 
 const ID_MESSAGE = 'must be an id: 1-64 letters, digits or . _ ~ @ + -';
 export const idSchema = z.string().refine(isValidId, ID_MESSAGE);
@@ -403,6 +404,9 @@ export const configFileSchema = z
     globalLimits: globalLimitsSchema.meta({
       description: "limits every route enforces besides its own, the same entries as a route's `limits`, each with its `rule` ([limits.md](limits.md#global-limits))",
     }),
+    notifications: notificationsSchema
+      .prefault({})
+      .meta({ description: "the sender of limits' `notify:` events: its queue, workers and drain on shutdown ([notifications.md](notifications.md))", ...restart }),
     /** Allow and deny list entries (docs/lists.md): exempt or refuse addresses, networks, tenants, header or claim values. */
     lists: z.array(listEntrySchema).default([]).meta({ description: 'allow and deny list entries: exempt or refuse addresses, networks, tenants, header or claim values, each with an optional expiry ([lists.md](lists.md))' }),
     /** Where the client IP of `key: ip` limits comes from. */

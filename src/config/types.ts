@@ -9,6 +9,7 @@ import type { ResilienceConfig } from '../limiter/resilience-config.js';
 import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../limits/types.js';
 import type { ListEntry } from '../lists/types.js';
 import type { SeedRule, TenantKey } from '../rules/types.js';
+import type { NotificationsConfig } from '../notify/config.js';
 import type { DecisionServiceConfig } from './decision-service.js';
 import type { ListenAddress } from './listen-address.js';
 import type { UpstreamInstance } from './route-forwarding.js';
@@ -142,6 +143,8 @@ export interface SluiceConfig {
   readonly log: Out<typeof logSchema>;
   /** The `tracing:` section as the file has it (defaults filled); the OTEL_* variables are applied at start (tracing/settings.ts). */
   readonly tracing: TracingFileConfig;
+  /** Limits' `notify:` by limit id (secrets read) and the sender's options (notify/config.ts). */
+  readonly notifications: NotificationsConfig;
 }
 
 /** admin.metrics: /metrics on its own listener (undefined: on the admin listener), and whether it needs a read token. */

@@ -45,6 +45,7 @@ import type { UsageObserver } from '../usage/usage-recorder.js';
 import { type RequestJson, readRequestJson } from './request-json.js';
 import { Settlement } from '../usage/settlement.js';
 import type { ListVerdict } from '../lists/types.js';
+import { type NotificationsView, Notifier } from '../notify/notifier.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -63,6 +64,8 @@ export interface GatewayOptions {
   usage?: UsageObserver; // told each decided request's limits and outcome (each tenant's consumption: usage/usage-recorder.ts)
   /** A span per request, its traceparent passed upstream (docs/observability.md); absent: tracing off, one check per request. */
   tracing?: Tracing | undefined;
+  /** Limits' `notify:` events (docs/notifications.md); default: one from the config, deduplicated in this process only. Closed with the gateway. */
+  notifier?: Notifier | undefined;
 }
 
 /** What follows a request through its steps: the dashboard's watch and the request's span. */
@@ -84,6 +87,7 @@ export class Gateway {
   private readonly usage: UsageObserver | undefined;
   private readonly tracing: Tracing | undefined;
   private readonly gate: ConcurrencyGate;
+  private readonly notifier: Notifier;
   /** One JwtVerifier per auth section (explain verifies a sample's token with the same ones: app.ts). */
   readonly verifiers = new VerifierPool();
   // What a config reload replaces (configure): each field swapped whole, so a request reads either the old or the new value.
@@ -106,6 +110,7 @@ export class Gateway {
     this.tracing = options.tracing;
     this.shaping = new ShapingQueue(config.limits.maxQueued);
     this.gate = new ConcurrencyGate(options.concurrency ?? localConcurrencyLimiter(), this.log);
+    this.notifier = options.notifier ?? new Notifier(config.notifications, { logger: this.log });
     this.reconfigure(options);
     // A trusted proxy's address is never refused after a rapid-reset cut: every client behind it would lose the gateway.
     const resetCooldown = new ResetCooldown(config.limits.http2ResetCooldownMs, (address) => {
@@ -140,6 +145,7 @@ export class Gateway {
     this.tunnelIdleMs = config.limits.websocketIdleTimeoutMs;
     this.bodyLimits = { bufferBytes: Math.min(config.limits.bufferBodyBytes, maxBodyBytes), maxBytes: maxBodyBytes, idleMs: config.limits.bodyIdleTimeoutMs };
     this.routes = routes;
+    this.notifier.reconfigure(config.notifications);
     this.upstreams.checkHealth(routes.targets());
     this.front?.reloadCertificates(config.tls); // renewed certificates: new handshakes use them, open connections keep theirs
   }
@@ -163,7 +169,12 @@ export class Gateway {
     this.tunnels.closeAll();
     this.front.closeRedirect();
     await this.drain.run(this.server, graceMs, () => this.upstreams.destroy(), this.front.sessions);
-    await Promise.all([this.upstreams.close(), this.gate.close()]);
+    await Promise.all([this.upstreams.close(), this.gate.close(), this.notifier.close()]);
+  }
+
+  /** The notifications queued and the last ones sent, failed or dropped (GET /notifications). */
+  notifications(): NotificationsView {
+    return this.notifier.view();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -308,6 +319,7 @@ export class Gateway {
     exchange.watched?.decided(outcome);
     this.usage?.decided(tenant, limits, outcome);
     try {
+      this.notifier.observe(tenant, route, limits, outcome.decisions); // a threshold reached is queued, sent off this path
       if (clientLeft(res)) return; // the client left (or reset its stream) while we decided
       countDecision(this.counters, limits, outcome);
       const views = limitViews(limits, outcome);

@@ -7,6 +7,7 @@ import { isValidId } from '../core/ids.js';
 import { MAX_COUNT } from '../core/rule.js';
 import { concurrencyFields } from './concurrency-schema.js';
 import { usageLimitFields } from '../usage/schema.js';
+import { notifySchema } from '../notify/schema.js';
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
@@ -42,6 +43,7 @@ export const limitSchema = z
       .meta({ description: "`rate`: a rule's bucket; `concurrency`: at most `max` requests (or WebSocket tunnels) of one key open at once, cluster-wide ([limits.md](limits.md#concurrency-limits))" }),
     ...concurrencyFields,
     ...usageLimitFields,
+    notify: notifySchema.optional().meta({ description: 'signed webhook events when a tenant reaches thresholds of this limit, once per window ([notifications.md](notifications.md))', defaultText: 'off' }),
   })
   .strict();
 

@@ -16,7 +16,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['stores'],
   ['cluster'],
   ['limiter'],
-  ['rules'],
+  ['rules', 'notify'],
   ['usage'],
   ['limits'],
   ['auth'],

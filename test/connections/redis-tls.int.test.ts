@@ -105,6 +105,7 @@ describe('Redis over TLS with the documented ACL user', () => {
     }
     assert.deepEqual(await admin.call('ACL', 'LOG'), [], 'Redis refused nothing the ACL user asked');
     assert.ok((await admin.keys('sluice:usage:{tls-tenant}:*')).length > 0, "the tenant's usage was written");
+    assert.ok((await admin.keys('sluice:notify:*')).length > 0, 'the warning event was claimed for the cluster');
   });
 
   it('the ACL user can do nothing beyond it: no FLUSHALL, no key outside rl:* and sluice:{meta}:*', async () => {
@@ -193,7 +194,7 @@ function gatewayRoutes(upstream: TestUpstream): string {
     path: /boxed
     upstream: ${upstream.url}
     limits:
-      - { id: boxed, key: tenant, rule: { policy: fixed_window, limit: 1, windowMs: 60000 }, penalty: { after: 1, withinMs: 60000, blockMs: 60000 } }
+      - { id: boxed, key: tenant, rule: { policy: fixed_window, limit: 1, windowMs: 60000 }, penalty: { after: 1, withinMs: 60000, blockMs: 60000 }, notify: { at: [1.0], url: "${upstream.url}/hook", secret: notify-secret-0123456789abcdef } }
 tenants:
   keys: [{ key: tls-tenant-key-1, tenant: tls-tenant }]
 rules:

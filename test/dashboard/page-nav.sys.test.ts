@@ -31,7 +31,7 @@ defaultRule: { policy: token_bucket, capacity: 1000, refillPerSecond: 100 }
 rules:
 ${NOISY.map((t) => `  - { tenant: ${t}, route: orders, policy: token_bucket, capacity: 1, refillPerSecond: 0.01 }`).join('\n')}
 `;
-const VIEWS = ['overview', 'routes', 'tenants', 'instances', 'rules', 'keys', 'audit', 'explain'];
+const VIEWS = ['overview', 'routes', 'tenants', 'instances', 'rules', 'keys', 'audit', 'notifications', 'explain'];
 
 describe("the operator's page: overview and navigation", { skip: !hasChromium && 'no /usr/bin/chromium (apt-get install chromium)' }, () => {
   let redis: RedisServer;
@@ -162,7 +162,7 @@ describe("the operator's page: overview and navigation", { skip: !hasChromium &&
     asked.length = 0;
     await sleep(6000);
     assert.ok(countAsked('/ui/api/overview') >= 4, `the overview is polled: ${asked.join()}`);
-    for (const path of ['/ui/api/history', '/rules', '/keys', '/overrides', '/audit', '/tokens']) assert.equal(countAsked(path), 0, `${path} not asked on the overview`);
+    for (const path of ['/ui/api/history', '/rules', '/keys', '/overrides', '/audit', '/tokens', '/notifications']) assert.equal(countAsked(path), 0, `${path} not asked on the overview`);
     await openView(page, 'routes');
     await within(2000, 'the history asked at once', async () => countAsked('/ui/api/history') === 1);
     await sleep(5500);

@@ -17,6 +17,7 @@ import { renderSummary } from './summary.js';
 import { setupTeam } from './team.js';
 import { setupPlans } from './plans.js';
 import { setupLists } from './lists.js';
+import { setupNotifications } from './notifications.js';
 
 const REFRESH_MS = 1000;
 /** The history moves in 10-s buckets: every 5 s is enough. */
@@ -61,6 +62,7 @@ document.getElementById('blocks-refresh').addEventListener('click', () => void b
 const team = setupTeam(api, report);
 const plans = setupPlans(api, report);
 const lists = setupLists(api, report);
+const notifications = setupNotifications(api, report);
 /** The last overview polled: a view that shows draws it at once, not a second later. */
 let last;
 const nav = setupNav({ root: document.getElementById('signed-in'), nav: document.getElementById('nav'), latest: () => last });
@@ -71,6 +73,7 @@ nav.on('instances', { live: renderInstanceView });
 nav.on('rules', { enter: () => Promise.all([rules.load(), team.overrides.load(), plans.load(), lists.load()]), live: rules.setOverview });
 nav.on('keys', { enter: () => Promise.all([keys.load(), team.tokens.load()]) });
 nav.on('audit', { enter: team.audit.load });
+nav.on('notifications', { enter: notifications.load, leave: notifications.leave });
 
 /** Drawn whatever the view: the scope line, the degraded banner, then the view's own parts. */
 function draw(overview) {
@@ -129,6 +132,7 @@ function signOut(message) {
   team.clear();
   plans.clear();
   lists.clear();
+  notifications.clear();
   document.getElementById('signed-in').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('sign-in-section').hidden = false;

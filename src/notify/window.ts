@@ -1,0 +1,76 @@
+// Which thresholds a decision crossed, and which window it belongs to: the
+// unit an event is deduplicated by. Fixed windows and calendar quotas have a
+// real window (its start is the id); the rolling policies (token bucket,
+// GCRA, sliding windows, leaky bucket) have none, so time is cut into slots
+// as long as the bucket takes to fill from empty, at least a minute: at most
+// one event per threshold per slot, however long a tenant hovers near it.
+import { calendarWindowAt } from '../core/calendar.js';
+import type { Decision } from '../core/decision.js';
+import type { Rule } from '../core/rule.js';
+
+/** The shortest slot of a rolling policy: a hot tenant at 90 % of a one-second bucket is not an event a second. */
+export const MIN_ROLLING_SLOT_MS = 60_000;
+/** A calendar window is at least a day: a point this far before its estimated end is inside it whatever the clock skew. */
+const CALENDAR_MARGIN_MS = 60_000;
+
+/**
+ * The highest index of `at` (ascending) the decision reached, or -1. `at` t is
+ * reached when at least t of the limit is consumed (remaining ≤ (1 - t) × limit);
+ * a refused request reaches every threshold.
+ */
+export function reachedIndex(at: readonly number[], decision: Decision): number {
+  if (!decision.allowed) return at.length - 1;
+  const { limit, remaining } = decision;
+  if (!(limit > 0)) return -1;
+  const consumed = (limit - remaining) / limit;
+  let index = -1;
+  // A tolerance: 4 of 5 is 0.8 exactly, whatever the float division says.
+  for (let i = 0; i < at.length; i++) if (consumed + 1e-9 >= at[i]!) index = i;
+  return index;
+}
+
+export interface NotifyWindow {
+  /** The window's id: its start in epoch ms (a slot's start for rolling policies). */
+  readonly start: number;
+  /** When the limit is whole again: the window's end, or (rolling) when the bucket is full again. */
+  readonly resetAt: number;
+  /** How long the dedup entry must live: until the window (or slot) ends. */
+  readonly ttlMs: number;
+}
+
+/** The window of `decision`, made at `now` (this instance's clock; the store's may differ by a little). */
+export function windowOf(rule: Rule, decision: Decision, now: number): NotifyWindow {
+  const end = now + Math.max(0, decision.resetAfterMs);
+  if (rule.policy === 'fixed_window') {
+    if (rule.calendar !== undefined) {
+      const window = calendarWindowAt(end - CALENDAR_MARGIN_MS, rule.calendar);
+      return { start: window.start, resetAt: window.end, ttlMs: Math.max(1, window.end - now) };
+    }
+    const windowMs = rule.windowMs ?? MIN_ROLLING_SLOT_MS;
+    if (rule.windowStart === 'first_request') {
+      // No grid to snap to: the end, to the second, names the window (instances agree unless their clocks differ by half a second).
+      const resetAt = Math.round(end / 1000) * 1000;
+      return { start: resetAt - windowMs, resetAt, ttlMs: Math.max(1, end - now) };
+    }
+    // Aligned: the end is a grid point; rounding to the nearest one absorbs any skew under half a window.
+    const offset = rule.offsetMs ?? 0;
+    const resetAt = Math.round((end - offset) / windowMs) * windowMs + offset;
+    return { start: resetAt - windowMs, resetAt, ttlMs: Math.max(1, resetAt - now) };
+  }
+  const slot = Math.max(MIN_ROLLING_SLOT_MS, Math.ceil(fillMs(rule)));
+  const start = Math.floor(now / slot) * slot;
+  return { start, resetAt: end, ttlMs: start + slot - now };
+}
+
+/** How long an empty bucket takes to be full again (a sliding window: its length). */
+function fillMs(rule: Exclude<Rule, { policy: 'fixed_window' }>): number {
+  switch (rule.policy) {
+    case 'token_bucket':
+    case 'gcra':
+      return (rule.capacity / rule.refillPerSecond) * 1000;
+    case 'leaky_bucket':
+      return ((rule.burst + 1) / rule.ratePerSecond) * 1000;
+    default:
+      return rule.windowMs;
+  }
+}
