@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AdapterOptions, createRequestLimiter, hold } from './limit.js';
 
-export type { AdapterLimit, ClientIpOption, KeyOf, LimitTarget } from './limit.js';
+export type { AdapterLimit, AdapterListEntry, ClientIpOption, KeyOf, LimitTarget } from './limit.js';
 export type SluiceExpressOptions<Request extends IncomingMessage = IncomingMessage> = AdapterOptions<Request>;
 
 type Next = (error?: unknown) => void;

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type AdapterOptions, createRequestLimiter, hold } from './limit.js';
 
-export type { AdapterLimit, ClientIpOption, KeyOf, LimitTarget } from './limit.js';
+export type { AdapterLimit, AdapterListEntry, ClientIpOption, KeyOf, LimitTarget } from './limit.js';
 export type SluiceFastifyOptions = AdapterOptions<FastifyRequest>;
 
 function setHeaders(reply: FastifyReply, headers: string[]): void {

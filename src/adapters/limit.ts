@@ -5,14 +5,15 @@ import type { IncomingMessage } from 'node:http';
 import { GATEWAY_ERRORS, gatewayErrorBody } from '../core/error-codes.js';
 import { limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
 import { type AdapterOptions, type CheckedOptions, checkOptions } from './options.js';
-import { type RawRequest, targetsOf } from './targets.js';
+import { type RawRequest, type RequestCall, type Targets, targetsOf } from './targets.js';
 
 export type { AdapterLimit, AdapterOptions, ClientIpOption, KeyOf, LimitTarget } from './options.js';
+export type { AdapterListEntry } from './lists.js';
 
 export type Outcome =
   | { kind: 'skip' }
-  /** Answered before deciding: no API key (401), or the client already gone. */
-  | { kind: 'answered'; status: 401 | 400; body: string }
+  /** Answered before deciding: no API key (401), the client already gone (400), or denied by the lists (403). */
+  | { kind: 'answered'; status: 401 | 400 | 403; body: string }
   | { kind: 'allowed'; headers: string[]; delayMs: number }
   | { kind: 'refused'; status: 429 | 503; headers: string[]; body: string };
 
@@ -39,7 +40,9 @@ export function adapterFailure(error: unknown): Error {
 function decider<Request>(checked: CheckedOptions<Request>): Limiter<Request> {
   const { engine, headerOptions } = checked;
   return async (request, raw) => {
-    const targets = await targetsOf(checked, request, raw);
+    const found = await targetsOf(checked, request, raw);
+    const targets = checked.lists === undefined ? found : listed(checked, request, raw, found);
+    if (targets.kind === 'denied') return DENIED;
     if (targets.kind === 'skip') return targets;
     if (targets.kind !== 'calls') {
       const name = targets.kind === 'no_client_address' ? 'bad_request' : targets.kind;
@@ -62,6 +65,27 @@ function decider<Request>(checked: CheckedOptions<Request>): Limiter<Request> {
     // Shaping: the request waits for the longest delay any limit asks.
     return { kind: 'allowed', headers, delayMs: Math.max(...outcome.decisions.map((decision) => decision.delayMs)) };
   };
+}
+
+const DENIED: Outcome = { kind: 'answered', status: 403, body: gatewayErrorBody('denied') };
+
+/** The targets after the lists: denied, none (allowed, or every limit lifted), or the calls left. A request refused before its limits (401) stays refused. */
+function listed<Request>(checked: CheckedOptions<Request>, request: Request, raw: RawRequest, targets: Targets): Targets | { kind: 'denied' } {
+  if (targets.kind !== 'calls' && targets.kind !== 'skip') return targets;
+  const calls: readonly RequestCall[] = targets.kind === 'calls' ? targets.calls : [];
+  const verdict = checked.lists!.check({
+    route: '',
+    tenant: calls.find((call) => call.tenant !== undefined)?.tenant, // resolve's
+    headers: raw.headers,
+    claims: checked.claims(request),
+    now: Date.now(),
+    ip: () => checked.clientIp.clientIp(raw.socket.remoteAddress, raw.headers),
+  });
+  if (verdict.action === 'deny') return { kind: 'denied' };
+  if (verdict.action === 'allow') return { kind: 'skip' };
+  if (verdict.exemptLimits.size === 0 || targets.kind === 'skip') return targets;
+  const left = calls.filter((call) => !verdict.exemptLimits.has(call.limitId));
+  return left.length === 0 ? { kind: 'skip' } : { kind: 'calls', calls: left };
 }
 
 /** Shaping in-process: hold the accepted request for the decision's delay. */

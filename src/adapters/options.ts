@@ -10,6 +10,8 @@ import type { HeaderOptions } from '../gateway/headers.js';
 import type { Engine } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { clientIpSchema } from '../limits/client-ip-schema.js';
+import type { ListSet } from '../lists/list-set.js';
+import { type AdapterListEntry, checkListsOption } from './lists.js';
 
 /**
  * Where a limit's bucket key comes from: `header` (the API key header, hashed),
@@ -72,6 +74,8 @@ export interface AdapterOptions<Request> {
   claims?: ClaimsOf<Request>;
   /** IETF RateLimit headers and problem+json bodies, as in the gateway config. */
   headers?: Partial<HeaderOptions>;
+  /** Allow and deny list entries, as the config file's `lists:` (docs/library.md#allow-and-deny-lists): applied before the limits. */
+  lists?: AdapterListEntry[];
 }
 
 /** A limit as the adapter keeps it, checked. */
@@ -92,6 +96,8 @@ export interface CheckedOptions<Request> {
   readonly ipv6Prefix: number;
   readonly headerOptions: HeaderOptions;
   readonly claims: ClaimsOf<Request>;
+  /** The `lists` option compiled; undefined without entries. */
+  readonly lists: ListSet | undefined;
 }
 
 /** express-jwt sets `req.auth`, @fastify/jwt `request.user`: objects only (a string `user` is no payload). */
@@ -112,15 +118,17 @@ export function checkOptions<Request>(options: AdapterOptions<Request>): Checked
   const limits = options.rule !== undefined ? [{ id: options.route ?? 'default', rule: options.rule, ...(options.key ? { key: options.key } : {}) }] : options.limits;
   const parsedIp = clientIpSchema.safeParse(options.clientIp ?? {});
   if (!parsedIp.success) throw zodToSluiceError(parsedIp.error, 'clientIp', 'ERR_CONFIG_INVALID');
+  const checkedLimits = limits === undefined ? undefined : checkLimits(limits, options.rule !== undefined);
   return {
     engine: options.engine,
-    limits: limits === undefined ? undefined : checkLimits(limits, options.rule !== undefined),
+    limits: checkedLimits,
     resolve: options.resolve,
     header: (options.header ?? 'x-api-key').toLowerCase(),
     clientIp: new ClientIpResolver(parsedIp.data),
     ipv6Prefix: parsedIp.data.ipv6Prefix,
     headerOptions: { ietf: options.headers?.ietf ?? false, problemJson: options.headers?.problemJson ?? false },
     claims: options.claims ?? defaultClaims,
+    lists: checkListsOption(options.lists, checkedLimits?.map((limit) => limit.id)),
   };
 }
 

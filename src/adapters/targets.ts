@@ -19,6 +19,8 @@ export interface RawRequest {
 /** One limit of one request: its engine call and the id the headers name it by. */
 export interface RequestCall extends LimitCall {
   readonly limitId: string;
+  /** `resolve`'s tenant, as given: what a list's tenant entry matches. */
+  readonly tenant?: string;
 }
 
 export type Targets =
@@ -87,7 +89,7 @@ async function resolved<Request>(options: CheckedOptions<Request>, request: Requ
     if (target.key !== undefined && target.key !== 'ip' && target.key !== 'route') throw new SluiceError('ERR_CONFIG_INVALID', "must be 'ip' or 'route'", 'key');
     const tag = target.key === undefined ? keyId(target.tenant, 'tenant') : tagOf(options, target.key, request, raw);
     if (typeof tag === 'object') return tag;
-    calls.push({ limitId: target.route, tag: tag!, name: target.route, rule: target.rule, cost: target.cost ?? 1 });
+    calls.push({ limitId: target.route, tag: tag!, name: target.route, rule: target.rule, cost: target.cost ?? 1, ...(target.key === undefined ? { tenant: target.tenant } : {}) });
   }
   return { kind: 'calls', calls };
 }

@@ -10,6 +10,7 @@ import type { PlanRules } from './rls-plan-select.js';
 import type { DecisionDeps } from './deps.js';
 import type { RuleMatch } from '../rules/types.js';
 import type { Outcome } from './rls-status.js';
+import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 
 export interface DecisionFaces {
   decider: RateLimitDecider;
@@ -24,9 +25,16 @@ export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFa
     if (debug) logDescriptors(deps.logger, outcomes);
   } : undefined;
   return {
-    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe, planRules: planRulesOf(deps) }),
+    decider: new RateLimitDecider(config.decisionService.domains, deps.engine, config.headers, { shadowMode: config.decisionService.shadowMode, observe, planRules: planRulesOf(deps), lists: listsOf(config, deps) }),
     forwardAuth: config.routes.length === 0 ? undefined : new ForwardAuth({ config, ...deps }),
   };
+}
+
+/** The config file's lists with the rule store's, as forward-auth reads them; undefined when neither can hold an entry. */
+function listsOf(config: SluiceConfig, deps: DecisionDeps): ListChecker | undefined {
+  const configLists = new ListSet(config.lists);
+  if (deps.storedLists === undefined) return configLists.size === 0 ? undefined : configLists;
+  return new CombinedLists([() => configLists, deps.storedLists]);
 }
 
 /** Matches of a tenant's own: the defaults (any tenant × route, the default rule) are not. */

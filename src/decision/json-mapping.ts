@@ -76,5 +76,7 @@ export function responseToJson(response: RlsResponse): Json {
     return item;
   });
   if (response.response_headers_to_add.length > 0) out.responseHeadersToAdd = response.response_headers_to_add;
+  // bytes, as protojson writes them: base64
+  if (response.raw_body !== undefined) out.rawBody = Buffer.from(response.raw_body).toString('base64');
   return out;
 }

@@ -9,6 +9,7 @@ import type { LimitCall } from '../limiter/engine.js';
 import { BoundedLru } from '../limiter/lru.js';
 import type { Domains } from './descriptor-tree.js';
 import { type DescriptorPlan, type Planned, planRequest } from './rls-plan.js';
+import { type ListSubject, listSubjectOf } from './rls-lists.js';
 import { checkRequest, type RlsRequestIn } from './rls-request.js';
 
 /** Engine calls decided together, and the descriptors they came from. */
@@ -31,6 +32,8 @@ export interface RequestPlan {
   readonly quotaIndexes: readonly number[];
   /** A descriptor selects a plan (rls-plan-select.ts): its rule is read at decision time. */
   readonly selects: boolean;
+  /** What the allow and deny lists read of the request (rls-lists.ts); set by RequestPlans. */
+  readonly listed?: ListSubject;
 }
 
 function batchOf(plans: RequestPlan['plans'], indexes: readonly number[]): Batch {
@@ -68,7 +71,8 @@ export class RequestPlans {
   }
 
   of(request: RlsRequestIn): RequestPlan {
-    return requestPlanOf(planRequest(this.domains, checkRequest(request)));
+    const checked = checkRequest(request);
+    return { ...requestPlanOf(planRequest(this.domains, checked)), listed: listSubjectOf(checked) };
   }
 
   /** By the message's bytes: the same bytes always decode to the same request. A message that cannot be decided throws and is not kept. */

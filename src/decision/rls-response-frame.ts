@@ -14,6 +14,7 @@ import type { RlsStatus } from './rls-status.js';
 const OVERALL_CODE = 8;
 const STATUS = 18;
 const HEADER = 26;
+const RAW_BODY = 42;
 const CODE = 8;
 const CURRENT_LIMIT = 18;
 const LIMIT_REMAINING = 24;
@@ -90,6 +91,7 @@ function messageSize(response: RlsResponse): number {
     sizes.push(header);
     size += lengthDelimited(header);
   }
+  if (response.raw_body !== undefined) size += lengthDelimited(byteLength(response.raw_body));
   return size;
 }
 
@@ -114,6 +116,7 @@ export function responseFrame(response: RlsResponse): Buffer {
     pos = writeString(out, pos, HEADER_KEY, key);
     pos = writeString(out, pos, HEADER_VALUE, value);
   }
+  if (response.raw_body !== undefined) writeString(out, pos, RAW_BODY, response.raw_body);
   return out;
 }
 

@@ -9,8 +9,10 @@
 import type { Decision } from '../core/decision.js';
 import type { HeaderOptions } from '../gateway/headers.js';
 import type { Engine } from '../limiter/engine.js';
+import type { ListChecker } from '../lists/list-set.js';
 import type { Domains } from './descriptor-tree.js';
 import { responseHeaders } from './rls-headers.js';
+import { listActionOf, listedResponse } from './rls-lists.js';
 import { type DescriptorPlan, withSelectedPlans } from './rls-plan.js';
 import type { PlanRules } from './rls-plan-select.js';
 import { type Batch, type RequestPlan, RequestPlans, requestPlanOf } from './rls-request-plan.js';
@@ -23,6 +25,8 @@ export interface RlsResponse {
   overall_code: Code;
   statuses: RlsStatus[];
   response_headers_to_add: { key: string; value: string }[];
+  /** The body Envoy sends a refused client: only a denied one's (rls-lists.ts). */
+  raw_body?: string;
 }
 
 export interface DeciderOptions {
@@ -32,6 +36,8 @@ export interface DeciderOptions {
   observe?: (outcomes: readonly Outcome[]) => void;
   /** A plan's rule by plan, route (the domain) and limit id: descriptors with a `plan` entry (docs/plans.md#envoy). */
   planRules?: PlanRules;
+  /** The allow and deny lists (rls-lists.ts), asked before any descriptor is decided; absent: none. */
+  lists?: ListChecker;
   now?: () => number;
 }
 
@@ -64,6 +70,11 @@ export class RateLimitDecider {
   }
 
   private async decided(planned: RequestPlan): Promise<RlsResponse> {
+    const { lists } = this.options;
+    if (lists !== undefined && planned.listed !== undefined) {
+      const action = listActionOf(lists, planned.listed, (this.options.now ?? Date.now)());
+      if (action !== undefined) return listedResponse(action, planned.listed, this.options.shadowMode === true);
+    }
     const selected = planned.selects && this.options.planRules ? withSelectedPlans(planned.planned, this.options.planRules) : undefined;
     const request = selected ? requestPlanOf(selected) : planned;
     const outcomes = await this.outcomesOf(request);

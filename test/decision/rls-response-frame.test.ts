@@ -1,7 +1,7 @@
 // The RateLimitResponse Sluice writes itself (rls-response-frame.ts) is the
 // one protobufjs encodes from the same answer, byte for byte, inside a gRPC
 // frame: every field set or unset, both codes, every unit, names and headers
-// outside ASCII, counts at the edges of uint32.
+// outside ASCII, counts at the edges of uint32, a raw body (a list's deny).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
@@ -15,7 +15,11 @@ root.loadSync('envoy/service/ratelimit/v3/rls.proto', { keepCase: true });
 const ResponseType = root.lookupType('envoy.service.ratelimit.v3.RateLimitResponse');
 
 /** protobufjs's encoding of the answer, enums by name (fromObject), unset fields left out. */
-const reference = (response: RlsResponse): Buffer => Buffer.from(ResponseType.encode(ResponseType.fromObject(response)).finish());
+const reference = (response: RlsResponse): Buffer => {
+  // fromObject reads a string for a bytes field as base64: the body goes in as its bytes
+  const object = response.raw_body === undefined ? response : { ...response, raw_body: Buffer.from(response.raw_body) };
+  return Buffer.from(ResponseType.encode(ResponseType.fromObject(object)).finish());
+};
 
 const answers: [string, RlsResponse][] = [
   ['no limit at all', { overall_code: 'OK', statuses: [{ code: 'OK' }], response_headers_to_add: [] }],
@@ -44,6 +48,7 @@ const answers: [string, RlsResponse][] = [
       response_headers_to_add: [{ key: 'X-RateLimit-Remaining', value: '' }],
     },
   ],
+  ['denied by a list: a raw body and a header', { overall_code: 'OVER_LIMIT', statuses: [{ code: 'OVER_LIMIT', limit_remaining: 0 }], response_headers_to_add: [{ key: 'x-sluice-denied', value: 'denied' }], raw_body: '{"error":"denied"}' }],
   ['a limit of 0, without a name', { overall_code: 'OVER_LIMIT', statuses: [{ code: 'OVER_LIMIT', current_limit: { requests_per_unit: 0, unit: 'SECOND' }, limit_remaining: 0, duration_until_reset: { seconds: 1, nanos: 0 } }, { code: 'OK' }], response_headers_to_add: [] }],
 ];
 
