@@ -72,6 +72,10 @@ export function renderReport(r: BenchResults): string {
   out.push(...r.gateway.edge.notes.map((n) => `- ${n}`), '');
   out.push('Tracing (OpenTelemetry): Sluice on the memory store with tracing off, on with a 1 % sampler (parentbased_traceidratio 0.01) and on at 100 %, spans exported over OTLP/HTTP to a local sink in its own process.', '');
   out.push(markdownTable(TRACING_HEADER, r.gateway.tracing.rows.map((row) => [row.target, fig(row.requestsPerSec), fig(row.cpuUsPerRequest), fig(row.pacedP99Ms, 2), fig(row.pacedCpuUsPerRequest), row.non2xx, row.errors])), '');
+  if (r.gateway.stream) {
+    out.push('The streamed path: a 10 MiB `text/event-stream` answer fetched whole, one at a time, from the upstream alone, through nginx as a plain proxy and through Sluice with usage parsing off and on; CPU of the proxy process per MB relayed.', '');
+    out.push(markdownTable(['streamed 10 MiB', 'first byte ms', 'MB/s', 'CPU ms/MB', 'broken'], r.gateway.stream.rows.map((row) => [row.target, fig(row.ttfbMs, 2), fig(row.mbPerSec), fig(row.cpuMsPerMb, 2), row.broken])), '');
+  }
 
   out.push('## Workers', '');
   out.push(`\`sluice start\` on Redis with 1 and 2 workers (node:cluster), the same route and load as above; CPU µs/request is the whole instance's (primary and workers, /proc). ${r.workers.repeats} repeat(s), alternating; median (min–max).`, '');
