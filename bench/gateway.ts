@@ -6,10 +6,12 @@
 // (A B C … A B C …), repeated; medians with ranges; CPU µs per request of the
 // gateway process from /proc. Then the edge rows (gateway-edge.ts): HTTPS,
 // HTTP/2 and two upstream instances, the rapid-reset row (gateway-rapid-reset.ts),
-// and the tracing rows (gateway-tracing.ts): off, 1 % and 100 % sampled.
+// the tracing rows (gateway-tracing.ts): off, 1 % and 100 % sampled, and the
+// streamed path (gateway-stream.ts): a 10 MiB event stream, usage parsing off and on.
 import { availableParallelism } from 'node:os';
 import { type EdgeResult, printEdge, runEdgeBench } from './gateway-edge.js';
 import { printRapidReset, type RapidResetRow, runRapidResetBench } from './gateway-rapid-reset.js';
+import { printStream, runStreamBench, type StreamResult } from './gateway-stream.js';
 import { printTracing, runTracingBench, type TracingResult } from './gateway-tracing.js';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';
@@ -64,6 +66,8 @@ export interface GatewayResult {
   edge: EdgeResult;
   /** Tracing off, 1 % and 100 % sampled: CPU per request and p99. */
   tracing: TracingResult;
+  /** A streamed answer: time to first byte and CPU per MB, usage parsing off and on, beside nginx. */
+  stream: StreamResult;
 }
 
 export async function runGatewayBench(options: BenchOptions, progress: (line: string) => void = console.log): Promise<GatewayResult> {
@@ -138,16 +142,19 @@ export async function runGatewayBench(options: BenchOptions, progress: (line: st
     const edge = await runEdgeBench(options, base, progress);
     const rapidReset = await runRapidResetBench(options, progress);
     const tracing = await runTracingBench(options, upstream.url, progress);
+    const stream = await runStreamBench(options, progress);
     return {
       rows,
       rapidReset,
       tracing,
+      stream,
       repeats,
-      skipped: [...skipped, ...edge.skipped],
+      skipped: [...skipped, ...edge.skipped, ...stream.skipped],
       edge,
       notes: [
         ...ratioNotes(samples),
         ...tracing.notes,
+        ...stream.notes,
         'Sluice "no limiter" is the gateway with an engine that allows without asking any store: the gateway has no switch to turn limiting off.',
         'Every limited target uses a rule so large nothing is refused: the figures are the cost of deciding, not of refusing.',
         `Load generator, gateways, upstream and Redis share the machine's ${availableParallelism()} cores: absolute figures are machine-bound, ratios between targets are the signal.`,
@@ -238,7 +245,7 @@ export function printGateway(result: GatewayResult): string {
     ['target', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'errors'],
     result.rows.map((r) => [r.target, MODE_LABELS[r.mode], showFigure(r.requestsPerSec), showFigure(r.p50Ms, 2), showFigure(r.p99Ms, 2), showFigure(r.cpuUsPerRequest), r.non2xx, r.errors]),
   );
-  return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`), '', printEdge(result.edge), '', ...result.edge.notes, '', printRapidReset(result.rapidReset), '', printTracing(result.tracing)].join('\n');
+  return [table, `medians (min–max) of ${result.repeats} run(s)`, ...result.skipped.map((s) => `skipped: ${s}`), '', printEdge(result.edge), '', ...result.edge.notes, '', printRapidReset(result.rapidReset), '', printTracing(result.tracing), '', printStream(result.stream)].join('\n');
 }
 
 if (isMain(import.meta.url)) {

@@ -11,6 +11,7 @@ import { runDecisionBench } from './decision.js';
 import { runFaultsBench } from './faults.js';
 import { runGatewayBench } from './gateway.js';
 import { runHotKeyBench } from './hotkey.js';
+import { runUsageAccuracyBench } from './usage-accuracy.js';
 import { runWorkersBench } from './workers.js';
 import { cleanupAll, runMain } from './lib/cleanup.js';
 import { machineInfo } from './lib/machine.js';
@@ -38,6 +39,8 @@ await runMain(async () => {
   // The condition issue 11's target is stated for: one core kept busy, each variant alone.
   const accuracy = await runAccuracyBench(options, step(6, 'accuracy'), { busyCore: true, oneAtATime: true });
   await cleanupAll();
+  const usageAccuracy = await runUsageAccuracyBench(options, step(6, 'usage accuracy'));
+  await cleanupAll();
   const dashboard = hasChromium() ? await runDashboardBench(options, step(7, 'dashboard')) : undefined;
   await cleanupAll();
   const decision = await runDecisionBench(options, step(7, 'decision'));
@@ -52,6 +55,7 @@ await runMain(async () => {
     hotkey,
     faults,
     accuracy,
+    usageAccuracy,
     decision,
     ...(dashboard ? { dashboard } : {}),
     scale: scaleOnPaper(engine, gateway, hotkey),

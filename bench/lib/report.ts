@@ -1,5 +1,6 @@
 // REPORT.md from one run's results: every section the CI check looks for.
 import { type AccuracyResult, boundText } from '../accuracy.js';
+import type { UsageAccuracyResult } from '../usage-accuracy.js';
 import type { DashboardRow } from '../dashboard.js';
 import type { DecisionResult } from '../decision.js';
 import type { EngineResult } from '../engine.js';
@@ -23,6 +24,8 @@ export interface BenchResults {
   hotkey: HotKeyResult;
   faults: FaultsResult;
   accuracy: AccuracyResult;
+  /** Tokens per minute across two instances (usage-accuracy.ts); absent in reports written before it. */
+  usageAccuracy?: UsageAccuracyResult;
   decision: DecisionResult;
   /** Absent when no Chromium was there to open the page. */
   dashboard?: DashboardRow[];
@@ -72,6 +75,10 @@ export function renderReport(r: BenchResults): string {
   out.push(...r.gateway.edge.notes.map((n) => `- ${n}`), '');
   out.push('Tracing (OpenTelemetry): Sluice on the memory store with tracing off, on with a 1 % sampler (parentbased_traceidratio 0.01) and on at 100 %, spans exported over OTLP/HTTP to a local sink in its own process.', '');
   out.push(markdownTable(TRACING_HEADER, r.gateway.tracing.rows.map((row) => [row.target, fig(row.requestsPerSec), fig(row.cpuUsPerRequest), fig(row.pacedP99Ms, 2), fig(row.pacedCpuUsPerRequest), row.non2xx, row.errors])), '');
+  if (r.gateway.stream) {
+    out.push('The streamed path: a 10 MiB `text/event-stream` answer fetched whole, one at a time, from the upstream alone, through nginx as a plain proxy and through Sluice with usage parsing off and on; CPU of the proxy process per MB relayed.', '');
+    out.push(markdownTable(['streamed 10 MiB', 'first byte ms', 'MB/s', 'CPU ms/MB', 'broken'], r.gateway.stream.rows.map((row) => [row.target, fig(row.ttfbMs, 2), fig(row.mbPerSec), fig(row.cpuMsPerMb, 2), row.broken])), '');
+  }
 
   out.push('## Workers', '');
   out.push(`\`sluice start\` on Redis with 1 and 2 workers (node:cluster), the same route and load as above; CPU µs/request is the whole instance's (primary and workers, /proc). ${r.workers.repeats} repeat(s), alternating; median (min–max).`, '');
@@ -99,6 +106,11 @@ export function renderReport(r: BenchResults): string {
   out.push(markdownTable(['cost', 'requests', 'decisions/s', 'Redis calls / request', 'store calls / request'], r.accuracy.multiCost.map((c) => [c.variant, c.requests, c.decisionsPerSec, c.redisCallsPerRequest, c.storeCallsPerRequest])), '');
   out.push("How far each policy strays from an exact sliding window (limit 100 per 60 s; the pure models over seeded traces in simulated time, judged against an exact window over each policy's own admissions; docs/policies.md):", '');
   out.push(markdownTable(['trace', 'policy', 'clients', 'requests', 'admitted ÷ exact log', 'worst window', 'p99 client worst', 'over %', 'wrongly refused %'], r.accuracy.windows.map((w) => [w.trace, w.policy, w.clients, w.requests, w.vsExactLog, w.worstWindow, w.p99ClientWorstWindow, w.overPercent, w.wronglyRefusedPercent])), '');
+  if (r.usageAccuracy) {
+    const u = r.usageAccuracy;
+    out.push(`Tokens per minute across two instances on one Redis (bench/usage-accuracy.ts): ${u.clients} clients streaming completions through two gateways for ${u.durationMs / 1000} s; usage reserved as max_tokens and settled from the stream's last event.`, '');
+    out.push(markdownTable(['allowed by the limit', 'admitted tokens', 'admitted / allowed', 'stated bound', 'requests admitted', 'refused'], [[u.allowed, u.admittedTokens, round(u.admittedTokens / u.allowed, 3), u.bound, u.admittedRequests, u.refused]]), '');
+  }
 
   out.push(...decisionSection(r.decision));
 

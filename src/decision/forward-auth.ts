@@ -31,6 +31,7 @@ import { ClientIpResolver } from '../limits/client-ip.js';
 import { type LimitRequest, RouteLimits } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import { chargeReport } from '../usage/report.js';
 
 export interface ForwardAuthOptions {
   config: SluiceConfig;
@@ -85,6 +86,37 @@ export class ForwardAuth {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
+    this.identified(req, res, () => res.writeHead(200, ['Content-Length', '0']).end(), (target, identity) => this.decide(req, res, target, identity));
+  }
+
+  /**
+   * POST /usage: what an admitted request used, reported by the proxy once its
+   * answer has ended, identified as /decide identifies it. Charged to the
+   * route's limits priced by usage (`cost.from`), less the estimate /decide
+   * reserved for them, without refusing; the other limits are not touched.
+   */
+  report(req: IncomingMessage, res: ServerResponse, units: number): void {
+    const done = () => res.writeHead(204).end();
+    this.identified(req, res, done, (target, identity) => {
+      const request: LimitRequest = identity.claims === undefined ? req : { headers: req.headers, socket: req.socket, identity };
+      const listed = listVerdict(this.lists, this.clientIp, req, target.route.id, identity);
+      const resolved = listed.action === undefined ? target.resolve(identity.tenant, request, identity.plan) : [];
+      if (typeof resolved === 'string') {
+        if (resolved === 'no_client_address') res.destroy();
+        else sendError(res, resolved);
+        return;
+      }
+      // An allowlisted request (or limit) was decided nothing by /decide: nothing to settle.
+      const priced = resolved.filter((limit) => limit.usage !== undefined && !listed.exemptLimits.has(limit.limitId));
+      Promise.all(priced.map((limit) => chargeReport(this.options.engine, limit, units, limit.cost, 'forward_auth'))).then(
+        done,
+        (error: unknown) => this.failed(res, target.route.id, error),
+      );
+    });
+  }
+
+  /** Finds the forwarded request's route and who it is (its API key or token), then `then`; answers the errors itself (no route and `noRoute: allow`: `unrouted`). */
+  private identified(req: IncomingMessage, res: ServerResponse, unrouted: () => void, then: (target: RouteLimits<RouteConfig>, identity: RequestIdentity) => void): void {
     const method = (header(req, this.original.method) ?? 'GET').toUpperCase();
     const uri = header(req, this.original.uri);
     if (uri === undefined || !uri.startsWith('/')) {
@@ -99,7 +131,7 @@ export class ForwardAuth {
         (found) => {
           if ('refused' in found) sendAuthFailure(res, found.refused);
           else if ('problem' in found) sendError(res, found.problem);
-          else this.decide(req, res, match.target, found);
+          else then(match.target, found);
         },
         (error: unknown) => this.failed(res, match.route.id, error),
       );
@@ -111,11 +143,11 @@ export class ForwardAuth {
       return;
     }
     if (match === undefined) {
-      if (this.allowUnrouted) res.writeHead(200, ['Content-Length', '0']).end();
+      if (this.allowUnrouted) unrouted();
       else sendError(res, 'no_route');
       return;
     }
-    this.decide(req, res, match.target, found);
+    then(match.target, found);
   }
 
   private decide(req: IncomingMessage, res: ServerResponse, target: RouteLimits<RouteConfig>, identity: RequestIdentity): void {

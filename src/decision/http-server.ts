@@ -1,12 +1,16 @@
 // The decision service's HTTP listener: POST /json (a RateLimitRequest as JSON,
 // as the reference serves it), /decide (forward-auth, any method: proxies send
-// GET or the original one; not served without routes) and GET /healthcheck
+// GET or the original one; not served without routes), POST /usage (what an
+// admitted request used, `{"units": N}`, charged without refusing) and GET /healthcheck
 // (`OK` as the reference writes it; 503 while draining).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { sendError } from '../gateway/errors.js';
+import { MAX_COUNT } from '../core/rule.js';
+import { usageReports } from '../usage/metrics.js';
+import type { ForwardAuth } from './forward-auth.js';
 import { requestFromJson, responseToJson } from './json-mapping.js';
 import type { DecisionFaces } from './faces.js';
 import { RlsBadRequest } from './rls-request.js';
@@ -14,6 +18,8 @@ import type { Tracing } from '../tracing/types.js';
 
 /** Largest /json body read: a request of many descriptors still fits. */
 const MAX_JSON_BYTES = 1_048_576;
+/** Largest /usage body read: `{"units": N}` is a few bytes. */
+const MAX_USAGE_BYTES = 4096;
 
 export class DecisionHttpServer {
   readonly server: Server;
@@ -64,6 +70,7 @@ export class DecisionHttpServer {
     try {
       const forwardAuth = this.faces.forwardAuth;
       if (path === '/decide' && forwardAuth) forwardAuth.handle(req, res);
+      else if (path === '/usage' && req.method === 'POST' && forwardAuth) this.usage(req, res, forwardAuth);
       else if (path === '/json' && req.method === 'POST') this.json(req, res);
       else if (path === '/healthcheck') res.writeHead(this.draining ? 503 : 200, { 'content-type': 'text/plain' }).end(this.draining ? 'draining\n' : 'OK');
       else sendError(res, 'no_route');
@@ -74,15 +81,17 @@ export class DecisionHttpServer {
   }
 
   private json(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_JSON_BYTES) sendError(res, 'body_too_large', undefined, true);
-      else chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (size <= MAX_JSON_BYTES) this.decideJson(Buffer.concat(chunks).toString('utf8'), res);
+    readBody(req, res, MAX_JSON_BYTES, (text) => this.decideJson(text, res));
+  }
+
+  /** POST /usage: `{"units": N}` for the request the proxy's headers name, as /decide reads them. */
+  private usage(req: IncomingMessage, res: ServerResponse, forwardAuth: ForwardAuth): void {
+    readBody(req, res, MAX_USAGE_BYTES, (text) => {
+      const units = unitsOf(text);
+      if (units instanceof RlsBadRequest) {
+        usageReports.inc({ face: 'forward_auth', result: 'bad_request' });
+        badRequest(res, units);
+      } else forwardAuth.report(req, res, units);
     });
   }
 
@@ -109,6 +118,35 @@ export class DecisionHttpServer {
       },
     );
   }
+}
+
+/** Reads a body of at most `max` bytes, then `then`; a larger one is a 413 and the connection closes. */
+function readBody(req: IncomingMessage, res: ServerResponse, max: number, then: (text: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > max) {
+      if (!res.headersSent) sendError(res, 'body_too_large', undefined, true);
+    } else chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (size <= max) then(Buffer.concat(chunks).toString('utf8'));
+  });
+}
+
+/** The units of a /usage body, or what is wrong with it. */
+function unitsOf(text: string): number | RlsBadRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new RlsBadRequest('body', 'must be JSON: {"units": N}');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return new RlsBadRequest('body', 'must be a JSON object: {"units": N}');
+  const units = (body as { units?: unknown }).units;
+  if (typeof units !== 'number' || !Number.isSafeInteger(units) || units < 0 || units > MAX_COUNT) return new RlsBadRequest('units', `must be an integer from 0 to ${MAX_COUNT}`);
+  return units;
 }
 
 function badRequest(res: ServerResponse, error: RlsBadRequest): void {

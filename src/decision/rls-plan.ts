@@ -30,9 +30,11 @@ export interface ReportedLimit {
  * How a descriptor is answered: `decide` through the engine with the others;
  * `check` (its own hits_addend 0) by a look at its buckets, never refused;
  * `impossible` (more hits than a rule can ever hold) and `blocked`
- * (requests_per_unit 0) refused without counting.
+ * (requests_per_unit 0) refused without counting; `report` (a usage report:
+ * `sluice_usage: report`) its hits charged through the engine's adjust, a
+ * debt past empty allowed, never refused.
  */
-export type PlanKind = 'decide' | 'check' | 'impossible' | 'blocked';
+export type PlanKind = 'decide' | 'check' | 'impossible' | 'blocked' | 'report';
 
 export interface DescriptorPlan {
   readonly kind: PlanKind;
@@ -91,7 +93,7 @@ function ownPlan(domains: Domains, top: DescriptorLevel, domain: string, descrip
     recentPlans.set(domains, recent);
   }
   const override = descriptor.override;
-  const key = JSON.stringify([domain, descriptor.hits, override ? [override.requestsPerUnit, override.unit] : null, ...descriptor.entries.map((entry) => [entry.key, entry.value])]);
+  const key = JSON.stringify([domain, descriptor.hits, descriptor.report, override ? [override.requestsPerUnit, override.unit] : null, ...descriptor.entries.map((entry) => [entry.key, entry.value])]);
   let own = recent.peek(key);
   if (own === undefined) {
     own = planOf(top, domain, descriptor);
@@ -104,7 +106,7 @@ function planOf(top: DescriptorLevel, domain: string, descriptor: CheckedDescrip
   if (descriptor.override) return { match: undefined, plan: overridePlan(domain, descriptor) };
   const match = matchDescriptor(top, descriptor.entries);
   const selector = planSelectorOf(domain, descriptor, match);
-  if (match === undefined) return { match, plan: selector ? alonePlan(selector, descriptor.hits) : undefined };
+  if (match === undefined) return { match, plan: selector ? alonePlan(selector, descriptor.hits, descriptor.report) : undefined };
   if (match.limit.unlimited) return { match, plan: 'unlimited' };
   const plan = configuredPlan(domain, descriptor, match);
   return { match, plan: selector ? { ...plan, selector } : plan };
@@ -116,7 +118,7 @@ function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Ma
   const tag = bucketTag(domain, descriptor, undefined, match.sharedValues);
   const statKey = () => statKeyOf(domain, descriptor.entries, match);
   const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit], calendar: limit.calendar, statKey, hits: descriptor.hits };
-  return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked);
+  return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked, descriptor.report);
 }
 
 /** Envoy's per-descriptor `limit`: the reference's fixed window with the given numbers. */
@@ -128,14 +130,14 @@ function overridePlan(domain: string, descriptor: CheckedDescriptor): Descriptor
   const rules = blocked ? [] : [fixedWindow(override.requestsPerUnit, unitSeconds)];
   const lastKey = descriptor.entries[descriptor.entries.length - 1]?.key ?? '';
   const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds, statKey: () => overrideStatKey(domain, descriptor.entries), hits: descriptor.hits };
-  return withCalls(own, bucketTag(domain, descriptor, override, []), rules, descriptor.hits, blocked);
+  return withCalls(own, bucketTag(domain, descriptor, override, []), rules, descriptor.hits, blocked, descriptor.report);
 }
 
 type PlanBase = Omit<DescriptorPlan, 'kind' | 'calls'>;
 
-function withCalls(base: PlanBase, tag: string, rules: readonly Rule[], cost: number, blocked: boolean): DescriptorPlan {
+function withCalls(base: PlanBase, tag: string, rules: readonly Rule[], cost: number, blocked: boolean, report: boolean): DescriptorPlan {
   const calls = rules.map((rule, index) => ({ tag, name: `r${index}`, rule, cost }));
-  const kind: PlanKind = cost === 0 ? 'check' : blocked ? 'blocked' : rules.some((rule) => cost > capacityOf(rule)) ? 'impossible' : 'decide';
+  const kind: PlanKind = report ? 'report' : cost === 0 ? 'check' : blocked ? 'blocked' : rules.some((rule) => cost > capacityOf(rule)) ? 'impossible' : 'decide';
   return { ...base, kind, calls };
 }
 
@@ -147,10 +149,10 @@ export function bucketTag(domain: string, descriptor: CheckedDescriptor, overrid
 }
 
 /** A descriptor with a plan or tenant entry and no configured limit: decided only if a rule is selected. */
-function alonePlan(selector: PlanSelector, hits: number): DescriptorPlan {
+function alonePlan(selector: PlanSelector, hits: number, report: boolean): DescriptorPlan {
   const entry = selector.tenant === undefined ? PLAN_ENTRY : TENANT_ENTRY;
   return {
-    kind: 'decide',
+    kind: report ? 'report' : 'decide',
     reported: { name: undefined, requestsPerUnit: 0, unit: 'SECOND' },
     // A plan's name may be shown to the client; a tenant's id is not put in a header.
     headerId: selector.tenant === undefined ? selector.plan!.replace(/[^A-Za-z0-9._~@+-]/g, '_').slice(0, 64) || 'plan' : TENANT_ENTRY,
@@ -186,7 +188,7 @@ function planned1(plan: DescriptorPlan, rule: Rule): DescriptorPlan {
   const cost = plan.hits;
   const seconds = windowSeconds(rule);
   const unit = (Object.keys(UNIT_SECONDS) as (keyof typeof UNIT_SECONDS)[]).find((name) => UNIT_SECONDS[name] >= seconds) ?? 'year';
-  const kind = cost === 0 ? 'check' : cost > capacityOf(rule) ? 'impossible' : 'decide';
+  const kind = plan.kind === 'report' ? 'report' : cost === 0 ? 'check' : cost > capacityOf(rule) ? 'impossible' : 'decide';
   return {
     ...plan,
     kind,

@@ -50,7 +50,19 @@ export interface CheckedDescriptor {
   readonly override: Override | undefined;
   /** 0: the descriptor's own `hits_addend: 0`, checked without counting. */
   readonly hits: number;
+  /** It carried `sluice_usage: report` (removed from `entries`): a usage report, its hits charged without refusing. */
+  readonly report: boolean;
 }
+
+/**
+ * The entry that marks a descriptor as a usage report: Envoy's second call of
+ * a `rate_limits` entry with `apply_on_stream_done`, whose `hits_addend` is
+ * what the answer used (docs/decision-service.md#usage-reports). The protocol
+ * cannot tell that call from a request's, so the route's config adds this
+ * entry (a `generic_key` action) to say so.
+ */
+export const USAGE_REPORT_KEY = 'sluice_usage';
+export const USAGE_REPORT_VALUE = 'report';
 
 export interface CheckedRequest {
   readonly domain: string;
@@ -69,11 +81,15 @@ export function checkRequest(request: RlsRequestIn): CheckedRequest {
 function checkDescriptor(descriptor: RlsDescriptorIn, field: string, requestHits: number): CheckedDescriptor {
   // An empty value (Envoy allows it) matches as the reference matches it: a
   // wildcard or the key-only node; no entries at all match nothing.
-  const entries = (descriptor.entries ?? []).map((entry) => ({ key: entry.key ?? '', value: entry.value ?? '' }));
+  const all = (descriptor.entries ?? []).map((entry) => ({ key: entry.key ?? '', value: entry.value ?? '' }));
+  const marker = all.findIndex((entry) => entry.key === USAGE_REPORT_KEY);
+  if (marker >= 0 && all[marker]!.value !== USAGE_REPORT_VALUE) throw new RlsBadRequest(`${field}.entries[${marker}].value`, `must be ${USAGE_REPORT_VALUE}`);
+  // The marker is not part of the descriptor's identity: the report lands on the bucket the request's own call charged.
+  const entries = marker < 0 ? all : all.filter((entry) => entry.key !== USAGE_REPORT_KEY);
   const own = descriptor.hits_addend;
   // Set, the descriptor's own hits_addend overrides the request's; 0 there checks without counting.
   const hits = own === undefined || own === null ? requestHits : hitsOf(Number(own.value ?? 0), `${field}.hits_addend`);
-  return { entries, override: overrideOf(descriptor.limit, `${field}.limit`), hits };
+  return { entries, override: overrideOf(descriptor.limit, `${field}.limit`), hits, report: marker >= 0 };
 }
 
 /** Any count Envoy can send (a uint64 read as a number): above a limit's capacity it is refused, never an error. */

@@ -5,11 +5,13 @@
 // hold the hits refuses it before any bucket is touched. Every descriptor that
 // did not refuse reports its bucket's real state (a look when it was not
 // charged). quota_mode descriptors are decided after the others, each on its
-// own, and refuse the request only when all of them are over.
+// own, and refuse the request only when all of them are over. A usage report
+// (a descriptor marked `sluice_usage: report`) is charged first, never refused.
 import type { Decision } from '../core/decision.js';
 import type { HeaderOptions } from '../gateway/headers.js';
 import type { Engine } from '../limiter/engine.js';
 import type { ListChecker } from '../lists/list-set.js';
+import { chargeReport } from '../usage/report.js';
 import type { Domains } from './descriptor-tree.js';
 import { responseHeaders } from './rls-headers.js';
 import { listActionOf, listedResponse } from './rls-lists.js';
@@ -92,6 +94,8 @@ export class RateLimitDecider {
   private async outcomesOf(request: RequestPlan): Promise<(Outcome | undefined)[]> {
     const { plans } = request;
     const outcomes: (Outcome | undefined)[] = new Array(plans.length).fill(undefined);
+    // Reports first, never refused: their answer then shows the bucket with the usage charged.
+    await this.report(plans);
     const admitted = await this.decide(plans, request.main, outcomes);
     // quota_mode descriptors only once the others admitted the request, each on its own
     if (admitted && request.quota.length > 0) await Promise.all(request.quota.map((batch) => this.decide(plans, batch, outcomes)));
@@ -118,6 +122,13 @@ export class RateLimitDecider {
       outcomes[i] = { plan: plans[i]!, decisions, over: decisions.some((decision) => !decision.allowed || decision.shadowRefused === true) };
     }
     return result.allowed;
+  }
+
+  /** Charges each usage report's hits to its buckets (usage/report.ts): a debt past empty allowed. */
+  private async report(plans: RequestPlan['plans']): Promise<void> {
+    const charges: Promise<boolean>[] = [];
+    for (const plan of plans) if (plan?.kind === 'report') for (const call of plan.calls) charges.push(chargeReport(this.engine, call, call.cost, 0, 'envoy'));
+    if (charges.length > 0) await Promise.all(charges);
   }
 
   /** A descriptor not charged: its buckets as they are (the engine's peek), never counted. */

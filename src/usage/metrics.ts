@@ -32,3 +32,23 @@ export const usageSettledUnits = new Counter({
   labelNames: ['limit', 'direction'] as const,
   registers: [resilienceRegistry],
 });
+
+/**
+ * Usage reported after the fact to the decision service (Envoy's
+ * `apply_on_stream_done` call, forward-auth's POST /usage), by face and
+ * result: charged; capped (more than the limit's whole capacity, the capacity
+ * charged); failed (the store did not take it).
+ */
+export const usageReports = new Counter({
+  name: 'sluice_usage_reports_total',
+  help: 'Usage reports charged by the decision service, per limit charged, by face (envoy, forward_auth) and result (charged, capped, failed)',
+  labelNames: ['face', 'result'] as const,
+  registers: [resilienceRegistry],
+});
+
+export const usageReportedUnits = new Counter({
+  name: 'sluice_usage_reported_units_total',
+  help: 'Units usage reports charged to the decision service\'s buckets, by face (envoy, forward_auth)',
+  labelNames: ['face'] as const,
+  registers: [resilienceRegistry],
+});

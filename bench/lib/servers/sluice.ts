@@ -9,7 +9,9 @@
 // the script's round trip without Sluice's code around it, so the decision
 // above PING splits into Redis's part and Sluice's. `tls` serves HTTPS
 // (HTTP/2 and HTTP/1.1 by ALPN); `upstream` may list instances, balanced by
-// the gateway; `tracing` turns OpenTelemetry tracing on (bench/gateway-tracing.ts).
+// the gateway; `tracing` turns OpenTelemetry tracing on (bench/gateway-tracing.ts);
+// `usage` prices the route's limit by the response's `usage.total_tokens`, so
+// every answer is read while it is relayed (bench/gateway-stream.ts).
 // Sluice runs from the built package (built.ts), as users run it.
 
 import { Redis } from 'ioredis';
@@ -32,6 +34,8 @@ interface Args {
   exact?: boolean;
   /** Tracing on, exporting over OTLP/HTTP (protobuf) to `endpoint`, parentbased_traceidratio at `ratio`. */
   tracing?: { endpoint: string; ratio: number };
+  /** The route's limit priced by usage: the response read for `usage.total_tokens` (a JSON body, or a stream's last event carrying it). */
+  usage?: boolean;
 }
 
 const ALLOW: Decision = { allowed: true, remaining: 1_000_000, limit: 1_000_000, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'memory' };
@@ -69,13 +73,15 @@ async function callThenAllow(url: string, call: (redis: Redis, tenant: string) =
   };
 }
 
-const { upstream, limiter, redisUrl, exact, tls, tracing } = args<Args>();
+const { upstream, limiter, redisUrl, exact, tls, tracing, usage } = args<Args>();
+const BIG = { policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 };
+const usageLimits = usage ? { limits: [{ id: 'tokens', key: 'tenant', rule: BIG, cost: { estimate: 1, from: { json: 'usage.total_tokens' } } }] } : {};
 const config = parseConfig(
   JSON.stringify({
     listen: '127.0.0.1:0',
-    routes: [{ id: 'create-order', path: '/orders', upstream, timeoutMs: 10_000 }],
+    routes: [{ id: 'create-order', path: '/orders', upstream, timeoutMs: 10_000, ...usageLimits }],
     tenants: { header: 'X-Api-Key', unknownKeys: 'default-rule', keys: [] },
-    defaultRule: { policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 },
+    defaultRule: BIG,
     store: limiter === 'redis' ? { type: 'redis', url: redisUrl } : { type: 'memory' },
     ...(exact ? { resilience: { hotKey: { autoLeaseRatePerSec: 0 } } } : {}),
     log: { level: 'silent' },
