@@ -12,7 +12,7 @@
 import { pino } from 'pino';
 import { bucketKey } from '../src/core/ids.js';
 import { parseRule } from '../src/core/rule.js';
-import { createEngine } from '../src/limiter/create-engine.js';
+import { createEngine } from '../src/engine-factory/create-engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { startTopology, type TopologyName } from './lib/failover-topology.js';
 import { round } from './lib/latency.js';

@@ -7,7 +7,7 @@
 // waits that long for a Redis that is frozen before the breaker opens).
 import { pino } from 'pino';
 import { parseRule } from '../src/core/rule.js';
-import { createEngine } from '../src/limiter/create-engine.js';
+import { createEngine } from '../src/engine-factory/create-engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { LatencyRecorder, round } from './lib/latency.js';
 import { offer } from './lib/open-loop.js';

@@ -6,7 +6,7 @@
 // and with neither (automatic leasing off).
 import { pino } from 'pino';
 import { parseRule, type Rule } from '../src/core/rule.js';
-import { createEngine } from '../src/limiter/create-engine.js';
+import { createEngine } from '../src/engine-factory/create-engine.js';
 import type { Engine } from '../src/limiter/engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { round } from './lib/latency.js';

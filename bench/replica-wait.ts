@@ -9,7 +9,7 @@ import { loadavg } from 'node:os';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { parseRule } from '../src/core/rule.js';
-import { createEngine } from '../src/limiter/create-engine.js';
+import { createEngine } from '../src/engine-factory/create-engine.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { runClosedLoop } from './lib/closed-loop.js';

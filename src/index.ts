@@ -15,7 +15,7 @@ export {
   rejectionOf,
   retryAfterSeconds,
 } from './gateway/headers.js';
-export { type CreateEngineOptions, createEngine, createResilientEngine } from './limiter/create-engine.js';
+export { type CreateEngineOptions, createEngine, createResilientEngine } from './engine-factory/create-engine.js';
 export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';
 export { StoreEngine, type Engine, type EngineHealth, type EngineCounters, type LimitCall, type LimitsDecision } from './limiter/engine.js';
 export type { ResilientEngine } from './limiter/resilient-engine.js';

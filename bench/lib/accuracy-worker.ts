@@ -5,7 +5,7 @@
 // performance.now by that many ms before anything else reads them.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { createEngine } from '../../src/limiter/create-engine.js';
+import { createEngine } from '../../src/engine-factory/create-engine.js';
 import type { Engine } from '../../src/limiter/engine.js';
 import { ACCURACY_DEADLINE_MS, type InstanceCounts, sendTimes, type WorkerJob } from './accuracy-plan.js';
 

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { derivedId } from '../../src/core/ids.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
-import { createResilientEngine } from '../../src/limiter/create-engine.js';
+import { createResilientEngine } from '../../src/engine-factory/create-engine.js';
 import type { LimitCall } from '../../src/limiter/engine.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
 import { stepAll } from '../../src/policies/compose.js';

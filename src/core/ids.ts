@@ -113,3 +113,19 @@ export const ROUTE_TAG = derivedId('route', '');
 export function slotKey(tag: string, name: string): string {
   return `${bucketKey(tag, name).key}:cc`;
 }
+
+// The penalty box's state (policies/penalty/) sits beside its bucket under another prefix.
+/** Refuses anything but a penalty key, so a lift can never delete another key. */
+export function assertPenaltyKey(key: string): void {
+  if (!/^pb:\{[^{}]+\}/.test(key)) throw new SluiceError('ERR_ID_INVALID', 'must be a penalty key as listed (pb:{tag}…)', 'key');
+}
+
+/** `pb:{tenant}…`: the bucket's key with another prefix, so it keeps the bucket's hash tag (and slot). */
+export function penaltyKeyOf(bucket: BucketKey): string {
+  return `pb:${bucket.key.slice('rl:'.length)}`;
+}
+
+/** The bucket key (`rl:{tag}:name`) of a penalty key: the inverse of penaltyKeyOf. */
+export function bucketKeyOfPenalty(key: string): string {
+  return `rl:${key.slice('pb:'.length)}`;
+}

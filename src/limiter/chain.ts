@@ -105,6 +105,6 @@ export function buildChain(options: ChainOptions): DecisionChain {
     instances,
     stats,
   });
-  const multi = new MultiStep({ guard, fallbackStep, fallback, debts, late, negative, stats, now });
+  const multi = new MultiStep({ groups: (calls) => store.groups(calls), guard, fallbackStep, fallback, debts, late, negative, stats, now });
   return { head: leasing, multi, leasing, penalized: negativeStep, negative, fallbackStep, fallback, breaker, deadline: current, stats };
 }

@@ -1,9 +1,10 @@
 // Deciding a request's limits together: the parts every engine shares.
 //
-// Within one hash slot (and always on the memory store) the store decides the
-// limits in one atomic call: every bucket charged, or none (src/policies/compose.ts
-// and its Lua twin). Limits on different slots cannot share a script on a
-// Redis Cluster, so each slot's group is decided on its own, in parallel:
+// Within one of the store's groups (one hash slot on Redis, everything on the
+// memory store: Store.groups) the store decides the limits in one atomic call:
+// every bucket charged, or none (src/policies/compose.ts and its Lua twin).
+// Limits of different groups cannot share a script, so each group is decided
+// on its own, in parallel:
 // reserve-and-refund. If any group refuses, what the admitting groups took is
 // given back (the store's adjust, a negative delta). Never over-admits; a
 // concurrent request may be refused while units are reserved and not yet
@@ -11,8 +12,6 @@
 import type { Decision } from '../core/decision.js';
 import { bucketKey } from '../core/ids.js';
 import { assertValidCost, checkRule } from '../core/rule.js';
-import { redisKeyOf } from '../stores/redis/scripts.js';
-import { keySlot } from '../stores/redis/key-slot.js';
 import type { GroupReply, Store, StoreCall } from '../stores/store.js';
 import { applyShadow, type Engine, type LimitCall, type LimitsDecision } from './engine-types.js';
 
@@ -29,19 +28,6 @@ export function storeCallsOf(calls: readonly LimitCall[]): StoreCall[] {
     assertValidCost(call.rule, call.cost);
     return { bucket: bucketKey(call.tag, call.name), rule: call.rule, cost: call.cost, shadow: call.rule.shadow === true };
   });
-}
-
-/** The calls' indexes grouped by hash slot (one group when `together`: the memory store). */
-export function slotGroups(calls: readonly StoreCall[], together: boolean): number[][] {
-  if (together) return [calls.map((_, i) => i)];
-  const bySlot = new Map<number, number[]>();
-  calls.forEach((call, i) => {
-    const slot = keySlot(redisKeyOf(call.rule.policy, call.bucket));
-    const group = bySlot.get(slot);
-    if (group) group.push(i);
-    else bySlot.set(slot, [i]);
-  });
-  return [...bySlot.values()];
 }
 
 /** One group's call: a lone limit takes the plain (lighter) script, several the multi-limit one. */

@@ -7,7 +7,7 @@ import { bucketKey } from '../core/ids.js';
 import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
 import type { BlockedKey, BucketInfo, GroupReply, SharedStore, Store, StoreCall } from '../stores/store.js';
 import { decideWithPenalties, hasPenalty, type PenalizedCall } from './penalized-all.js';
-import { consumeGroup, decideOne, limitsDecision, mergeGroups, slotGroups, storeCallsOf, toRefund } from './decide-all.js';
+import { consumeGroup, decideOne, limitsDecision, mergeGroups, storeCallsOf, toRefund } from './decide-all.js';
 import { storeDownDecision } from './plan.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine-types.js';
 import { ChainStats, type EngineCounters } from './stats.js';
@@ -49,7 +49,7 @@ export class StoreEngine implements Engine {
     if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);
     if (calls.length === 1) return decideOne(this, calls[0]!);
     const storeCalls = storeCallsOf(calls);
-    const groups = slotGroups(storeCalls, this.store.kind === 'memory');
+    const groups = this.store.groups(storeCalls);
     const replies = await Promise.all(groups.map((group) => this.consumeGroup(group.map((i) => storeCalls[i]!))));
     const reply = mergeGroups(storeCalls, groups, replies);
     const refunds = toRefund(!reply.admitted, storeCalls, groups, replies);

@@ -14,7 +14,7 @@ import type { Clock } from '../stores/clock.js';
 import type { GroupReply, StoreCall } from '../stores/store.js';
 import type { DebtCollector } from './debt-collector.js';
 import { isDeadlineError } from './deadline.js';
-import { mergeGroups, slotGroups, toRefund } from './decide-all.js';
+import { mergeGroups, toRefund } from './decide-all.js';
 import type { FallbackLimiter, LocalCall } from './fallback-limiter.js';
 import type { FallbackStep } from './fallback-step.js';
 import type { Sent, StoreGuard } from './guard.js';
@@ -24,6 +24,8 @@ import type { Plan } from './plan.js';
 import type { ChainStats } from './stats.js';
 
 export interface MultiStepOptions {
+  /** Groups the calls one store call can decide together (Store.groups: one per hash slot on Redis). */
+  groups: (calls: readonly StoreCall[]) => number[][];
   guard: StoreGuard;
   fallbackStep: FallbackStep;
   fallback: FallbackLimiter;
@@ -51,7 +53,7 @@ export class MultiStep {
     const calls = plans.map((plan, i): StoreCall => ({ bucket: plan.bucket, rule: plan.rule, cost: costs[i]!, shadow: plan.original.shadow === true }));
     const cached = this.knownRefused(plans, calls);
     if (cached) return cached;
-    const groups = slotGroups(calls, false);
+    const groups = this.o.groups(calls);
     const outcomes = await Promise.all(groups.map((group) => this.stored(group.map((i) => plans[i]!), group.map((i) => calls[i]!))));
     const stored = groups.filter((_, g) => outcomes[g]!.reply !== undefined);
     const storedReplies = outcomes.flatMap((outcome) => (outcome.reply ? [outcome.reply] : []));

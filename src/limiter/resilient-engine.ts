@@ -11,7 +11,7 @@ import { withTimeout } from '../core/timeout.js';
 import type { Membership } from '../cluster/membership.js';
 import type { RegionRebalancer } from '../cluster/region-rebalancer.js';
 import type { BlockedKey, BucketInfo, SharedStore } from '../stores/store.js';
-import { assertPenaltyKey, bucketKeyOfPenalty } from '../stores/redis/penalty-script.js';
+import { assertPenaltyKey, bucketKeyOfPenalty } from '../core/ids.js';
 import { decideWithPenalties, hasPenalty, type PenalizedCall, type PenaltyParts } from './penalized-all.js';
 import type { DecisionChain } from './chain.js';
 import { decideOne, limitsDecision } from './decide-all.js';

@@ -14,7 +14,7 @@ import { policyOf } from '../policies/index.js';
 import type { PenaltyConfig, PenaltyState } from '../policies/penalty/model.js';
 import { stepPenalized } from '../policies/penalty/penalized.js';
 import { type Clock, systemClock } from './clock.js';
-import { assertPenaltyKey, penaltyKeyOf } from './redis/penalty-script.js';
+import { assertPenaltyKey, penaltyKeyOf } from '../core/ids.js';
 import type { BucketInfo, GroupReply, Store, StoreCall } from './store.js';
 
 interface Entry {
@@ -64,6 +64,11 @@ export class MemoryStore implements Store {
     const result = model.step(entry?.state, now, rule, cost);
     if (result.write) this.put(key, { policy: rule.policy, state: result.state, expiresAt: now + result.ttlMs }, now);
     return { ...result.decision, source: this.source };
+  }
+
+  /** Every call in one group: in one process, one step decides them all. */
+  groups(calls: readonly StoreCall[]): number[][] {
+    return [calls.map((_, i) => i)];
   }
 
   async consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {

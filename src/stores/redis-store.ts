@@ -20,6 +20,7 @@ import { canAdjust, runAdjust } from './redis/adjust.js';
 import { ConnectionProblem, type StoreProblem } from './redis/connection-problem.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
 import { scrubErrorsOf } from './redis/scrub-secrets.js';
+import { keySlot } from './redis/key-slot.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
 import { type BlockedKey, liftBlock, listBlocked, runPenalized } from './redis/penalty-script.js';
@@ -74,6 +75,18 @@ export class RedisStore implements SharedStore {
     if (!this.waiter) return runDecision(this.client, bucket, rule, cost);
     const acknowledged = this.waiter.acknowledgement();
     return this.waiter.settle(runDecision(this.client, bucket, rule, cost), acknowledged, (decision) => decision.allowed);
+  }
+
+  /** One group per hash slot: a Cluster runs one script on one slot's keys only (a standalone server too, so both count alike). */
+  groups(calls: readonly StoreCall[]): number[][] {
+    const bySlot = new Map<number, number[]>();
+    calls.forEach((call, i) => {
+      const slot = keySlot(redisKeyOf(call.rule.policy, call.bucket));
+      const group = bySlot.get(slot);
+      if (group) group.push(i);
+      else bySlot.set(slot, [i]);
+    });
+    return [...bySlot.values()];
   }
 
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {

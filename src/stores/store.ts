@@ -5,9 +5,22 @@ import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
-import type { GroupReply, StoreCall } from './redis/multi-script.js';
 
-export type { GroupReply, StoreCall } from './redis/multi-script.js';
+/** One limit of a multi-limit call: its bucket, rule and cost; a shadow limit never refuses. */
+export interface StoreCall {
+  readonly bucket: BucketKey;
+  readonly rule: Rule;
+  readonly cost: number;
+  readonly shadow: boolean;
+}
+
+/** What a multi-limit call decided: admitted (every state written) or not (none), and each limit's decision. */
+export interface GroupReply {
+  admitted: boolean;
+  decisions: Decision[];
+  /** Whether each limit was consulted; absent = all were (a negative-cache refusal consults only the refusing one). */
+  consulted?: boolean[];
+}
 
 export interface BucketInfo {
   /** The policy's state in its serialized form (e.g. token bucket: microsecond it is full). */
@@ -37,6 +50,12 @@ export interface Store {
    * limit admits, else none. Redis: the buckets must share one hash slot.
    */
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply>;
+  /**
+   * The calls' indexes in the groups consumeAll can decide as one: every call
+   * in one group on the memory store, one group per hash slot on Redis (a
+   * Cluster cannot run one script over several slots).
+   */
+  groups(calls: readonly StoreCall[]): number[][];
   /**
    * A limit with a penalty box, decided with it in one atomic step
    * (policies/penalty/penalized.ts): a blocked key is refused before its limit

@@ -16,6 +16,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['stores'],
   ['cluster'],
   ['limiter'],
+  ['engine-factory'],
   ['rules', 'notify'],
   ['usage'],
   ['limits'],
@@ -61,6 +62,22 @@ test('each folder under src/ imports only the folders of the layers below it', (
 test('every folder under src/ has its layer', () => {
   const unplaced = [...new Set([...graph.keys()].map(folderOf))].filter((folder) => !layerOf.has(folder));
   assert.deepEqual(unplaced, []);
+});
+
+/** Imports from files under `from` (a folder or a file, relative to src/) into files matching `into`. */
+function importsInto(from: string, into: RegExp): string[] {
+  return [...graph].flatMap(([file, imports]) => (file === from || file.startsWith(`${from}/`) ? imports.filter((target) => into.test(target)).map((target) => `${file} → ${target}`) : []));
+}
+
+/** The Redis backend: the Redis store and everything under stores/redis/. */
+const REDIS_BACKEND = /^stores\/(redis\/|redis-store\.ts$)/;
+
+test('the limiter never imports the Redis backend: the store groups its calls, the engine factory builds it', () => {
+  assert.deepEqual(importsInto('limiter', REDIS_BACKEND), []);
+});
+
+test('the store contract never imports a backend', () => {
+  assert.deepEqual(importsInto('stores/store.ts', /^stores\/(redis\/|redis-store\.ts$|memory-store\.ts$|memory-slots\.ts$)/), []);
 });
 
 test('the checks see a cycle and an upward import, type-only and re-exports included', () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Env, parseConfig } from '../../src/config/index.js';
-import { createEngine } from '../../src/limiter/create-engine.js';
+import { createEngine } from '../../src/engine-factory/create-engine.js';
 import { ROUTES } from './support.js';
 
 const parse = (yaml: string, env: Env = {}) => parseConfig(`${ROUTES}${yaml}`, { source: 'sluice.yaml', baseDir: '.', env });

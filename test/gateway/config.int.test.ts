@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { isSluiceError } from '../../src/core/errors.js';
-import { createEngine } from '../../src/limiter/create-engine.js';
+import { createEngine } from '../../src/engine-factory/create-engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { hashApiKeyHex } from '../../src/rules/keys.js';
 

@@ -4,6 +4,8 @@
 // paused, no call runs and nothing answers (SIGSTOP); resumed, the held calls
 // run in the order sent and answer at once. Not a mock of Redis's protocol:
 // what is about Redis itself keeps a real redis-server.
+import { keySlot } from '../../src/stores/redis/key-slot.js';
+import { redisKeyOf } from '../../src/stores/redis/scripts.js';
 import type { Decision } from '../../src/core/decision.js';
 import type { BucketKey } from '../../src/core/ids.js';
 import { capacityOf, type Rule } from '../../src/core/rule.js';
@@ -59,6 +61,16 @@ export class FakeSharedStore implements SharedStore {
 
   consume(bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
     return this.run(bucket.key, () => this.memory.consumeSync(bucket.key, rule, cost));
+  }
+
+  /** As the Redis store groups them: one group per hash slot. */
+  groups(calls: readonly StoreCall[]): number[][] {
+    const bySlot = new Map<number, number[]>();
+    calls.forEach((call, i) => {
+      const slot = keySlot(redisKeyOf(call.rule.policy, call.bucket));
+      bySlot.set(slot, [...(bySlot.get(slot) ?? []), i]);
+    });
+    return [...bySlot.values()];
   }
 
   consumeAll(calls: readonly StoreCall[]): Promise<GroupReply> {

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
-import { type CreateEngineOptions, createResilientEngine } from '../../src/limiter/create-engine.js';
+import { type CreateEngineOptions, createResilientEngine } from '../../src/engine-factory/create-engine.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
 import { buildChain, type DecisionChain } from '../../src/limiter/chain.js';
 import { InstanceCount } from '../../src/limiter/instances.js';

@@ -3,7 +3,7 @@
 // leasing of a key that runs hot on one instance.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { CreateEngineOptions } from '../../src/limiter/create-engine.js';
+import type { CreateEngineOptions } from '../../src/engine-factory/create-engine.js';
 import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, burst, resilientEngine } from './helpers.js';

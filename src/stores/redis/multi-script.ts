@@ -6,8 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
-import type { BucketKey } from '../../core/ids.js';
-import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
+import { capacityOf, type PolicyName } from '../../core/rule.js';
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { systemClock } from '../clock.js';
@@ -16,21 +15,9 @@ import { fieldOf, normalise, preludeFor, type RedisClient, redisKeyOf } from './
 
 const DRIVER = new URL('../../policies/compose.lua', import.meta.url);
 
-/** One limit of a multi-limit call: its bucket, rule and cost; a shadow limit never refuses. */
-export interface StoreCall {
-  readonly bucket: BucketKey;
-  readonly rule: Rule;
-  readonly cost: number;
-  readonly shadow: boolean;
-}
+import type { GroupReply, StoreCall } from '../store.js';
 
-/** What a multi-limit call decided: admitted (every state written) or not (none), and each limit's decision. */
-export interface GroupReply {
-  admitted: boolean;
-  decisions: Decision[];
-  /** Whether each limit was consulted; absent = all were (a negative-cache refusal consults only the refusing one). */
-  consulted?: boolean[];
-}
+export type { GroupReply, StoreCall } from '../store.js';
 
 interface Script {
   source: string;

@@ -5,8 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
-import { SluiceError } from '../../core/errors.js';
-import type { BucketKey } from '../../core/ids.js';
+import { assertPenaltyKey, type BucketKey, penaltyKeyOf } from '../../core/ids.js';
 import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
@@ -30,20 +29,7 @@ function boxScript(): Script {
   return penaltyScript;
 }
 
-/** Refuses anything but a penalty key, so a lift can never delete another key. */
-export function assertPenaltyKey(key: string): void {
-  if (!/^pb:\{[^{}]+\}/.test(key)) throw new SluiceError('ERR_ID_INVALID', 'must be a penalty key as listed (pb:{tag}…)', 'key');
-}
-
-/** `pb:{tenant}…`: the bucket's key with another prefix, so it keeps the bucket's hash tag (and slot). */
-export function penaltyKeyOf(bucket: BucketKey): string {
-  return `pb:${bucket.key.slice('rl:'.length)}`;
-}
-
-/** The bucket key (`rl:{tag}:name`) of a penalty key: the inverse of penaltyKeyOf. */
-export function bucketKeyOfPenalty(key: string): string {
-  return `rl:${key.slice('pb:'.length)}`;
-}
+export { assertPenaltyKey, bucketKeyOfPenalty, penaltyKeyOf } from '../../core/ids.js';
 
 export interface PenaltyReply {
   blocked: boolean;

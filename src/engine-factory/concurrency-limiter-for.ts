@@ -1,13 +1,13 @@
 // The concurrency limiter for an engine: on the engine's Redis when it has one
 // (the resilient engine: with the fallback and its live instance count; the
 // plain engine over Redis: no fallback), else in process.
-import { ADAPTIVE_DEADLINE } from '../adaptive-deadline.js';
-import { MemorySlotStore } from '../../stores/memory-slots.js';
-import { RedisSlotStore } from '../../stores/redis/slots.js';
-import { RedisStore } from '../../stores/redis-store.js';
-import { type Engine, StoreEngine } from '../engine.js';
-import { ResilientEngine } from '../resilient-engine.js';
-import { ConcurrencyLimiter } from './concurrency-limiter.js';
+import { ADAPTIVE_DEADLINE } from '../limiter/adaptive-deadline.js';
+import { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
+import { type Engine, StoreEngine } from '../limiter/engine.js';
+import { ResilientEngine } from '../limiter/resilient-engine.js';
+import { MemorySlotStore } from '../stores/memory-slots.js';
+import { RedisSlotStore } from '../stores/redis/slots.js';
+import { RedisStore } from '../stores/redis-store.js';
 
 /** `fixedMs`: store.deadlineMs; absent, the resilient engine's own (adaptive) deadline, or the adaptive floor. */
 export function concurrencyLimiterFor(engine: Engine, fixedMs: number | undefined, maxKeys?: number): ConcurrencyLimiter {
@@ -24,9 +24,4 @@ export function concurrencyLimiterFor(engine: Engine, fixedMs: number | undefine
     connection: store.connection,
     canFallBack: resilient !== undefined,
   });
-}
-
-/** In process only: a gateway built without the app's limiter (one instance). */
-export function localConcurrencyLimiter(): ConcurrencyLimiter {
-  return new ConcurrencyLimiter({ local: new MemorySlotStore(), instances: () => 1, deadlineMs: () => 0 });
 }
