@@ -27,6 +27,8 @@ export function sluiceExpress<Request extends IncomingMessage = IncomingMessage>
           res.end(outcome.body);
           return;
         }
+        // Once the response has gone (or the client left): the reservations of limits that settle.
+        if (outcome.settle) res.once('close', () => void outcome.settle!(res.statusCode));
         if (outcome.delayMs > 0) await hold(outcome.delayMs);
         next();
       })

@@ -29,6 +29,8 @@ const plugin = async (fastify: FastifyInstance, options: SluiceFastifyOptions) =
       }
       case 'allowed':
         setHeaders(reply, outcome.headers);
+        // Once the response has gone (or the client left): the reservations of limits that settle.
+        if (outcome.settle) reply.raw.once('close', () => void outcome.settle!(reply.raw.statusCode));
         if (outcome.delayMs > 0) await hold(outcome.delayMs);
     }
   });

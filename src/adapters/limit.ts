@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { GATEWAY_ERRORS, gatewayErrorBody } from '../core/error-codes.js';
 import { limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
 import { type AdapterOptions, type CheckedOptions, checkOptions } from './options.js';
+import { settlementOf } from './settle.js';
 import { type RawRequest, type RequestCall, type Targets, targetsOf } from './targets.js';
 
 export type { AdapterLimit, AdapterOptions, ClientIpOption, KeyOf, LimitTarget } from './options.js';
@@ -14,7 +15,8 @@ export type Outcome =
   | { kind: 'skip' }
   /** Answered before deciding: no API key (401), the client already gone (400), or denied by the lists (403). */
   | { kind: 'answered'; status: 401 | 400 | 403; body: string }
-  | { kind: 'allowed'; headers: string[]; delayMs: number }
+  /** `settle`: the reservations of limits that settle (settle.ts), to run once the response has gone with its status. */
+  | { kind: 'allowed'; headers: string[]; delayMs: number; settle?: (status: number) => Promise<void> }
   | { kind: 'refused'; status: 429 | 503; headers: string[]; body: string };
 
 export type Limiter<Request> = (request: Request, raw: RawRequest | IncomingMessage) => Promise<Outcome>;
@@ -62,17 +64,18 @@ function decider<Request>(checked: CheckedOptions<Request>): Limiter<Request> {
     }
     const headers: string[] = [];
     pushLimitsHeaders(headers, views, outcome.governing, headerOptions);
+    const settle = settlementOf(engine, calls, outcome.enforced ?? outcome.decisions, request);
     // Shaping: the request waits for the longest delay any limit asks.
-    return { kind: 'allowed', headers, delayMs: Math.max(...outcome.decisions.map((decision) => decision.delayMs)) };
+    return { kind: 'allowed', headers, delayMs: Math.max(...outcome.decisions.map((decision) => decision.delayMs)), ...(settle ? { settle } : {}) };
   };
 }
 
 const DENIED: Outcome = { kind: 'answered', status: 403, body: gatewayErrorBody('denied') };
 
 /** The targets after the lists: denied, none (allowed, or every limit lifted), or the calls left. A request refused before its limits (401) stays refused. */
-function listed<Request>(checked: CheckedOptions<Request>, request: Request, raw: RawRequest, targets: Targets): Targets | { kind: 'denied' } {
+function listed<Request>(checked: CheckedOptions<Request>, request: Request, raw: RawRequest, targets: Targets<Request>): Targets<Request> | { kind: 'denied' } {
   if (targets.kind !== 'calls' && targets.kind !== 'skip') return targets;
-  const calls: readonly RequestCall[] = targets.kind === 'calls' ? targets.calls : [];
+  const calls: readonly RequestCall<Request>[] = targets.kind === 'calls' ? targets.calls : [];
   const verdict = checked.lists!.check({
     route: '',
     tenant: calls.find((call) => call.tenant !== undefined)?.tenant, // resolve's

@@ -10,6 +10,9 @@ import type { HeaderOptions } from '../gateway/headers.js';
 import type { Engine } from '../limiter/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { clientIpSchema } from '../limits/client-ip-schema.js';
+import { countOf } from '../usage/check-usage.js';
+import { type CountEntry, countSchema } from '../usage/schema.js';
+import type { CountRule } from '../usage/types.js';
 import type { ListSet } from '../lists/list-set.js';
 import { type AdapterListEntry, checkListsOption } from './lists.js';
 
@@ -31,8 +34,16 @@ export interface AdapterLimit<Request> {
   rule: Rule;
   /** Default `header`. */
   key?: KeyOf<Request>;
-  /** Units one request takes (default 1). */
+  /** Units one request takes (default 1); with `settle`, the units reserved before the app answers. */
   cost?: number;
+  /**
+   * Reserve, then settle (docs/library.md#priced-by-the-response): called once the response has been sent,
+   * with its status; the units the request really used (e.g. the tokens an LLM call took). The difference
+   * from `cost` is charged (a debt past empty) or given back. Undefined: the reservation stands.
+   */
+  settle?: (request: Request, status: number) => number | undefined;
+  /** Count only some answers, e.g. `{ status: [401, 403] }` (failed logins) or `{ skipStatus: ['5xx'] }`: the others give their units back. */
+  count?: CountEntry;
 }
 
 /** What `resolve` returns for a request: a bucket by `tenant` (any string; hashed unless an id) or by `key`. */
@@ -84,6 +95,8 @@ export interface CheckedLimit<Request> {
   readonly rule: Rule;
   readonly key: KeyOf<Request>;
   readonly cost: number;
+  readonly settle: ((request: Request, status: number) => number | undefined) | undefined;
+  readonly count: CountRule | undefined;
 }
 
 export interface CheckedOptions<Request> {
@@ -147,6 +160,15 @@ function checkLimits<Request>(limits: readonly AdapterLimit<Request>[], single: 
     if (typeof key !== 'function' && key !== 'header' && key !== 'ip' && key !== 'route' && !claimKey) throw fail("must be 'header', 'ip', 'route' or a function, or { claim: name }", `${at}key`);
     const cost = limit.cost ?? 1;
     assertValidCost(rule, cost);
-    return { id: limit.id, rule, key, cost };
+    if (limit.settle !== undefined && typeof limit.settle !== 'function') throw fail('must be a function (request, status) => units', `${at}settle`);
+    return { id: limit.id, rule, key, cost, settle: limit.settle, count: checkCount(limit.count, `${at}count`) };
   });
+}
+
+/** A limit's `count`, as the gateway's `count:` (usage/schema.ts), its error naming the field. */
+function checkCount(count: CountEntry | undefined, field: string): CountRule | undefined {
+  if (count === undefined) return undefined;
+  const parsed = countSchema.safeParse(count);
+  if (!parsed.success) throw zodToSluiceError(parsed.error, field, 'ERR_CONFIG_INVALID');
+  return countOf(parsed.data);
 }

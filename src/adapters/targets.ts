@@ -7,6 +7,7 @@ import { assertValidId, hashedId, keyId, ROUTE_TAG } from '../core/ids.js';
 import { claimText } from '../core/claims.js';
 import { SluiceError } from '../core/errors.js';
 import type { LimitCall } from '../limiter/engine.js';
+import type { CountRule } from '../usage/types.js';
 import { ipBucketId } from '../core/ip-address.js';
 import type { CheckedLimit, CheckedOptions, KeyOf, LimitTarget } from './options.js';
 
@@ -17,14 +18,18 @@ export interface RawRequest {
 }
 
 /** One limit of one request: its engine call and the id the headers name it by. */
-export interface RequestCall extends LimitCall {
+export interface RequestCall<Request = unknown> extends LimitCall {
   readonly limitId: string;
   /** `resolve`'s tenant, as given: what a list's tenant entry matches. */
   readonly tenant?: string;
+  /** Reserve, then settle (settle.ts): the units used, read once the response has gone. */
+  readonly settle?: ((request: Request, status: number) => number | undefined) | undefined;
+  /** Which answers count; the others give their reservation back. */
+  readonly count?: CountRule | undefined;
 }
 
-export type Targets =
-  | { readonly kind: 'calls'; readonly calls: RequestCall[] }
+export type Targets<Request = unknown> =
+  | { readonly kind: 'calls'; readonly calls: RequestCall<Request>[] }
   /** Nothing applies: the request goes through unlimited. */
   | { readonly kind: 'skip' }
   /** A `key: 'header'` limit and the request lacks the header (401). */
@@ -34,11 +39,11 @@ export type Targets =
   /** A `key: { claim }` limit and the request has no verified payload, or it lacks the claim (401). */
   | { readonly kind: 'missing_limit_claim' };
 
-const SKIP: Targets = { kind: 'skip' };
+const SKIP = { kind: 'skip' } as const;
 
-export async function targetsOf<Request>(options: CheckedOptions<Request>, request: Request, raw: RawRequest): Promise<Targets> {
+export async function targetsOf<Request>(options: CheckedOptions<Request>, request: Request, raw: RawRequest): Promise<Targets<Request>> {
   if (options.limits === undefined) return resolved(options, request, raw);
-  const calls: RequestCall[] = [];
+  const calls: RequestCall<Request>[] = [];
   for (const limit of options.limits) {
     const tag = tagOf(options, limit.key, request, raw);
     if (typeof tag === 'object') return tag;
@@ -47,7 +52,7 @@ export async function targetsOf<Request>(options: CheckedOptions<Request>, reque
   return calls.length === 0 ? SKIP : { kind: 'calls', calls };
 }
 
-const call = <Request>(limit: CheckedLimit<Request>, tag: string): RequestCall => ({ limitId: limit.id, tag, name: limit.id, rule: limit.rule, cost: limit.cost });
+const call = <Request>(limit: CheckedLimit<Request>, tag: string): RequestCall<Request> => ({ limitId: limit.id, tag, name: limit.id, rule: limit.rule, cost: limit.cost, settle: limit.settle, count: limit.count });
 
 /** The bucket tag for `key`; undefined when the caller's function says the limit does not apply. */
 function tagOf<Request>(options: CheckedOptions<Request>, key: KeyOf<Request>, request: Request, raw: RawRequest): string | undefined | Targets {
@@ -76,12 +81,12 @@ function tagOf<Request>(options: CheckedOptions<Request>, key: KeyOf<Request>, r
 }
 
 /** `resolve`'s answer as engine calls: one target or several, each checked (a bad one throws, naming its field). */
-async function resolved<Request>(options: CheckedOptions<Request>, request: Request, raw: RawRequest): Promise<Targets> {
+async function resolved<Request>(options: CheckedOptions<Request>, request: Request, raw: RawRequest): Promise<Targets<Request>> {
   const answer = await options.resolve!(request);
   if (answer === undefined) return SKIP;
   const targets: readonly LimitTarget[] = Array.isArray(answer) ? answer : [answer as LimitTarget];
   if (targets.length === 0) return SKIP;
-  const calls: RequestCall[] = [];
+  const calls: RequestCall<Request>[] = [];
   for (const target of targets) {
     assertValidId(target.route, 'route');
     // `~` starts the names Sluice derives (per-address buckets): a route may not take one.

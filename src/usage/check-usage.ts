@@ -32,7 +32,8 @@ function usageOf(cost: UsageCostEntry, rule: Rule | undefined, at: Path, fail: F
   return { estimate, from, fallback: cost.fallback ?? base };
 }
 
-function countOf(count: CountEntry): CountRule {
+/** A `count:` entry (`{ status }` or `{ skipStatus }`) as the rule the settlement reads. */
+export function countOf(count: CountEntry): CountRule {
   const only = 'status' in count;
   const listed = only ? count.status : count.skipStatus;
   const statuses = new Set<number>();

@@ -38,7 +38,7 @@ export interface ResponseEnd {
 }
 
 /** Sources a decision's charge stands in the store (not the local fallback's, not an `open` pass). */
-const CHARGED = new Set<Decision['source']>(['redis', 'memory', 'cache', 'shadow']);
+export const CHARGED = new Set<Decision['source']>(['redis', 'memory', 'cache', 'shadow']);
 
 export class Settlement {
   readonly reader: UsageReader;
