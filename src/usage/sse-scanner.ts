@@ -26,9 +26,16 @@ export class SseScanner {
   /** Events skipped for their size. */
   skipped = 0;
 
+  /**
+   * `needles`: an event's data is decoded and handed on only when it holds one
+   * of them (the usage field's quoted name): the stream's other events, nearly
+   * all of them, cost a byte search instead of a decode and a JSON parse.
+   * Empty: every event.
+   */
   constructor(
     private readonly onEvent: (data: string) => void,
     private readonly maxBytes = MAX_EVENT_BYTES,
+    private readonly needles: readonly Buffer[] = [],
   ) {}
 
   push(chunk: Buffer): void {
@@ -59,13 +66,15 @@ export class SseScanner {
       this.line = []; // past the cap: the rest of this line is only counted
       return;
     }
-    // A copy: the chunk itself goes on to the client and must not be pinned by a piece of it.
-    this.line.push(Buffer.from(piece));
+    // A view of the chunk until the line ends: only a data line kept past it is copied (endLine), so the
+    // chunk, gone on to the client, is pinned no longer than the line it holds.
+    this.line.push(piece);
   }
 
   private endLine(): void {
     const tooLong = this.lineBytes > this.lineCap;
-    let line = this.line.length === 1 ? this.line[0]! : Buffer.concat(this.line);
+    const viewOfChunk = this.line.length === 1;
+    let line = viewOfChunk ? this.line[0]! : Buffer.concat(this.line);
     this.line = [];
     this.lineBytes = 0;
     if (tooLong) {
@@ -87,14 +96,18 @@ export class SseScanner {
       return;
     }
     if (this.hasData) this.data.push(NEWLINE);
-    this.data.push(value);
+    // A one-piece line is a view of a chunk: copied; a line of several pieces was joined into a buffer of its own.
+    this.data.push(viewOfChunk ? Buffer.from(value) : value);
     this.dataBytes += added;
     this.hasData = true;
   }
 
   private dispatch(): void {
     if (this.oversize) this.skipped++;
-    else if (this.hasData) this.onEvent(Buffer.concat(this.data, this.dataBytes).toString('utf8'));
+    else if (this.hasData) {
+      const data = this.data.length === 1 ? this.data[0]! : Buffer.concat(this.data, this.dataBytes);
+      if (this.needles.length === 0 || this.needles.some((needle) => data.includes(needle))) this.onEvent(data.toString('utf8'));
+    }
     this.data = [];
     this.dataBytes = 0;
     this.hasData = false;

@@ -51,7 +51,11 @@ export class UsageReader implements ResponseTap {
     if (this.paths.length === 0 || encoded) return;
     if (type.startsWith('text/event-stream')) {
       this.mode = 'sse';
-      this.scanner = new SseScanner((data) => this.onEvent(data));
+      // A JSON key is its name in quotes: an event without the last name of any path cannot hold the usage
+      // (OpenAI's chunks all carry `"usage":null`; only the last one has `"total_tokens"`). A name written
+      // with \u escapes would be missed and charged the fallback: no known API writes one.
+      const needles = [...new Set(this.paths.map((path) => path[path.length - 1]!))].map((name) => Buffer.from(JSON.stringify(name)));
+      this.scanner = new SseScanner((data) => this.onEvent(data), undefined, needles);
     } else this.mode = 'json';
   }
 

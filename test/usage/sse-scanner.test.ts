@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SseScanner } from '../../src/usage/sse-scanner.js';
 
-function scan(chunks: (string | Buffer)[], maxBytes?: number): { events: string[]; skipped: number } {
+function scan(chunks: (string | Buffer)[], maxBytes?: number, needles: string[] = []): { events: string[]; skipped: number } {
   const events: string[] = [];
-  const scanner = new SseScanner((data) => events.push(data), maxBytes);
+  const scanner = new SseScanner((data) => events.push(data), maxBytes, needles.map((needle) => Buffer.from(needle)));
   for (const chunk of chunks) scanner.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   scanner.end();
   return { events, skipped: scanner.skipped };
@@ -36,5 +36,20 @@ describe('SseScanner', () => {
   it('an event whose data lines together pass the cap is skipped too', () => {
     const lines = `${Array.from({ length: 20 }, () => `data: ${'y'.repeat(100)}`).join('\n')}\n\n`;
     assert.deepEqual(scan([lines, 'data: small\n\n'], 1024), { events: ['small'], skipped: 1 });
+  });
+
+  it('with needles, hands on only the events that hold one, however the stream is cut; what it hands on is not a view of a chunk', () => {
+    const stream = Buffer.from('data: {"usage":null,"x":1}\n\ndata: {"usage":{"total_tokens":7}}\n\ndata: [DONE]\n\n');
+    for (let cut = 1; cut < stream.length; cut++) {
+      assert.deepEqual(scan([stream.subarray(0, cut), stream.subarray(cut)], undefined, ['"total_tokens"']).events, ['{"usage":{"total_tokens":7}}'], `cut at ${cut}`);
+    }
+    // The chunk is changed after it went on (as a pooled buffer may be): the event kept is its own copy.
+    const events: string[] = [];
+    const scanner = new SseScanner((data) => events.push(data), undefined, [Buffer.from('"n"')]);
+    const chunk = Buffer.from('data: {"n":1}\n');
+    scanner.push(chunk);
+    chunk.fill(0x41);
+    scanner.push(Buffer.from('\n'));
+    assert.deepEqual(events, ['{"n":1}']);
   });
 });
