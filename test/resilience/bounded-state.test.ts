@@ -19,7 +19,7 @@ test('the fallback keeps at most its bounds of buckets, last words, episode mark
     const key = `fresh-${i}`;
     const policy = i % 2 === 0 ? rule : shaped;
     fallback.remember(key, key, policy, { remaining: 5, resetAfterMs: 2000 }, 1);
-    fallback.decide(key, policy, 1, i % 3 === 0, 0); // breaker closed (a debt) or open (an episode mark)
+    fallback.decide({ key, rule: policy, cost: 1, shadow: false, pendingMs: 0 }, { breakerOpen: i % 3 === 0 }); // breaker closed (a debt) or open (an episode mark)
     now += 1;
   }
   const sizes = fallback.sizes();

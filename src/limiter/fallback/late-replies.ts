@@ -39,11 +39,20 @@ export interface LateRepliesOptions {
   now: Clock;
 }
 
+/** The limit a late call was on: its bucket (and the whole, unsharded one's key), rule and cost. */
+export interface LateLimit {
+  baseKey: string;
+  bucket: BucketKey;
+  rule: Rule;
+  cost: number;
+}
+
 export class LateReplies {
   constructor(private readonly options: LateRepliesOptions) {}
 
-  /** Watches the late reply of a call sent at `sentAt` whose request got `local` from the fallback (just now). */
-  watch(baseKey: string, bucket: BucketKey, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>, sentAt?: number): void {
+  /** Watches the late reply of a call on `limit` sent at `sentAt` whose request got `local` from the fallback (just now). */
+  watch(limit: LateLimit, local: Decision, reply: Promise<Decision>, sentAt?: number): void {
+    const { baseKey, bucket, rule, cost } = limit;
     const localAt = this.options.now();
     reply.then(
       (redis) => {

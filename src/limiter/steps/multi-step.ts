@@ -127,7 +127,7 @@ export class MultiStep {
       });
       return { admitted: false, decisions };
     }
-    const reply = fallback.decideAll(localCalls, !guard.closed);
+    const reply = fallback.decideAll(localCalls, { breakerOpen: !guard.closed });
     onLimiter.forEach((k, j) => {
       decisions[k] = reply.decisions[j]!;
     });
