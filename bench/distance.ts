@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import { pino } from 'pino';
 import { parseRule } from '../src/core/rule.js';
 import { createResilientEngine } from '../src/engine-factory/create-engine.js';
-import type { ResilientEngine } from '../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../src/limiter/engine/resilient-engine.js';
 import { type Delay, startDelayProxy } from '../test/helpers/delay-proxy.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { LatencyRecorder, round } from './lib/latency.js';

@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import { parseRule, type Rule } from '../src/core/rule.js';
 import { createEngine } from '../src/engine-factory/create-engine.js';
-import type { Engine } from '../src/limiter/engine.js';
+import type { Engine } from '../src/limiter/engine/engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { round } from './lib/latency.js';
 import { offer } from './lib/open-loop.js';

@@ -7,7 +7,7 @@ import type { SluiceConfig } from './config/types.js';
 import { startDemoUpstream } from './demo/upstream.js';
 import { Gateway } from './gateway/gateway.js';
 import { buildEngine } from './engine-factory/create-engine.js';
-import { type Engine, StoreEngine } from './limiter/engine.js';
+import { type Engine, StoreEngine } from './limiter/engine/engine.js';
 import type { ConcurrencyLimiter } from './limiter/concurrency/concurrency-limiter.js';
 import { concurrencyLimiterFor } from './engine-factory/concurrency-limiter-for.js';
 import { type AdminServer, startAdminServer } from './admin/server.js';

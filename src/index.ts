@@ -16,9 +16,9 @@ export {
   retryAfterSeconds,
 } from './gateway/headers.js';
 export { type CreateEngineOptions, createEngine, createResilientEngine } from './engine-factory/create-engine.js';
-export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/create-limiter.js';
-export { StoreEngine, type Engine, type EngineHealth, type EngineCounters, type LimitCall, type LimitsDecision } from './limiter/engine.js';
-export type { ResilientEngine } from './limiter/resilient-engine.js';
+export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/engine/create-limiter.js';
+export { StoreEngine, type Engine, type EngineHealth, type EngineCounters, type LimitCall, type LimitsDecision } from './limiter/engine/engine.js';
+export type { ResilientEngine } from './limiter/engine/resilient-engine.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
 export { RedisStore } from './stores/redis-store.js';
 export { connectRedis, type RedisTarget } from './stores/redis/connect.js';

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
-import type { Engine } from '../../src/limiter/engine.js';
+import type { Engine } from '../../src/limiter/engine/engine.js';
 import { ACCURACY_DEADLINE_MS, type InstanceCounts, sendTimes, type WorkerJob } from './accuracy-plan.js';
 
 const skewMs = Number(process.argv[2] ?? 0);

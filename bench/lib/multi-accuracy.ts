@@ -6,8 +6,8 @@ import type { Redis } from 'ioredis';
 import { derivedId } from '../../src/core/ids.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
 import { createResilientEngine } from '../../src/engine-factory/create-engine.js';
-import type { LimitCall } from '../../src/limiter/engine.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { LimitCall } from '../../src/limiter/engine/engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { stepAll } from '../../src/policies/compose.js';
 import { pino } from 'pino';
 

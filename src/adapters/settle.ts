@@ -10,7 +10,7 @@
 // an error the client sees (the response is already sent).
 import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import { usageSettledUnits, usageSettleFailures, usageSettlements } from '../usage/metrics.js';
 import { CHARGED } from '../usage/settlement.js';
 import { counts } from '../usage/types.js';

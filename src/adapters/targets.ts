@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { assertValidId, hashedId, keyId, ROUTE_TAG } from '../core/ids.js';
 import { claimText } from '../core/claims.js';
 import { SluiceError } from '../core/errors.js';
-import type { LimitCall } from '../limiter/engine.js';
+import type { LimitCall } from '../limiter/engine/engine.js';
 import type { CountRule } from '../usage/types.js';
 import { ipBucketId } from '../core/ip-address.js';
 import type { CheckedLimit, CheckedOptions, KeyOf, LimitTarget } from './options.js';

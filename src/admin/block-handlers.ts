@@ -6,7 +6,7 @@
 // names its tenant, and the limit when its bucket name is the limit's id.
 import { SluiceError } from '../core/errors.js';
 import { hashedId } from '../core/ids.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import { PENALTY_INDEX_MAX } from '../stores/redis/penalty-script.js';
 import type { BlockedKey } from '../stores/store.js';
 import type { Reply } from './handlers.js';

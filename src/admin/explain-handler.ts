@@ -7,7 +7,7 @@ import { SluiceError } from '../core/errors.js';
 import { withBucketState } from '../explain/bucket-state.js';
 import { type ExplainContext, explainSample as explainOne } from '../explain/explain.js';
 import { sampleFromQuery } from '../explain/sample.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { Reply } from './handlers.js';
 
 /** The gateway's current config and resolvers (swapped on a reload); absent where no gateway runs beside the admin API. */

@@ -3,7 +3,7 @@
 import { SluiceError } from '../core/errors.js';
 import { assertValidId } from '../core/ids.js';
 import { parseRule } from '../core/rule.js';
-import type { Engine, EngineHealth } from '../limiter/engine.js';
+import type { Engine, EngineHealth } from '../limiter/engine/engine.js';
 import { assertValidKeyId } from '../rules/keys.js';
 import type { RuleCacheStatus } from '../rules/rule-cache.js';
 import { assertTenantId } from '../rules/anonymous-tenant.js';

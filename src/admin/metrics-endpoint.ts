@@ -8,7 +8,7 @@ import type { MetricsAccess } from '../config/types.js';
 import { SluiceError } from '../core/errors.js';
 import { sendError } from '../dashboard/http-util.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
-import { resilienceRegistry } from '../limiter/metrics.js';
+import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 import { inCall } from '../rules/call-scope.js';
 import { errorMessage, type RulesLogger } from '../rules/logger.js';
 import { tracingRegistry } from '../tracing/metrics.js';

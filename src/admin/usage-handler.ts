@@ -8,7 +8,7 @@
 import { assertValidId } from '../core/ids.js';
 import { SluiceError } from '../core/errors.js';
 import { type TenantLimit, tenantLimits } from '../explain/tenant-limits.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import { emptyUsageCell, type TenantConsumption, type UsageCell, type UsageHistory } from '../usage/usage-history.js';
 import type { ExplainSource } from './explain-handler.js';
 import type { Reply } from './handlers.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { jwtAuthSchema, routeAuthSchema } from '../auth/jwt-schema.js';
 import { isTimeZone } from '../core/calendar.js';
 import { isValidId } from '../core/ids.js';
-import { checkResilience, resilienceFieldsSchema } from '../limiter/resilience-config.js';
+import { checkResilience, resilienceFieldsSchema } from '../limiter/engine/resilience-config.js';
 import { CLIENT_IP_DEFAULTS, clientIpSchema } from '../limits/client-ip-schema.js';
 import { listEntrySchema } from '../lists/config-schema.js';
 import { globalLimitsSchema, routeLimitFields } from '../limits/config-schema.js';

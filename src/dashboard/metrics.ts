@@ -4,7 +4,7 @@
 // Labels stay bounded: route ids (at most MAX_ROUTES), outcomes, sources, modes.
 import { Gauge, type Metric, Registry } from 'prom-client';
 import type { DecisionSource } from '../core/decision.js';
-import type { EngineMode } from '../limiter/engine.js';
+import type { EngineMode } from '../limiter/engine/engine.js';
 import { REQUEST_EDGES_MS, statusIndex } from './history-cells.js';
 
 export const dashboardRegistry = new Registry();

@@ -3,8 +3,8 @@
 // dashboard and /metrics. The gateway sees the same decisions as without it.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine.js';
-import { decideOne } from '../limiter/decide-all.js';
+import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine/engine.js';
+import { decideOne } from '../limiter/engine/engine.js';
 import type { BlockedKey, BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
 import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
@@ -47,7 +47,7 @@ export class ObservedEngine implements Engine {
 
   /** Every limit's decision is recorded; a shadow limit's as the refusal it would have made. */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    // A penalized limit is decided with its box (limiter/penalized-all.ts), never by the single decide.
+    // A penalized limit is decided with its box (limiter/engine/engine.ts), never by the single decide.
     if (calls.length === 1 && calls[0]!.penalty === undefined) return decideOne(this, calls[0]!);
     const started = performance.now();
     return this.inner.decideAll(calls).then((outcome) => {

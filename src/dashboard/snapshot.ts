@@ -1,7 +1,7 @@
 // One instance's state as the dashboard shows it, and the merge of every
 // instance's into the cluster-wide view. Series are aligned on Unix seconds.
 import type { DecisionSource } from '../core/decision.js';
-import type { EngineMode } from '../limiter/engine.js';
+import type { EngineMode } from '../limiter/engine/engine.js';
 import { type StatsView, TOP_SHOWN, type TopEntry } from './decision-stats.js';
 import { RING_SECONDS, type Series } from './second-ring.js';
 

@@ -2,7 +2,7 @@
 // watched, and the dashboard publishing to the Redis the config names.
 import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { RedisTarget } from '../stores/redis/connect.js';
 import { redisTargetOf as storeTargetOf } from '../config/redis-target.js';
 import type { RulesRuntime } from '../rules/runtime.js';

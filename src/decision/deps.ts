@@ -1,7 +1,7 @@
 // What the decision service's faces are handed: the engine, the rule and
 // tenant resolvers, the logger, and who is told of each call.
 import type { Logger } from 'pino';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { ListSet } from '../lists/list-set.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import type { Outcome } from './rls-status.js';

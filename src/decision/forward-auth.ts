@@ -26,7 +26,7 @@ import { listVerdict } from '../gateway/list-check.js';
 import { RouteTable } from '../gateway/routes.js';
 import { countListed } from '../limits/list-metrics.js';
 import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
-import type { Engine, LimitsDecision } from '../limiter/engine.js';
+import type { Engine, LimitsDecision } from '../limiter/engine/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { type LimitRequest, RouteLimits } from '../limits/request-limits.js';
 import type { RequestLimit } from '../limits/types.js';

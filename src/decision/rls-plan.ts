@@ -5,10 +5,10 @@
 // `share_threshold` wildcard puts its pattern in the hash instead of the value,
 // so every value it matches shares one bucket.
 import { createHash } from 'node:crypto';
-import type { LimitCall } from '../limiter/engine.js';
+import type { LimitCall } from '../limiter/engine/engine.js';
 import type { CalendarSpec } from '../core/calendar.js';
 import { derivedId } from '../core/ids.js';
-import { BoundedLru } from '../limiter/lru.js';
+import { BoundedLru } from '../limiter/caches/lru.js';
 import { capacityOf, type Rule } from '../core/rule.js';
 import { type ConfiguredLimit, type DescriptorLevel, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
 import { fixedWindow, headerIdOf } from './envoy-limit.js';

@@ -5,8 +5,8 @@
 // The gRPC face keeps them by the message's bytes, so a request Envoy sends
 // again is neither decoded, checked nor planned again (each of those made
 // objects per call: docs/decision-service.md#measured).
-import type { LimitCall } from '../limiter/engine.js';
-import { BoundedLru } from '../limiter/lru.js';
+import type { LimitCall } from '../limiter/engine/engine.js';
+import { BoundedLru } from '../limiter/caches/lru.js';
 import type { Domains } from './descriptor-tree.js';
 import { type DescriptorPlan, type Planned, planRequest } from './rls-plan.js';
 import { type ListSubject, listSubjectOf } from './rls-lists.js';

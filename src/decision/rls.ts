@@ -9,7 +9,7 @@
 // (a descriptor marked `sluice_usage: report`) is charged first, never refused.
 import type { Decision } from '../core/decision.js';
 import type { HeaderOptions } from '../gateway/headers.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { ListChecker } from '../lists/list-set.js';
 import { chargeReport } from '../usage/report.js';
 import type { Domains } from './descriptor-tree.js';

@@ -17,12 +17,12 @@ import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
 import type { RedisClient } from '../stores/redis/scripts.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { SharedStore } from '../stores/store.js';
-import { buildChain } from '../limiter/chain.js';
-import { type Engine, StoreEngine } from '../limiter/engine.js';
-import { InstanceCount } from '../limiter/instances.js';
-import { unreplicatedAdmissions } from '../limiter/metrics.js';
-import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from '../limiter/resilience-config.js';
-import { ResilientEngine } from '../limiter/resilient-engine.js';
+import { buildChain } from '../limiter/steps/chain.js';
+import { type Engine, StoreEngine } from '../limiter/engine/engine.js';
+import { InstanceCount } from '../limiter/fallback/instances.js';
+import { unreplicatedAdmissions } from '../limiter/metrics/metrics.js';
+import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from '../limiter/engine/resilience-config.js';
+import { ResilientEngine } from '../limiter/engine/resilient-engine.js';
 
 /** What the engine is wired to, apart from its validated options. */
 export interface EngineWiring {

@@ -2,7 +2,7 @@
 // limit's bucket read through the engine's inspect (a peek, cost 0: nothing is
 // charged or written), so what it shows is what the next request would meet.
 // A failing store gives the limit an error of its own, never a failed answer.
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { Explanation } from './explain.js';
 
 export async function withBucketState(explanation: Explanation, engine: Pick<Engine, 'inspect'>): Promise<Explanation> {

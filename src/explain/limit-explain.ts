@@ -5,7 +5,7 @@
 // concurrency ones). Raw header values and API keys never appear: only ids.
 import { bucketKey, slotKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
-import { bucketsOf } from '../limiter/plan.js';
+import { bucketsOf } from '../limiter/engine/plan.js';
 import type { LimitTrace, RuleFrom } from '../limits/request-limits.js';
 import type { ConcurrencyLimitConfig, KeySourceName, LimitConfig } from '../limits/types.js';
 import type { OverrideSet, RuleMatch } from '../rules/types.js';
@@ -188,7 +188,7 @@ function keyWhy(out: LimitExplanation): string {
   return by[out.keyedBy];
 }
 
-/** The bucket's key as the engine builds it (decide-all.ts storeCallsOf, plan.ts planFor for shards). */
+/** The bucket's key as the engine builds it (engine.ts storeCallsOf, plan.ts planFor for shards). */
 function locate(tag: string, name: string, rule: Rule): BucketLocation {
   const bucket = bucketKey(tag, name);
   const out: BucketLocation = { tag, name, ...where(rule, bucket) };

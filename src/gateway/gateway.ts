@@ -9,7 +9,7 @@ import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import { parseIp } from '../core/ip-address.js';
 import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
 import { localConcurrencyLimiter } from '../limiter/concurrency/local.js';
-import type { Engine, LimitsDecision } from '../limiter/engine.js';
+import type { Engine, LimitsDecision } from '../limiter/engine/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { countDecision, countersFor, type LimitCounters } from '../limits/metrics.js';
 import { countListed } from '../limits/list-metrics.js';

@@ -6,7 +6,7 @@ import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import type { Rule } from '../core/rule.js';
-import type { LimitsDecision } from '../limiter/engine.js';
+import type { LimitsDecision } from '../limiter/engine/engine.js';
 import type { RuleOrigin } from '../limits/types.js';
 
 export interface HeaderOptions {

@@ -3,7 +3,7 @@
 // the observer and written out once a second: nothing per request leaves the
 // process. The Exchange (one admitted request past its decision) lives here with it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { LimitsDecision } from '../limiter/engine.js';
+import type { LimitsDecision } from '../limiter/engine/engine.js';
 import type { RequestLimit } from '../limits/types.js';
 import type { LimitedTarget } from './route-target.js';
 import type { RequestTrace } from '../tracing/types.js';

@@ -6,8 +6,8 @@
 // trusted proxy's address is never refused (every client behind it would lose
 // the gateway); behind a balancer that hides client addresses, turn it off.
 import { Counter } from 'prom-client';
-import { BoundedLru } from '../limiter/lru.js';
-import { resilienceRegistry } from '../limiter/metrics.js';
+import { BoundedLru } from '../limiter/caches/lru.js';
+import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 
 /** Addresses refused at once; a flood from many addresses forgets the oldest first. */
 const MAX_ADDRESSES = 100_000;

@@ -18,11 +18,11 @@ export interface PolicyEntry {
   /**
    * How Redis's last word on a bucket (units left, time to reset) is carried
    * into the fallback's local decision while Redis is late or away
-   * (limiter/fallback-limiter.ts). `time`: the state is a time (full again, or
+   * (limiter/fallback/fallback.ts). `time`: the state is a time (full again, or
    * the queue empty, at), rebuilt by the model's `fromReset`, each unit
    * `unitMs` of it. `window`: a count within a window, which a word cannot
    * rebuild; the local bucket is held to its share of what was left until
-   * that window has passed (limiter/last-states.ts).
+   * that window has passed (limiter/fallback/last-states.ts).
    */
   carry: 'time' | 'window';
 }

@@ -2,7 +2,7 @@
 // `serialization: 'advanced'`, so values arrive as sent). Each carries
 // `sluice` so prom-client's own metric messages pass by untouched.
 import type { SluiceConfig } from '../config/types.js';
-import type { EngineHealth } from '../limiter/engine.js';
+import type { EngineHealth } from '../limiter/engine/engine.js';
 import type { StoreChange } from '../rules/store.js';
 
 /** Primary → worker. */

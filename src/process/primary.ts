@@ -13,7 +13,7 @@ import type { Env } from '../config/env.js';
 import type { SluiceConfig } from '../config/types.js';
 import { redisTargetOf } from '../dashboard/wire.js';
 import { WorkersOverview } from '../dashboard/workers-overview.js';
-import { StoreEngine } from '../limiter/engine.js';
+import { StoreEngine } from '../limiter/engine/engine.js';
 import { resolversFor } from '../rules/resolvers.js';
 import { type RulesRuntime, startRules } from '../rules/runtime.js';
 import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';

@@ -2,7 +2,7 @@
 // own breaker in front of Redis; the primary's admin API has no engine on the
 // request path, so each worker reports its engine's health (Redis or the local
 // fallback) when it changes, and /readyz shows every worker's and the worst.
-import type { EngineHealth } from '../limiter/engine.js';
+import type { EngineHealth } from '../limiter/engine/engine.js';
 
 /** How often a worker compares its engine's health with what it last reported. */
 export const HEALTH_CHECK_MS = 500;

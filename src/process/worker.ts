@@ -8,7 +8,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { startSluice } from '../app.js';
 import type { SluiceConfig } from '../config/types.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
-import { resilienceRegistry } from '../limiter/metrics.js';
+import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 import { tracingRegistry } from '../tracing/metrics.js';
 import type { RulesLogger } from '../rules/logger.js';
 import { RuleCache } from '../rules/rule-cache.js';

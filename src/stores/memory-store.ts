@@ -130,7 +130,7 @@ export class MemoryStore implements Store {
   /**
    * The model's adjust, as the Redis store's: takes `delta` units whatever the limit (a debt past empty), or
    * gives them back (negative): a usage-priced limit's settle (usage/settlement.ts), and a request refused by
-   * another of its limits giving back what its penalized limit took (limiter/penalized-all.ts).
+   * another of its limits giving back what its penalized limit took (limiter/engine/engine.ts).
    */
   async adjust(bucket: BucketKey, given: Rule, delta: number): Promise<void> {
     const now = this.now();

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { type Context, context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type TextMapPropagator, type Tracer, trace } from '@opentelemetry/api';
 import { hashedId } from '../core/ids.js';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { SharedStore } from '../stores/store.js';
 import type { BoundedProcessor } from './export-queue.js';
 import { setQueueProbe } from './metrics.js';

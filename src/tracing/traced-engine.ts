@@ -7,7 +7,7 @@ import { context, SpanKind, type Span, type Tracer, trace } from '@opentelemetry
 import type { Decision } from '../core/decision.js';
 import { hashedId } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
-import type { Engine, EngineCounters, EngineHealth, LimitCall, LimitsDecision } from '../limiter/engine.js';
+import type { Engine, EngineCounters, EngineHealth, LimitCall, LimitsDecision } from '../limiter/engine/engine.js';
 import type { BlockedKey, BucketInfo } from '../stores/store.js';
 
 const SPAN_NAME = 'sluice.limits';

@@ -3,7 +3,7 @@
 // With tracing off they hold `undefined` and pay one check per request;
 // with it on, start.ts builds these over the SDK (docs/observability.md).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { Engine } from '../limiter/engine.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { SharedStore } from '../stores/store.js';
 
 /** One gateway request's span, from its arrival to its response's end. */

@@ -1,7 +1,7 @@
 // What settling reservations counted, at the admin listener's /metrics.
 // Labelled by limit id (from the config) and result only: no tenant, no key.
 import { Counter } from 'prom-client';
-import { resilienceRegistry } from '../limiter/metrics.js';
+import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 
 /**
  * usage: the response's usage was charged; fallback_<why>: it could not be

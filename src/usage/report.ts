@@ -6,7 +6,7 @@
 // so one bad number cannot lock a bucket for a long time; a store that fails
 // the charge is counted, never an error for the proxy (its request is done).
 import { capacityOf, type Rule } from '../core/rule.js';
-import type { Engine } from '../limiter/engine-types.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import { usageReportedUnits, usageReports } from './metrics.js';
 
 export type ReportFace = 'envoy' | 'forward_auth';

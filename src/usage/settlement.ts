@@ -8,7 +8,7 @@
 // error the client sees.
 import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
-import type { Engine } from '../limiter/engine-types.js';
+import type { Engine } from '../limiter/engine/engine.js';
 import type { Rule } from '../core/rule.js';
 import { usageSettledUnits, usageSettleFailures, usageSettlements } from './metrics.js';
 import { UsageReader } from './usage-reader.js';

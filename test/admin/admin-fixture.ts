@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AdminServer, type AdminServerOptions, startAdminServer } from '../../src/admin/server.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';

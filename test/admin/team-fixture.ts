@@ -1,7 +1,7 @@
 // An admin server over a given rule store (embedded or PostgreSQL), for the
 // tests of tokens, roles and the audit log; `call` sends any token.
 import { type AdminServer, type AdminServerOptions, startAdminServer } from '../../src/admin/server.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RuleStore } from '../../src/rules/store.js';

@@ -12,7 +12,7 @@ import { jwtVerify } from 'jose';
 import { sluiceExpress } from '../../src/adapters/express.js';
 import { sluiceFastify } from '../../src/adapters/fastify.js';
 import type { Rule } from '../../src/core/rule.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { call } from '../gateway/support.js';
 import { sign } from './jwt-support.js';

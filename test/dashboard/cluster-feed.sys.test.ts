@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { DASHBOARD_KEY } from '../../src/dashboard/cluster-feed.js';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
 import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 

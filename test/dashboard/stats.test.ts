@@ -8,7 +8,7 @@ import { RecentHeavyHitters, SpaceSaving } from '../../src/dashboard/heavy-hitte
 import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
 import { SecondRing } from '../../src/dashboard/second-ring.js';
 import { type InstanceSnapshot, mergeSnapshots } from '../../src/dashboard/snapshot.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 
 describe('heavy hitters', () => {

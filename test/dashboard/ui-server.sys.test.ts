@@ -13,7 +13,7 @@ import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
 import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/dashboard/ui-routes.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';

@@ -1,4 +1,4 @@
-// A request's limits when one carries a penalty box (limiter/penalized-all.ts)
+// A request's limits when one carries a penalty box (limiter/engine/engine.ts)
 // on the memory store, with a clock the test moves: a blocked key consults and
 // charges no other limit; a request refused by another limit gives back what
 // the penalized one took and counts nothing in its box. The negative cache
@@ -8,8 +8,8 @@ import { describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule } from '../../src/core/rule.js';
 import { rejectionOf } from '../../src/gateway/headers.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
-import { BLOCK_CACHE_MS, NegativeCache } from '../../src/limiter/negative-cache.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
+import { BLOCK_CACHE_MS, NegativeCache } from '../../src/limiter/caches/negative-cache.js';
 import { parsePenalty } from '../../src/policies/penalty/config.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 

@@ -5,7 +5,7 @@ import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketKey, hashedId } from '../../src/core/ids.js';
 import { parseRule, POLICIES } from '../../src/core/rule.js';
-import { createLimiter } from '../../src/limiter/create-limiter.js';
+import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import type { Store } from '../../src/stores/store.js';
 import { CAPACITY_200, refillDuring } from './capacity-200-rules.js';
 

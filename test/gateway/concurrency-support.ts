@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { resilienceRegistry } from '../../src/limiter/metrics.js';
+import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { agent, startUpstream, type TestUpstream } from './support.js';
 
 export interface HoldingUpstream extends TestUpstream {

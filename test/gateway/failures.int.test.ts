@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
-import type { Engine } from '../../src/limiter/engine.js';
-import { ChainStats } from '../../src/limiter/stats.js';
+import type { Engine } from '../../src/limiter/engine/engine.js';
+import { ChainStats } from '../../src/limiter/metrics/stats.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const YAML = `

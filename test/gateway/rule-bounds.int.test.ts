@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { capacityOf, MAX_WINDOW_MS, parseRule } from '../../src/core/rule.js';
-import { createLimiter } from '../../src/limiter/create-limiter.js';
+import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
-import { storeFailures } from '../../src/limiter/metrics.js';
+import { storeFailures } from '../../src/limiter/metrics/metrics.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
 

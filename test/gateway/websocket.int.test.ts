@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import type { RunningSluice } from '../../src/app.js';
-import { resilienceRegistry } from '../../src/limiter/metrics.js';
+import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { startGateway } from './support.js';
 import { type EchoUpstream, startEcho } from './ws-echo.js';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EngineHealth } from '../../src/limiter/engine.js';
+import type { EngineHealth } from '../../src/limiter/engine/engine.js';
 import { reportHealth, WorkersHealth } from '../../src/process/worker-health.js';
 
 const REDIS: EngineHealth = { mode: 'redis', storeReachable: true };

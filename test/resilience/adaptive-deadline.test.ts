@@ -1,8 +1,8 @@
-// The adaptive deadline alone (src/limiter/adaptive-deadline.ts), fed sample
+// The adaptive deadline alone (src/limiter/deadline/adaptive-deadline.ts), fed sample
 // silences and times: no Redis, no clock.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ADAPTIVE_DEADLINE, AdaptiveDeadline, FixedDeadline } from '../../src/limiter/adaptive-deadline.js';
+import { ADAPTIVE_DEADLINE, AdaptiveDeadline, FixedDeadline } from '../../src/limiter/deadline/adaptive-deadline.js';
 
 const { floorMs, ceilingMs, windowMs, slots } = ADAPTIVE_DEADLINE;
 const slotMs = windowMs / slots;

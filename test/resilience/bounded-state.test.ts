@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
-import { FallbackLimiter } from '../../src/limiter/fallback-limiter.js';
-import { InFlight } from '../../src/limiter/in-flight.js';
-import { MAX_PLANS, PlanCache } from '../../src/limiter/plan-cache.js';
+import { FallbackLimiter } from '../../src/limiter/fallback/fallback.js';
+import { InFlight } from '../../src/limiter/deadline/in-flight.js';
+import { MAX_PLANS, PlanCache } from '../../src/limiter/caches/plan-cache.js';
 
 const KEYS = 30_000;
 const rule = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 });
@@ -19,7 +19,7 @@ test('the fallback keeps at most its bounds of buckets, last words, episode mark
     const key = `fresh-${i}`;
     const policy = i % 2 === 0 ? rule : shaped;
     fallback.remember(key, key, policy, { remaining: 5, resetAfterMs: 2000 }, 1);
-    fallback.decide(key, policy, 1, i % 3 === 0, 0); // breaker closed (a debt) or open (an episode mark)
+    fallback.decide({ key, rule: policy, cost: 1, shadow: false, pendingMs: 0 }, { breakerOpen: i % 3 === 0 }); // breaker closed (a debt) or open (an episode mark)
     now += 1;
   }
   const sizes = fallback.sizes();

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { type BreakerOptions, RedisBreaker } from '../../src/limiter/breaker.js';
+import { type BreakerOptions, RedisBreaker } from '../../src/limiter/deadline/breaker.js';
 import { eventually, silent } from './helpers.js';
 
 const OPTIONS: BreakerOptions = { failureThreshold: 5, errorThresholdPercentage: 50, volumeThreshold: 20, rollingWindowMs: 1000, resetTimeoutMs: 50, silenceMs: 20 };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { calendarWindowAt } from '../../src/core/calendar.js';
 import { parseRule } from '../../src/core/rule.js';
-import { planFor } from '../../src/limiter/plan.js';
+import { planFor } from '../../src/limiter/engine/plan.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
 import { chainOver } from './helpers.js';
 

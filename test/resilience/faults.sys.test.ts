@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, burst, eventually, resilientEngine } from './helpers.js';
 

@@ -5,9 +5,9 @@ import { pino } from 'pino';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
 import { type CreateEngineOptions, createResilientEngine } from '../../src/engine-factory/create-engine.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
-import { buildChain, type DecisionChain } from '../../src/limiter/chain.js';
-import { InstanceCount } from '../../src/limiter/instances.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
+import { buildChain, type DecisionChain } from '../../src/limiter/steps/chain.js';
+import { InstanceCount } from '../../src/limiter/fallback/instances.js';
 import { systemClock } from '../../src/stores/clock.js';
 
 export const silent = pino({ level: 'silent' });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { CreateEngineOptions } from '../../src/engine-factory/create-engine.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, burst, resilientEngine } from './helpers.js';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
-import { planFor } from '../../src/limiter/plan.js';
+import { planFor } from '../../src/limiter/engine/plan.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
 import { chainOver, eventually } from './helpers.js';
 

@@ -1,10 +1,10 @@
 // What the instance last heard from Redis, and what it makes of the first
-// word after the breaker opened (src/limiter/last-states.ts): pure, on a
+// word after the breaker opened (src/limiter/fallback/last-states.ts): pure, on a
 // manual clock, no Redis.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
-import { LastStates } from '../../src/limiter/last-states.js';
+import { LastStates } from '../../src/limiter/fallback/last-states.js';
 
 const KEY = 'rl:{t}:orders';
 const bucket = parseRule({ policy: 'token_bucket', capacity: 50, refillPerSecond: 100 });

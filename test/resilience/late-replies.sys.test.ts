@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, bucket, eventually, resilientEngine } from './helpers.js';
 

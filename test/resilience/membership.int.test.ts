@@ -2,7 +2,7 @@
 // and SLUICE_INSTANCES (option `instances`) overrides it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { eventually, resilientEngine } from './helpers.js';
 

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bucketKey } from '../../src/core/ids.js';
 import { parseRule } from '../../src/core/rule.js';
-import { DebtCollector } from '../../src/limiter/debt-collector.js';
-import { FallbackLimiter } from '../../src/limiter/fallback-limiter.js';
-import { ChainStats } from '../../src/limiter/stats.js';
+import { DebtCollector } from '../../src/limiter/fallback/debt-collector.js';
+import { FallbackLimiter } from '../../src/limiter/fallback/fallback.js';
+import { ChainStats } from '../../src/limiter/metrics/stats.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { silent } from './helpers.js';
@@ -25,12 +25,12 @@ test('the fallback asks whether the bucket is owed: a word said before the charg
   fallback.remember(KEY, KEY, quota, { remaining: 200, resetAfterMs: 3_600_000 }, 1);
   fallback.beginEpisode();
   let admitted = 0;
-  for (let i = 0; i < 120; i++) if (fallback.decide(KEY, half, 1, true, 0).allowed) admitted++;
+  for (let i = 0; i < 120; i++) if (fallback.decide({ key: KEY, rule: half, cost: 1, shadow: false, pendingMs: 0 }, { breakerOpen: true }).allowed) admitted++;
   assert.equal(admitted, 100, 'half of the 200 left');
   owed.add(KEY);
   // The promoted master lacks 100 lost writes, and this instance's 100 are not charged yet.
   assert.equal(fallback.remember(KEY, KEY, quota, { remaining: 299, resetAfterMs: 3_600_000 }, 1), 100, 'the lost writes, not 199');
-  assert.equal(fallback.decide(KEY, half, 1, false, 0).allowed, false, 'the share stays spent');
+  assert.equal(fallback.decide({ key: KEY, rule: half, cost: 1, shadow: false, pendingMs: 0 }, { breakerOpen: false }).allowed, false, 'the share stays spent');
 });
 
 let redis: RedisServer;

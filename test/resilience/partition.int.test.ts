@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import { type DelayProxy, startDelayProxy } from '../helpers/delay-proxy.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';

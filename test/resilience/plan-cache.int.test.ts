@@ -1,12 +1,12 @@
-// The plan cache (src/limiter/plan-cache.ts): a kept plan is handed out only for
+// The plan cache (src/limiter/caches/plan-cache.ts): a kept plan is handed out only for
 // the same rule object at the same region share; sharded rules are planned
 // per call; the cache never holds more than MAX_PLANS. And through a real
 // engine over redis-server: a reloaded rule (a new object) decides at once
 // with its own limit, never with the cached plan of the old one.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { MAX_PLANS, PlanCache } from '../../src/limiter/plan-cache.js';
-import { planFor } from '../../src/limiter/plan.js';
+import { MAX_PLANS, PlanCache } from '../../src/limiter/caches/plan-cache.js';
+import { planFor } from '../../src/limiter/engine/plan.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { bucket, resilientEngine } from './helpers.js';
 

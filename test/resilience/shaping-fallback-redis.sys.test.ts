@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule } from '../../src/core/rule.js';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { eventually, resilientEngine } from './helpers.js';
 

@@ -1,6 +1,6 @@
 // A window policy while Redis is down: each instance's fallback is held to
 // its share of what Redis last said was left, not a whole 1/N of the limit
-// (src/limiter/last-states.ts). An hour's quota 60 of 100 spent, Redis
+// (src/limiter/fallback/last-states.ts). An hour's quota 60 of 100 spent, Redis
 // killed: two instances admit 20 each, 40 in all, where a fresh 1/N would
 // have let each admit 50. Then Redis restarted empty: the first word of the
 // empty server is held to what the instances last saw (less the one unit
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule } from '../../src/core/rule.js';
-import type { ResilientEngine } from '../../src/limiter/resilient-engine.js';
+import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import type { Redis } from 'ioredis';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { allowedCount, eventually, resilientEngine } from './helpers.js';

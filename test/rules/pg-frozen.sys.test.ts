@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { type RulesRuntime, startRules } from '../../src/rules/runtime.js';

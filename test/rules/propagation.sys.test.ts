@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
 import { run as migrateCli } from '../../src/cli/migrate.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { type RulesRuntime, startRules } from '../../src/rules/runtime.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';

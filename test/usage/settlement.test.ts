@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
-import { createLimiter } from '../../src/limiter/create-limiter.js';
-import { StoreEngine } from '../../src/limiter/engine.js';
+import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
+import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import type { RequestLimit } from '../../src/limits/types.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { usageSettleFailures } from '../../src/usage/metrics.js';

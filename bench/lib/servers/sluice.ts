@@ -16,13 +16,13 @@
 
 import { Redis } from 'ioredis';
 import type { Decision } from '../../../src/core/decision.js';
-import type { Engine } from '../../../src/limiter/engine.js';
+import type { Engine } from '../../../src/limiter/engine/engine.js';
 import { fromDist } from '../built.js';
 import { args, serve } from './serve.js';
 
 const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
 const { parseConfig } = await fromDist<typeof import('../../../src/config/index.js')>('config/index.js');
-const { ChainStats } = await fromDist<typeof import('../../../src/limiter/stats.js')>('limiter/stats.js');
+const { ChainStats } = await fromDist<typeof import('../../../src/limiter/metrics/stats.js')>('limiter/metrics/stats.js');
 const { scriptSha, scriptSource } = await fromDist<typeof import('../../../src/stores/redis/scripts.js')>('stores/redis/scripts.js');
 
 interface Args {

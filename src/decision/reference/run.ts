@@ -4,7 +4,7 @@
 // fails to load keeps the last good config (logged, counted).
 import type { Logger } from 'pino';
 import type { SluiceConfig } from '../../config/types.js';
-import type { Engine } from '../../limiter/engine.js';
+import type { Engine } from '../../limiter/engine/engine.js';
 import { resolversFor } from '../../rules/resolvers.js';
 import { type DecisionService, startDecisionService } from '../service.js';
 import { DebugServer } from './debug-server.js';

@@ -11,8 +11,8 @@ import type { MemorySlotStore } from '../../stores/memory-slots.js';
 import { systemClock } from '../../stores/clock.js';
 import type { SlotCall, SlotReply, SlotStore } from '../../stores/slot-store.js';
 import type { StoreConnection } from '../../stores/store.js';
-import { CallDeadlines, isDeadlineError } from '../deadline.js';
-import { degradedDecisions, storeFailures } from '../metrics.js';
+import { CallDeadlines, isDeadlineError } from '../deadline/deadline.js';
+import { degradedDecisions, storeFailures } from '../metrics/metrics.js';
 import { type HeldLease, HeldLeases } from './held-leases.js';
 import type { Admission, SlotLimitCall } from './types.js';
 

@@ -1,7 +1,7 @@
 // Spots hot keys from this instance's own traffic: a key seen more than
 // `ratePerSec` times within one second switches to leasing, and back once a
 // whole second passes below half that rate (hysteresis, so it does not flap).
-import { BoundedLru } from './lru.js';
+import { BoundedLru } from '../caches/lru.js';
 
 interface Counter {
   /** Start of the current one-second window (ms). */

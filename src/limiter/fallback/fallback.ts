@@ -1,4 +1,12 @@
-// The local limiter that decides while Redis cannot: a MemoryStore tagged
+// The fallback part of the decision chain: a store call that fails (breaker
+// open, deadline missed, an error) becomes a decision by the rule's
+// `onStoreDown`: the local fallback limiter with 1/N of the limit (default),
+// `open` or `closed`. Also where the store's answers are remembered (the
+// fallback seeds its buckets from them), where an outage's debts are paid
+// before a key reaches Redis again, and where a late reply is handed to its
+// reconciliation (FallbackStep).
+//
+// The local limiter (FallbackLimiter) that decides while Redis cannot: a MemoryStore tagged
 // `fallback`, fed rules already divided by the number of live instances.
 //
 // A fresh full local bucket is only handed out once the breaker is open and the
@@ -13,26 +21,163 @@
 // A request's own call, late, is not counted: its reply is reconciled with
 // this decision (late-replies.ts), which charges an over-admission or refunds
 // a false refusal.
-import type { Decision } from '../core/decision.js';
-import type { Rule } from '../core/rule.js';
-import type { BucketInfo, GroupReply } from '../stores/store.js';
-import { type Clock, systemClock } from '../stores/clock.js';
-import { MemoryStore } from '../stores/memory-store.js';
+import type { Decision } from '../../core/decision.js';
+import type { Rule } from '../../core/rule.js';
+import { type Clock, systemClock } from '../../stores/clock.js';
+import { MemoryStore } from '../../stores/memory-store.js';
+import type { BucketInfo, GroupReply, LeaseReply } from '../../stores/store.js';
+import type { DebtCollector } from './debt-collector.js';
+import { isDeadlineError } from '../deadline/deadline.js';
+import type { Sent, StoreGuard } from '../deadline/guard.js';
+import type { InstanceCount } from './instances.js';
 import { LastStates, type RedisWord } from './last-states.js';
-import { BoundedLru } from './lru.js';
-import { seedState, unitMsOf } from './scale-rule.js';
+import type { LateReplies } from './late-replies.js';
+import { BoundedLru } from '../caches/lru.js';
+import { type Plan, storeDownDecision } from '../engine/plan.js';
+import { scaleRule, seedState, unitMsOf } from '../engine/scale-rule.js';
+import type { ChainStats } from '../metrics/stats.js';
+
+export interface FallbackStepOptions {
+  guard: StoreGuard;
+  fallback: FallbackLimiter;
+  debts: DebtCollector;
+  late: LateReplies;
+  stats: ChainStats;
+  instances: InstanceCount;
+  /** What a `closed` rule's refusal tells the client to wait: the breaker's time to its next probe. */
+  retryAfterMs: number;
+}
+
+export class FallbackStep {
+  constructor(private readonly options: FallbackStepOptions) {}
+
+  async decide(plan: Plan, cost: number): Promise<Decision> {
+    const { guard, fallback, debts } = this.options;
+    const paying = guard.opened ? undefined : debts.pay(plan.bucket.key);
+    if (paying !== undefined) await paying;
+    const sent: Sent<Decision> = {};
+    try {
+      const decision = await guard.consume(plan, cost, sent);
+      this.options.late.restore(plan.bucket, plan.rule, fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, decision, decision.allowed ? cost : 0));
+      return decision;
+    } catch (error) {
+      const late = sent.call !== undefined && isDeadlineError(error);
+      const decision = this.degraded(plan, cost, error, late ? { place: sent.places?.[0] } : undefined);
+      if (late) this.reconcileLater(plan, cost, decision, sent.call!, sent.at);
+      return decision;
+    }
+  }
+
+  async peek(plan: Plan): Promise<Decision> {
+    try {
+      return await this.options.guard.peek(plan);
+    } catch (error) {
+      return this.whenDown(plan, error, (rule) => this.options.fallback.peek(plan.baseKey, rule));
+    }
+  }
+
+  /** A lease through the guard; its reply is remembered. Rejects when the store is down (see `degraded`). */
+  async lease(plan: Plan, need: number, want: number): Promise<LeaseReply> {
+    const reply = await this.options.guard.lease(plan, need, want);
+    this.options.late.restore(plan.bucket, plan.rule, this.options.fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, reply, reply.granted));
+    return reply;
+  }
+
+  /**
+   * The decision when the store failed. `late` (given): this request's own call
+   * is still running in Redis; its units are not pending for this decision, since
+   * its reply is reconciled with it (late-replies.ts), and `late.place` (its place
+   * among the units in flight) says which calls Redis runs before it: those
+   * stay pending until Redis answers them, so a burst whose deadlines all fire
+   * at once is neither admitted again locally nor each request held behind
+   * the whole burst (a shaped request keeps its place in the queue).
+   */
+  degraded(plan: Plan, cost: number, error: unknown, late?: LateCall): Decision {
+    return this.whenDown(plan, error, (rule) => {
+      const { guard, fallback, debts } = this.options;
+      const breakerOpen = !guard.closed;
+      const ahead = late?.place;
+      const call: LocalCall = { key: plan.baseKey, rule, cost, shadow: false, pendingMs: this.pendingMs(plan, ahead), pendingUnits: this.pendingUnits(plan, ahead), late: late !== undefined };
+      const decision = fallback.decide(call, { breakerOpen });
+      // Charged once Redis answers: an open breaker's call never ran, nor one that failed (not timed out) with it closed.
+      const mayHaveRun = late !== undefined || isDeadlineError(error);
+      if (decision.allowed && (breakerOpen || !mayHaveRun)) debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+      return decision;
+    });
+  }
+
+  /**
+   * The units still in flight to Redis for the plan's bucket: those sent
+   * before the request's own late call at `place` (InFlight.take), or all of
+   * them for a request whose call is not in flight.
+   */
+  pendingUnits(plan: Plan, place: number | undefined): number {
+    const { inFlight } = this.options.guard;
+    return place === undefined ? inFlight.pending(plan.baseKey) : inFlight.aheadOf(plan.baseKey, place);
+  }
+
+  /** The refill (or leak) time of those units. */
+  pendingMs(plan: Plan, place: number | undefined): number {
+    const perUnitMs = unitMsOf(plan.rule);
+    return perUnitMs === undefined ? 0 : this.pendingUnits(plan, place) * perUnitMs;
+  }
+
+  /** The decision of a rule whose `onStoreDown` is `open` or `closed`; undefined for `fallback` (the local limiter decides). */
+  storeDownDecision(plan: Plan): Decision | undefined {
+    const mode = plan.original.onStoreDown ?? 'fallback';
+    return mode === 'fallback' ? undefined : storeDownDecision(mode, plan.rule, this.options.retryAfterMs);
+  }
+
+  /** This instance's part of the limit while Redis is away: 1/N, never below one unit. */
+  fallbackRule(plan: Plan): Rule {
+    return scaleRule(plan.regionalRule, 1 / this.options.instances.value);
+  }
+
+  /** Store-down handling, once for every call: counts the failure, then `open`, `closed` or the local decision. */
+  private whenDown<T extends Decision | Promise<Decision>>(plan: Plan, error: unknown, local: (rule: Rule) => T): T | Decision {
+    this.options.stats.noteFailure(error);
+    const mode = plan.original.onStoreDown ?? 'fallback';
+    if (mode !== 'fallback') return storeDownDecision(mode, plan.rule, this.options.retryAfterMs);
+    return local(this.fallbackRule(plan));
+  }
+
+  /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
+  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>, sentAt: number | undefined): void {
+    this.options.late.watch({ baseKey: plan.baseKey, bucket: plan.bucket, rule: plan.rule, cost }, local, call, sentAt);
+    if (local.allowed && local.source === 'fallback') {
+      // No reply (the connection died with the call): whether it ran is unknown; charged, so the error is a refusal too many.
+      const owe = () => {
+        this.options.debts.owe(plan.bucket, plan.rule, plan.fingerprint, cost);
+        this.options.fallback.unanswered(plan.baseKey, this.fallbackRule(plan), cost);
+      };
+      call.then(undefined, owe);
+    }
+  }
+}
+
+/** A request whose own store call is late (still running in Redis): its place among the units in flight for its bucket (InFlight.take). */
+export interface LateCall {
+  place: number | undefined;
+}
 
 /** One limit decided locally: its local key, this instance's rule, and what is still in flight to Redis for it. */
 export interface LocalCall {
   key: string;
   rule: Rule;
   cost: number;
+  /** A shadow limit: decideAll never refuses it for its window share, nor lets it refuse the others. */
   shadow: boolean;
+  /** The refill time of the units still in flight to Redis for this key (they may yet be taken there). */
   pendingMs: number;
   /** The units still in flight to Redis ahead of it (a window policy's share is held below them). */
   pendingUnits?: number;
   /** Its own call is late: its reply is reconciled with this decision. */
   late?: boolean;
+}
+
+/** Whether the breaker is open (Redis considered down) as the fallback decides. */
+export interface BreakerState {
+  breakerOpen: boolean;
 }
 
 export interface FallbackLimiterOptions {
@@ -95,22 +240,21 @@ export class FallbackLimiter {
   }
 
   /**
-   * Decides locally with `rule` (this instance's part of the limit).
-   * `breakerOpen`: Redis is considered down; `pendingMs`: the refill time of the
-   * units still in flight to Redis for this key (they may yet be taken there).
+   * Decides one limit locally with `call.rule` (this instance's part of the limit).
    */
-  decide(key: string, rule: Rule, cost: number, breakerOpen: boolean, pendingMs: number, pendingUnits = 0, late = false): Decision {
+  decide(call: LocalCall, { breakerOpen }: BreakerState): Decision {
     const now = this.now();
-    const capped = this.windowRefusal(key, rule, cost + pendingUnits, now);
+    const { key, rule, cost } = call;
+    const capped = this.windowRefusal(key, rule, cost + (call.pendingUnits ?? 0), now);
     if (capped !== undefined) return capped;
-    this.prepare(key, rule, breakerOpen, pendingMs, now);
+    this.prepare(key, rule, breakerOpen, call.pendingMs, now);
     const decision = this.store.consumeSync(key, rule, cost, now);
-    if (decision.allowed) this.noteLocalAdmission(key, rule, cost, now, breakerOpen, late);
+    if (decision.allowed) this.noteLocalAdmission(call, now, breakerOpen);
     return decision;
   }
 
   /** Several limits decided locally as one (policies/compose.ts): every local bucket charged, or none. */
-  decideAll(calls: readonly LocalCall[], breakerOpen: boolean): GroupReply {
+  decideAll(calls: readonly LocalCall[], { breakerOpen }: BreakerState): GroupReply {
     const now = this.now();
     const capped = calls.map((call) => (call.shadow ? undefined : this.windowRefusal(call.key, call.rule, call.cost + (call.pendingUnits ?? 0), now)));
     if (capped.some((decision) => decision !== undefined)) {
@@ -120,7 +264,7 @@ export class FallbackLimiter {
     const reply = this.store.consumeAllSync(calls, now);
     if (reply.admitted) {
       calls.forEach((call, i) => {
-        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call.key, call.rule, call.cost, now, breakerOpen, call.late);
+        if (reply.decisions[i]!.allowed) this.noteLocalAdmission(call, now, breakerOpen);
       });
     }
     return reply;
@@ -134,11 +278,11 @@ export class FallbackLimiter {
    */
   private prepare(key: string, rule: Rule, breakerOpen: boolean, pendingMs: number, now: number): void {
     if (!breakerOpen) {
-      this.seed(key, rule, pendingMs, now, true, true);
+      this.seed(key, rule, pendingMs, now);
       return;
     }
     if (this.started.get(key) === undefined) {
-      this.seed(key, rule, pendingMs, now, true, true);
+      this.seed(key, rule, pendingMs, now);
       this.started.set(key, true);
     }
   }
@@ -165,7 +309,7 @@ export class FallbackLimiter {
    * closed, it weighs on the local bucket until the debt collector charges it
    * (the debt's time runs out as the bucket refills meanwhile).
    */
-  private noteLocalAdmission(key: string, rule: Rule, cost: number, now: number, breakerOpen: boolean, late = false): void {
+  private noteLocalAdmission({ key, rule, cost, late }: LocalCall, now: number, breakerOpen: boolean): void {
     if (late) return;
     this.lastStates.noteLocal(key, cost);
     if (!breakerOpen) this.weigh(key, rule, cost, now);
@@ -226,22 +370,19 @@ export class FallbackLimiter {
   }
 
   /**
-   * Seeds the local bucket from Redis's last word (or, with `fresh`, from a full
-   * bucket); false when there is nothing to seed from. `always`: seed a full
-   * bucket too (the store may still hold an older local state of the key).
+   * Seeds the local bucket of a time-based policy from Redis's last word, or
+   * full for a key it never reported (seeded all the same: the store may still
+   * hold an older local state of the key), less what is in flight and owed.
    */
-  private seed(key: string, rule: Rule, pendingMs: number, now: number, fresh: boolean, always = false): boolean {
-    if (unitMsOf(rule) === undefined) return false;
+  private seed(key: string, rule: Rule, pendingMs: number, now: number): void {
+    if (unitMsOf(rule) === undefined) return;
     const known = this.lastStates.peek(key);
     const last = known?.rule.policy === rule.policy ? known : undefined;
-    if (last === undefined && !fresh) return false;
     // Deficit times are the same for the global and the 1/N bucket (scale-rule.ts), so they add up.
     const debtMs = Math.max(0, (this.debtUntil.peek(key) ?? now) - now);
     const redisMs = last === undefined ? 0 : Math.max(0, last.at + last.resetAfterMs - now);
     const resetAfterMs = redisMs + pendingMs + debtMs;
-    if (last === undefined && resetAfterMs === 0 && !always) return false; // a plain fresh bucket: the store starts it full
     const state = seedState(rule, now, resetAfterMs);
     this.store.seed(key, rule, state, Math.max(1, resetAfterMs), now);
-    return true;
   }
 }

@@ -13,9 +13,9 @@
 // half-open, every call goes through opossum's fire as before: opossum keeps
 // the state, the reset timer and the half-open probe.
 import type CircuitBreaker from 'opossum';
-import { loadPackage } from '../core/load-package.js';
+import { loadPackage } from '../../core/load-package.js';
 import type { Logger } from 'pino';
-import { breakerTransitions } from './metrics.js';
+import { breakerTransitions } from '../metrics/metrics.js';
 import { RollingCounts } from './rolling-counts.js';
 
 export interface BreakerOptions {

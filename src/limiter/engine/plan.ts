@@ -3,10 +3,10 @@
 // first (each region enforces its own part), then one shard's part of that
 // (a sharded rule spreads its limit over N sub-buckets).
 import { randomInt } from 'node:crypto';
-import type { Decision } from '../core/decision.js';
-import { type BucketKey, bucketKey, shardKey } from '../core/ids.js';
-import { capacityOf, type Rule, ruleFingerprint } from '../core/rule.js';
-import type { PenaltyConfig } from '../policies/penalty/model.js';
+import type { Decision } from '../../core/decision.js';
+import { type BucketKey, bucketKey, shardKey } from '../../core/ids.js';
+import { capacityOf, type Rule, ruleFingerprint } from '../../core/rule.js';
+import type { PenaltyConfig } from '../../policies/penalty/model.js';
 import { scaleRule } from './scale-rule.js';
 
 export interface Plan {

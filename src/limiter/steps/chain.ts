@@ -3,33 +3,33 @@
 //   leasing (leaser.ts)         a leased key spends local units; a hot key starts leasing
 //   → negative cache            a key the store refused stays refused until its retry time
 //                               (a limit with a penalty box enters here: no leasing, only its blocks cached)
-//   → fallback (fallback-step)  a failed call becomes the rule's onStoreDown decision
+//   → fallback (fallback.ts)    a failed call becomes the rule's onStoreDown decision
 //   → guard (guard.ts)          the breaker and the deadline around the call
 //   → store                     the shared store (RedisStore)
 //
 // Each part takes the next one (or the parts it needs) as an object, so each
 // can be built and tested alone; buildChain wires them for the engine.
 import type { Logger } from 'pino';
-import { bucketKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
-import type { Clock } from '../stores/clock.js';
-import type { SharedStore } from '../stores/store.js';
-import { AdaptiveDeadline, FixedDeadline } from './adaptive-deadline.js';
-import { type BreakerOptions, RedisBreaker } from './breaker.js';
-import { DebtCollector } from './debt-collector.js';
-import { FallbackLimiter } from './fallback-limiter.js';
-import { FallbackStep } from './fallback-step.js';
-import { StoreGuard } from './guard.js';
-import type { InstanceCount } from './instances.js';
-import { LateReplies } from './late-replies.js';
+import { bucketKey } from '../../core/ids.js';
+import type { Rule } from '../../core/rule.js';
+import type { Clock } from '../../stores/clock.js';
+import type { SharedStore } from '../../stores/store.js';
+import { AdaptiveDeadline, FixedDeadline } from '../deadline/adaptive-deadline.js';
+import { type BreakerOptions, RedisBreaker } from '../deadline/breaker.js';
+import { DebtCollector } from '../fallback/debt-collector.js';
+import { FallbackLimiter } from '../fallback/fallback.js';
+import { FallbackStep } from '../fallback/fallback.js';
+import { StoreGuard } from '../deadline/guard.js';
+import type { InstanceCount } from '../fallback/instances.js';
+import { LateReplies } from '../fallback/late-replies.js';
 import { LeasingStep } from './leaser.js';
 import { MultiStep } from './multi-step.js';
-import { NegativeCache } from './negative-cache.js';
-import { NegativeStep } from './negative-step.js';
-import type { DecisionStep } from './plan.js';
-import { ChainStats } from './stats.js';
+import { NegativeCache } from '../caches/negative-cache.js';
+import { NegativeStep } from '../caches/negative-cache.js';
+import type { DecisionStep } from '../engine/plan.js';
+import { ChainStats } from '../metrics/stats.js';
 
-export type { DecisionStep } from './plan.js';
+export type { DecisionStep } from '../engine/plan.js';
 
 export interface ChainOptions {
   store: SharedStore;

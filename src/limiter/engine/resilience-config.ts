@@ -4,11 +4,11 @@
 // (under their real paths there), and the engine is built from that result.
 // The schemas are built, with zod, when first read (not by `import 'sluice'`).
 import type { z as Zod } from 'zod';
-import { MAX_ID_LENGTH } from '../core/ids.js';
-import { lazily } from '../core/lazy.js';
-import { loadPackage } from '../core/load-package.js';
-import { MIN_REGION_SHARE } from '../core/rule.js';
-import { ADAPTIVE_DEADLINE } from './adaptive-deadline.js';
+import { MAX_ID_LENGTH } from '../../core/ids.js';
+import { lazily } from '../../core/lazy.js';
+import { loadPackage } from '../../core/load-package.js';
+import { MIN_REGION_SHARE } from '../../core/rule.js';
+import { ADAPTIVE_DEADLINE } from '../deadline/adaptive-deadline.js';
 
 type Z = typeof Zod;
 

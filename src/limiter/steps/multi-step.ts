@@ -8,20 +8,20 @@
 //                    onStoreDown: `closed` refuses, `open` admits, `fallback`
 //                    decides on the local limiter, all or nothing; a late reply
 //                    is reconciled with what the request was finally told
-import type { Decision } from '../core/decision.js';
-import { capacityOf } from '../core/rule.js';
-import type { Clock } from '../stores/clock.js';
-import type { GroupReply, StoreCall } from '../stores/store.js';
-import type { DebtCollector } from './debt-collector.js';
-import { isDeadlineError } from './deadline.js';
-import { mergeGroups, toRefund } from './decide-all.js';
-import type { FallbackLimiter, LocalCall } from './fallback-limiter.js';
-import type { FallbackStep } from './fallback-step.js';
-import type { Sent, StoreGuard } from './guard.js';
-import type { LateReplies } from './late-replies.js';
-import type { NegativeCache } from './negative-cache.js';
-import type { Plan } from './plan.js';
-import type { ChainStats } from './stats.js';
+import type { Decision } from '../../core/decision.js';
+import { capacityOf } from '../../core/rule.js';
+import type { Clock } from '../../stores/clock.js';
+import type { GroupReply, StoreCall } from '../../stores/store.js';
+import type { DebtCollector } from '../fallback/debt-collector.js';
+import { isDeadlineError } from '../deadline/deadline.js';
+import { mergeGroups, toRefund } from '../engine/engine.js';
+import type { FallbackLimiter, LocalCall } from '../fallback/fallback.js';
+import type { FallbackStep } from '../fallback/fallback.js';
+import type { Sent, StoreGuard } from '../deadline/guard.js';
+import type { LateReplies } from '../fallback/late-replies.js';
+import type { NegativeCache } from '../caches/negative-cache.js';
+import type { Plan } from '../engine/plan.js';
+import type { ChainStats } from '../metrics/stats.js';
 
 export interface MultiStepOptions {
   /** Groups the calls one store call can decide together (Store.groups: one per hash slot on Redis). */
@@ -127,7 +127,7 @@ export class MultiStep {
       });
       return { admitted: false, decisions };
     }
-    const reply = fallback.decideAll(localCalls, !guard.closed);
+    const reply = fallback.decideAll(localCalls, { breakerOpen: !guard.closed });
     onLimiter.forEach((k, j) => {
       decisions[k] = reply.decisions[j]!;
     });

@@ -5,12 +5,12 @@
 // It decides through an engine: the one given (createEngine's, resilient on
 // Redis), or a plain StoreEngine over the store given (default: memory).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Decision } from '../core/decision.js';
-import { SluiceError } from '../core/errors.js';
-import { assertValidId, keyId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
-import { MemoryStore } from '../stores/memory-store.js';
-import type { BucketInfo, Store } from '../stores/store.js';
+import type { Decision } from '../../core/decision.js';
+import { SluiceError } from '../../core/errors.js';
+import { assertValidId, keyId } from '../../core/ids.js';
+import { parseRule, type Rule } from '../../core/rule.js';
+import { MemoryStore } from '../../stores/memory-store.js';
+import type { BucketInfo, Store } from '../../stores/store.js';
 import { type Engine, StoreEngine } from './engine.js';
 
 export type LimiterOptions = Rule & {

@@ -12,19 +12,19 @@
 // units it has not spent, so over any interval the cluster admits at most what
 // the exact limiter would admit plus instances × batch (for cost 1). Unspent
 // units expire after `leaseTtlMs` (lost, never over-admitted).
-import type { Decision } from '../core/decision.js';
-import { capacityOf } from '../core/rule.js';
-import type { Clock } from '../stores/clock.js';
-import type { LeaseReply } from '../stores/store.js';
-import type { DecisionStep } from './plan.js';
-import type { FallbackStep } from './fallback-step.js';
+import type { Decision } from '../../core/decision.js';
+import { capacityOf } from '../../core/rule.js';
+import type { Clock } from '../../stores/clock.js';
+import type { LeaseReply } from '../../stores/store.js';
+import type { DecisionStep } from '../engine/plan.js';
+import type { FallbackStep } from '../fallback/fallback.js';
 import { HotKeyDetector } from './hot-keys.js';
-import type { InstanceCount } from './instances.js';
-import { BoundedLru } from './lru.js';
-import { leaseCalls } from './metrics.js';
-import type { NegativeCache } from './negative-cache.js';
-import type { Plan } from './plan.js';
-import type { ChainStats } from './stats.js';
+import type { InstanceCount } from '../fallback/instances.js';
+import { BoundedLru } from '../caches/lru.js';
+import { leaseCalls } from '../metrics/metrics.js';
+import type { NegativeCache } from '../caches/negative-cache.js';
+import type { Plan } from '../engine/plan.js';
+import type { ChainStats } from '../metrics/stats.js';
 
 interface Pool {
   fingerprint: string;

@@ -1,17 +1,27 @@
 // Charges the shared store for what the fallback admitted while the breaker
-// was open (fallback-debts.ts holds the debts): all of them once the breaker
+// was open (the debts: FallbackDebts, below): all of them once the breaker
 // closes, a few keys at a time so a recovering Redis is not flooded, and one
 // key's debt just before a request on that key reaches Redis again.
+//
+// The debts: what the local fallback admitted while the breaker was open, charged to
+// Redis once it answers again. Without it Redis never hears of those requests:
+// its bucket refills through the outage and the next burst is admitted twice
+// (once locally, once from the refilled shared bucket), so a flapping breaker
+// over-admits a little on every flap.
+//
+// Only open-breaker admissions count: those calls never reached Redis. An
+// admission after a deadline miss with the breaker still closed may have a twin
+// that Redis took; the fallback limiter already weighs those.
 import type { Logger } from 'pino';
-import type { Decision } from '../core/decision.js';
-import type { BucketKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
-import { withTimeout } from '../core/timeout.js';
-import type { SharedStore } from '../stores/store.js';
-import { type Debt, FallbackDebts } from './fallback-debts.js';
-import type { FallbackLimiter } from './fallback-limiter.js';
-import { fallbackChargedUnits } from './metrics.js';
-import type { ChainStats } from './stats.js';
+import type { Decision } from '../../core/decision.js';
+import type { BucketKey } from '../../core/ids.js';
+import { capacityOf, type Rule } from '../../core/rule.js';
+import { withTimeout } from '../../core/timeout.js';
+import type { SharedStore } from '../../stores/store.js';
+import { BoundedLru } from '../caches/lru.js';
+import type { RedisWord } from './last-states.js';
+import { fallbackChargedUnits } from '../metrics/metrics.js';
+import type { ChainStats } from '../metrics/stats.js';
 
 /** An error Redis answered with: the command did not run. */
 const isErrorReply = (error: unknown) => error instanceof Error && error.name === 'ReplyError';
@@ -31,9 +41,15 @@ export interface DebtCollectorOptions {
   /** Deadline of the peek a request waits for before its charge (see pay): the decisions' own. */
   peekTimeoutMs: () => number;
   /** Whether a bucket's last word predates the breaker's opening, and what it lost since (last-states.ts). */
-  fallback: Pick<FallbackLimiter, 'suspect' | 'lostBeforeCharge'>;
+  fallback: LastWords;
   stats: ChainStats;
   logger: Logger;
+}
+
+/** What the collector asks the fallback limiter (FallbackLimiter, fallback.ts) of a bucket's last word. */
+export interface LastWords {
+  suspect(key: string): boolean;
+  lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord, charging: number): number;
 }
 
 export class DebtCollector {
@@ -156,5 +172,57 @@ export class DebtCollector {
     } catch {
       return 0;
     }
+  }
+}
+
+export interface Debt {
+  /** The bucket and rule the units belong to. */
+  bucket: BucketKey;
+  rule: Rule;
+  /** The rule's fingerprint: a changed limit starts the count afresh. */
+  fingerprint: string;
+  units: number;
+}
+
+export class FallbackDebts {
+  private readonly debts: BoundedLru<string, Debt>;
+
+  /** `maxKeys` bounds the memory: past it, the least recently charged keys are forgiven. */
+  constructor(maxKeys: number) {
+    this.debts = new BoundedLru(maxKeys);
+  }
+
+  /** Counts `units` admitted locally on `bucket` (never more than the rule's capacity: Redis could not hold more). */
+  add(bucket: BucketKey, rule: Rule, fingerprint: string, units: number): void {
+    const debt = this.debts.get(bucket.key);
+    if (debt === undefined || debt.fingerprint !== fingerprint) {
+      this.debts.set(bucket.key, { bucket, rule, fingerprint, units: Math.min(units, capacityOf(rule)) });
+      return;
+    }
+    debt.units = Math.min(debt.units + units, capacityOf(rule));
+  }
+
+  /** Whether `key` is owed. */
+  has(key: string): boolean {
+    return this.debts.peek(key) !== undefined;
+  }
+
+  /** Hands over the debt of `key` and forgets it. */
+  take(key: string): Debt | undefined;
+  /** Hands over up to `count` debts and forgets them. */
+  take(count: number): Debt[];
+  take(which: string | number): Debt | undefined | Debt[] {
+    if (typeof which === 'string') {
+      const debt = this.debts.peek(which);
+      if (debt !== undefined) this.debts.delete(which);
+      return debt;
+    }
+    const some: Debt[] = [];
+    for (const key of this.debts.keys()) {
+      if (some.length === which) break;
+      some.push(this.debts.peek(key)!);
+    }
+    for (const debt of some) this.debts.delete(debt.bucket.key);
+    return some;
   }
 }

@@ -4,23 +4,23 @@
 // chain (chain.ts: leasing → negative cache → fallback → breaker and deadline
 // → store); around it, membership counts the live instances (the fallback's N)
 // and an optional rebalancer moves the region shares.
-import type { Decision } from '../core/decision.js';
-import { SluiceError } from '../core/errors.js';
-import { assertValidCost, checkRule, type Rule } from '../core/rule.js';
-import { withTimeout } from '../core/timeout.js';
-import type { Membership } from '../cluster/membership.js';
-import type { RegionRebalancer } from '../cluster/region-rebalancer.js';
-import type { BlockedKey, BucketInfo, SharedStore } from '../stores/store.js';
-import { assertPenaltyKey, bucketKeyOfPenalty } from '../core/ids.js';
-import { decideWithPenalties, hasPenalty, type PenalizedCall, type PenaltyParts } from './penalized-all.js';
-import type { DecisionChain } from './chain.js';
-import { decideOne, limitsDecision } from './decide-all.js';
+import type { Decision } from '../../core/decision.js';
+import { SluiceError } from '../../core/errors.js';
+import { assertValidCost, checkRule, type Rule } from '../../core/rule.js';
+import { withTimeout } from '../../core/timeout.js';
+import type { Membership } from '../../cluster/membership.js';
+import type { RegionRebalancer } from '../../cluster/region-rebalancer.js';
+import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
+import { assertPenaltyKey, bucketKeyOfPenalty } from '../../core/ids.js';
+import { decideWithPenalties, hasPenalty, type PenalizedCall, type PenaltyParts } from './engine.js';
+import type { DecisionChain } from '../steps/chain.js';
+import { decideOne, limitsDecision } from './engine.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
-import type { InstanceCount } from './instances.js';
-import { degradedDecisions, showDeadline } from './metrics.js';
+import type { InstanceCount } from '../fallback/instances.js';
+import { degradedDecisions, showDeadline } from '../metrics/metrics.js';
 import { bucketsOf, type Plan, planFor } from './plan.js';
-import { PlanCache } from './plan-cache.js';
-import type { EngineCounters } from './stats.js';
+import { PlanCache } from '../caches/plan-cache.js';
+import type { EngineCounters } from '../metrics/stats.js';
 
 export interface ResilientEngineOptions {
   store: SharedStore;
@@ -74,7 +74,7 @@ export class ResilientEngine implements Engine {
     return applyShadow(rule, decision);
   }
 
-  /** A lone limit takes the single path (with leasing); several go through the multi-limit chain (multi-step.ts); a penalized one its own (penalized-all.ts). */
+  /** A lone limit takes the single path (with leasing); several go through the multi-limit chain (multi-step.ts); a penalized one its own (decideWithPenalties, engine.ts). */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
     if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);

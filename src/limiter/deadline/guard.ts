@@ -2,16 +2,16 @@
 // last part of the decision chain before the store. A call rejects with the
 // breaker's EOPENBREAKER or a DeadlineError; the fallback above turns that
 // into a decision.
-import type { Decision } from '../core/decision.js';
-import type { Clock } from '../stores/clock.js';
-import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../stores/store.js';
+import type { Decision } from '../../core/decision.js';
+import type { Clock } from '../../stores/clock.js';
+import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../../stores/store.js';
 import type { Deadline } from './adaptive-deadline.js';
 import type { RedisBreaker } from './breaker.js';
-import { consumeGroup } from './decide-all.js';
+import { consumeGroup } from '../engine/engine.js';
 import { type Bound, CallDeadlines } from './deadline.js';
 import { InFlight } from './in-flight.js';
-import type { Plan } from './plan.js';
-import type { ChainStats } from './stats.js';
+import type { Plan } from '../engine/plan.js';
+import type { ChainStats } from '../metrics/stats.js';
 
 /** Where the guard leaves the call it sent, for reconciling a reply that comes after the deadline. */
 export interface Sent<T> {

@@ -2,9 +2,9 @@
 // Prometheus series are in metrics.ts. Every part of the decision chain
 // counts into one ChainStats; Engine.counters() hands out a copy.
 import type { Logger } from 'pino';
-import type { Decision, DecisionSource } from '../core/decision.js';
-import { isOpenBreakerError } from './breaker.js';
-import { isDeadlineError } from './deadline.js';
+import type { Decision, DecisionSource } from '../../core/decision.js';
+import { isOpenBreakerError } from '../deadline/breaker.js';
+import { isDeadlineError } from '../deadline/deadline.js';
 import { failoverRestoredUnits, storeFailures } from './metrics.js';
 
 export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'delay_mismatch' | 'lost';

@@ -1,16 +1,16 @@
 // What Redis last said about each key (a bounded LRU), and what this instance
 // admitted locally since. Three uses:
 //  - seeding a fallback bucket whose state is a time from it (token bucket,
-//    GCRA, leaky bucket: the registry's `carry`; fallback-limiter.ts);
+//    GCRA, leaky bucket: the registry's `carry`; fallback.ts);
 //  - capping a window policy's fallback at this instance's share of what was
 //    left (a quota half spent does not come back whole while Redis is down);
 //  - after the breaker opened (a failover, a restart, a partition), holding
 //    the first reply of each key to what this instance last saw: a master that
 //    died with acknowledged writes not yet replicated hands its replica a
 //    bucket fuller than it was, and those units (`lostUnits`) are charged back.
-import { capacityOf, type Rule } from '../core/rule.js';
-import { BoundedLru } from './lru.js';
-import { unitMsOf } from './scale-rule.js';
+import { capacityOf, type Rule } from '../../core/rule.js';
+import { BoundedLru } from '../caches/lru.js';
+import { unitMsOf } from '../engine/scale-rule.js';
 
 /** The part of a Redis reply kept: a decision's or a lease's. */
 export interface RedisWord {

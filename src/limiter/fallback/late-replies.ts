@@ -12,18 +12,18 @@
 //     units are the same, there is nothing to correct.
 // Policies without an adjust (the window policies) stay uncorrected.
 import type { Logger } from 'pino';
-import type { Decision } from '../core/decision.js';
-import type { BucketKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
-import type { Clock } from '../stores/clock.js';
-import { withTimeout } from '../core/timeout.js';
-import type { GroupReply, SharedStore, StoreCall } from '../stores/store.js';
-import type { FallbackLimiter } from './fallback-limiter.js';
-import { lateReplies } from './metrics.js';
-import { unitMsOf } from './scale-rule.js';
-import type { ChainStats, LateOutcome } from './stats.js';
+import type { Decision } from '../../core/decision.js';
+import type { BucketKey } from '../../core/ids.js';
+import type { Rule } from '../../core/rule.js';
+import type { Clock } from '../../stores/clock.js';
+import { withTimeout } from '../../core/timeout.js';
+import type { GroupReply, SharedStore, StoreCall } from '../../stores/store.js';
+import type { RedisWord } from './last-states.js';
+import { lateReplies } from '../metrics/metrics.js';
+import { unitMsOf } from '../engine/scale-rule.js';
+import type { ChainStats, LateOutcome } from '../metrics/stats.js';
 
-export type { LateOutcome } from './stats.js';
+export type { LateOutcome } from '../metrics/stats.js';
 
 export interface LateRepliesOptions {
   store: SharedStore;
@@ -31,7 +31,7 @@ export interface LateRepliesOptions {
   timeoutMs: number;
   logger: Logger;
   /** Remembers the bucket's state from every late Redis decision. */
-  fallback: Pick<FallbackLimiter, 'remember'>;
+  fallback: { remember(key: string, bucket: string, redisRule: Rule, word: RedisWord, taken: number): number };
   /** Where the outcomes are counted. */
   counts: Record<LateOutcome, number>;
   /** Where the units restored after a failover are counted. */
@@ -39,11 +39,20 @@ export interface LateRepliesOptions {
   now: Clock;
 }
 
+/** The limit a late call was on: its bucket (and the whole, unsharded one's key), rule and cost. */
+export interface LateLimit {
+  baseKey: string;
+  bucket: BucketKey;
+  rule: Rule;
+  cost: number;
+}
+
 export class LateReplies {
   constructor(private readonly options: LateRepliesOptions) {}
 
-  /** Watches the late reply of a call sent at `sentAt` whose request got `local` from the fallback (just now). */
-  watch(baseKey: string, bucket: BucketKey, rule: Rule, cost: number, local: Decision, reply: Promise<Decision>, sentAt?: number): void {
+  /** Watches the late reply of a call on `limit` sent at `sentAt` whose request got `local` from the fallback (just now). */
+  watch(limit: LateLimit, local: Decision, reply: Promise<Decision>, sentAt?: number): void {
+    const { baseKey, bucket, rule, cost } = limit;
     const localAt = this.options.now();
     reply.then(
       (redis) => {

@@ -1,8 +1,8 @@
 // Scaling a rule's limit by a factor: a region's share, one shard's part, one
 // instance's part of the fallback. Never below one unit, so a scaled rule can
 // always admit something.
-import type { Rule } from '../core/rule.js';
-import { policyOf } from '../policies/index.js';
+import type { Rule } from '../../core/rule.js';
+import { policyOf } from '../../policies/index.js';
 
 const memo = new WeakMap<Rule, Map<number, Rule>>();
 const units = (value: number, factor: number) => Math.max(1, Math.floor(value * factor + 1e-9));

@@ -5,9 +5,9 @@
 // A kept plan is used only for the same rule object at the same region share,
 // so a reload (new rule objects) or a moved share plans anew. Plans are shared
 // between decisions: nothing downstream writes to one (Plan's fields are readonly).
-import type { Rule } from '../core/rule.js';
-import { type Plan, planFor } from './plan.js';
-import { scaleRule } from './scale-rule.js';
+import type { Rule } from '../../core/rule.js';
+import { type Plan, planFor } from '../engine/plan.js';
+import { scaleRule } from '../engine/scale-rule.js';
 
 /** Plans kept in all; past it the cache starts over, so a flood of derived ids (one per client address) cannot grow it. */
 export const MAX_PLANS = 10_000;
