@@ -17,7 +17,7 @@ import type { ConfigReloader } from './admin/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
 import { redisTargetOf } from './config/redis-target.js';
-import { watchForDashboard, withDashboard } from './dashboard/wire.js';
+import { watchForDashboard, withDashboard } from './dashboard/with-dashboard.js';
 import type { UpstreamRow } from './dashboard/snapshot.js';
 import type { Dashboard } from './dashboard/dashboard.js';
 import { upstreamTallies } from './gateway/upstream-metrics.js';
