@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
-import { sendError } from '../gateway/errors.js';
+import { sendError } from '../http/errors.js';
 import { MAX_COUNT } from '../core/rule.js';
 import { usageReports } from '../usage/metrics.js';
 import type { ForwardAuth } from './forward-auth.js';
