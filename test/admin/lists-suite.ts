@@ -13,7 +13,7 @@ import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RulesRuntime } from '../../src/rules/runtime.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { call, silent, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { type AdminCall, adminCaller } from './team-fixture.js';
 
 const TOKEN = 'lists-suite-admin-token-0123456789';
