@@ -16,7 +16,8 @@ import { type RulesRuntime, type RulesRuntimeOptions, startRules } from './rules
 import type { ConfigReloader } from './admin/config-reload.js';
 import type { RuleResolver, TenantResolver } from './rules/types.js';
 import type { Store } from './stores/store.js';
-import { redisTargetOf, watchForDashboard, withDashboard } from './dashboard/wire.js';
+import { redisTargetOf } from './config/redis-target.js';
+import { watchForDashboard, withDashboard } from './dashboard/with-dashboard.js';
 import type { UpstreamRow } from './dashboard/snapshot.js';
 import type { Dashboard } from './dashboard/dashboard.js';
 import { upstreamTallies } from './gateway/upstream-metrics.js';
@@ -186,7 +187,7 @@ async function startFronts(config: SluiceConfig, options: StartOptions, deciding
 
 /** Notifications claimed cluster-wide on the store's Redis (one event per window across instances); the memory store's instance alone. */
 function notifierFor(config: SluiceConfig, logger: Logger): Notifier {
-  const redis = redisTargetOf(config);
+  const redis = redisTargetOf(config.store);
   return new Notifier(config.notifications, { logger, claims: redis ? new RedisClaims(redis) : undefined });
 }
 
@@ -203,7 +204,7 @@ export function rulesOptions(config: SluiceConfig, logger: Logger): RulesRuntime
  */
 export function engineFromConfig(config: SluiceConfig, logger: Logger, tracing?: Tracing): Engine {
   const { store } = config;
-  return buildEngine(config.resilience, { redis: redisTargetOf(config), logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}), ...(tracing ? { wrapStore: (inner) => tracing.store(inner) } : {}) });
+  return buildEngine(config.resilience, { redis: redisTargetOf(config.store), logger, ...(store.maxKeys ? { maxKeys: store.maxKeys } : {}), ...(tracing ? { wrapStore: (inner) => tracing.store(inner) } : {}) });
 }
 
 /** Each upstream instance's counts since start, for the dashboard's instance list. */

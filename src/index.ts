@@ -14,7 +14,7 @@ export {
   rejection,
   rejectionOf,
   retryAfterSeconds,
-} from './gateway/headers.js';
+} from './http/headers.js';
 export { type CreateEngineOptions, createEngine, createResilientEngine } from './engine-factory/create-engine.js';
 export { createLimiter, type LimiterOptions, type RateLimiter, type Reservation } from './limiter/engine/create-limiter.js';
 export { StoreEngine, type Engine, type EngineHealth, type EngineCounters, type LimitCall, type LimitsDecision } from './limiter/engine/engine.js';

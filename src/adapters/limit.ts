@@ -3,7 +3,7 @@
 // admits or none is charged), and the same headers, 429 and 503 as the gateway.
 import type { IncomingMessage } from 'node:http';
 import { GATEWAY_ERRORS, gatewayErrorBody } from '../core/error-codes.js';
-import { limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../gateway/headers.js';
+import { limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../http/headers.js';
 import { type AdapterOptions, type CheckedOptions, checkOptions } from './options.js';
 import { settlementOf } from './settle.js';
 import { type RawRequest, type RequestCall, type Targets, targetsOf } from './targets.js';

@@ -6,7 +6,7 @@
 import { SluiceError } from '../core/errors.js';
 import { isValidId } from '../core/ids.js';
 import { assertValidCost, parseRule, type Rule, zodToSluiceError } from '../core/rule.js';
-import type { HeaderOptions } from '../gateway/headers.js';
+import type { HeaderOptions } from '../http/headers.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { clientIpSchema } from '../limits/client-ip-schema.js';

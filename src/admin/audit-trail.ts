@@ -15,7 +15,7 @@ import { waitAtMost } from '../rules/pg-timed.js';
 import { overrideTarget } from '../rules/override-rows.js';
 import type { PlanSubject } from '../rules/plans.js';
 import type { RuleStore } from '../rules/store.js';
-import type { AuditKind, NewAuditEntry } from '../rules/team.js';
+import type { AuditKind, NewAuditEntry } from '../rules/admin-tokens-and-audit.js';
 import type { Principal } from './auth.js';
 import type { Reply } from './handlers.js';
 import { listEntryBefore } from './list-handlers.js';

@@ -46,7 +46,7 @@ export async function listBlocks(engine: Engine, query: URLSearchParams): Promis
 }
 
 /** Lifts the listed block with this id; 404 when none is running (ended, or lifted already). */
-export async function liftBlock(engine: Engine, id: string): Promise<Reply> {
+export async function liftBlockById(engine: Engine, id: string): Promise<Reply> {
   if (!ID.test(id)) throw new SluiceError('ERR_BAD_REQUEST', 'must be a block id as GET /blocks lists it (~h. and 32 hex digits)', 'id');
   const now = Date.now();
   const found = (await engine.listBlocked(PENALTY_INDEX_MAX)).find((blocked) => hashedId(blocked.key) === id);

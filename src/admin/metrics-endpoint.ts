@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { MetricsAccess } from '../config/types.js';
 import { SluiceError } from '../core/errors.js';
-import { sendError } from '../dashboard/http-util.js';
+import { sendAdminError } from '../dashboard/http-util.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
 import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 import { inCall } from '../rules/call-scope.js';
@@ -44,7 +44,7 @@ export async function startMetricsServer(endpoint: MetricsEndpoint & { access: {
     const answer = path === '/metrics' ? serveMetrics(req, res, endpoint) : Promise.reject(new SluiceError('ERR_NOT_FOUND', 'this listener serves /metrics only'));
     answer.catch((error: unknown) => {
       if (!(error instanceof SluiceError)) logger.error({ err: errorMessage(error) }, 'metrics request failed');
-      if (!res.headersSent) sendError(res, error);
+      if (!res.headersSent) sendAdminError(res, error);
       else res.destroy();
     });
   });

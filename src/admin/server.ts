@@ -17,14 +17,14 @@ import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';
 import { routePlans } from './plan-handlers.js';
-import { liftBlock, listBlocks } from './block-handlers.js';
+import { liftBlockById, listBlocks } from './block-handlers.js';
 import { routeLists } from './list-handlers.js';
-import { readJson, sendError, sendJson } from '../dashboard/http-util.js';
+import { readJson, sendAdminError, sendJson } from '../dashboard/http-util.js';
 import { openApiDocument } from './openapi.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import { serveUi } from '../dashboard/ui-routes.js';
 import type { ReloadReport } from './config-reload.js';
-import { type ExplainSource, explainSample } from './explain-handler.js';
+import { type ExplainSource, explainFromQuery } from './explain-handler.js';
 import { tenantUsage } from './usage-handler.js';
 import type { UsageHistory } from '../usage/usage-history.js';
 import type { MetricsAccess } from '../config/types.js';
@@ -137,7 +137,7 @@ function answerFailure(req: IncomingMessage, res: ServerResponse, error: unknown
   if (!(error instanceof SluiceError) || error.status >= 500) {
     logger.error({ err: errorMessage(error), method: req.method, path: pathOf(req) }, 'admin request failed');
   }
-  if (!res.headersSent) sendError(res, error);
+  if (!res.headersSent) sendAdminError(res, error);
   else res.destroy();
 }
 
@@ -192,7 +192,7 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'
         return { status: 200, body: deps.notifications?.() ?? { pending: 0, recent: [] } };
       case 'explain/1':
         allow('GET');
-        return explainSample(deps.explain, deps.engine, query);
+        return explainFromQuery(deps.explain, deps.engine, query);
       case 'tenants/3':
         if (b !== 'usage') break;
         allow('GET');
@@ -202,7 +202,7 @@ function router(deps: h.AdminDeps & Pick<AdminServerOptions, 'explain' | 'usage'
         return listBlocks(deps.engine, query);
       case 'blocks/2':
         allow('DELETE');
-        return liftBlock(deps.engine, a!);
+        return liftBlockById(deps.engine, a!);
       case 'buckets/3':
         allow('GET', 'DELETE');
         return method === 'GET' ? h.inspectBucket(deps, a!, b!, query) : h.resetBucket(deps, a!, b!);

@@ -15,8 +15,13 @@ export const processIo: CliIo = {
   env: process.env,
 };
 
-/** `--name value` / `--name=value` / `--flag` options and the positional rest. */
-export function parseArgs(argv: string[]): { positional: string[]; options: Map<string, string | true> } {
+/**
+ * `--name value` / `--name=value` / `--flag` options and the positional rest,
+ * for the commands that call the admin API. Not node:util's parseArgs (which
+ * `start`, `check` and `explain` use with declared options): this one takes
+ * any option and each command reads the ones it knows.
+ */
+export function parseCommandArgs(argv: string[]): { positional: string[]; options: Map<string, string | true> } {
   const positional: string[] = [];
   const options = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {

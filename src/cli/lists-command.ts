@@ -3,7 +3,7 @@
 // admin API checks an entry (400 naming the field); a header's or a claim's
 // value is sent once and kept, shown and audited only as its SHA-256.
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 
 const USAGE = `usage: sluice lists <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
   list [--json]                                  the stored entries (expired ones marked)
@@ -33,7 +33,7 @@ interface ListEntryView {
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseArgs(rest);
+    const { positional, options } = parseCommandArgs(rest);
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':

@@ -3,7 +3,7 @@
 // A rule is given as JSON or with the rule's options (ruleFromOptions); the
 // scope of a limit is one of --global, --route ID or --limit-id ID.
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import type { PlanAssignment, PlanLimit, StoredPlan } from '../rules/plans.js';
 import { parseJson, ruleFromOptions } from './rules-command.js';
 
@@ -25,7 +25,7 @@ const SCOPE_FLAGS = ['global', 'route', 'limit-id'];
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseArgs(rest);
+    const { positional, options } = parseCommandArgs(rest);
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import { SluiceError } from '../core/errors.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
@@ -23,7 +23,7 @@ TENANT and ROUTE may be * (any).
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseArgs(rest);
+    const { positional, options } = parseCommandArgs(rest);
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':

@@ -27,20 +27,21 @@ export const DEFAULT_RULE: Rule = Object.freeze({ policy: 'token_bucket', capaci
 
 /**
  * Reads `decisionService:` (listeners, the envoyproxy/ratelimit files it names).
- * The decision service hands its own (decision/load-config.ts loads with it);
- * config never imports the decision service.
+ * The decision service hands its own: decision/load-config.ts's loadConfig and
+ * parseConfig, the one loader production and the tests use, call the two
+ * functions below with it; config never imports the decision service.
  */
 export type DecisionServiceParser = (file: ConfigFile, baseDir: string) => DecisionServiceConfig;
 
-/** Loads and validates a config file. Throws ConfigError naming file, line and field. */
-export function loadConfig(file: string, env: Env = process.env, decisionService?: DecisionServiceParser): SluiceConfig {
+/** Loads and validates a config file with this `decisionService:` parser. Throws ConfigError naming file, line and field. */
+export function loadConfigWith(file: string, env: Env, decisionService: DecisionServiceParser): SluiceConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new ConfigError(file, undefined, undefined, `cannot read: ${(error as Error).message}`);
   }
-  return parseConfig(text, { source: file, env, baseDir: dirname(file), decisionService });
+  return parseConfigWith(text, { source: file, env, baseDir: dirname(file), decisionService });
 }
 
 export interface ParseOptions {
@@ -50,11 +51,11 @@ export interface ParseOptions {
   env?: Env;
   /** Relative paths in the file (decisionService.envoyConfig) are taken from here; default the working directory. */
   baseDir?: string;
-  /** Parses `decisionService:`; without one, a file with that section is refused (decision/load-config.ts passes it). */
+  /** Parses `decisionService:` (decision/load-config.ts passes the decision service's); without one, a file with that section is refused. */
   decisionService?: DecisionServiceParser | undefined;
 }
 
-export function parseConfig(text: string, options: ParseOptions = {}): SluiceConfig {
+export function parseConfigWith(text: string, options: ParseOptions = {}): SluiceConfig {
   const source = options.source ?? 'config';
   const env = options.env ?? {};
   const lines = new LineCounter();

@@ -19,7 +19,7 @@ export function errorBody(error: SluiceError): { error: { code: string; field: s
   return { error: { code: error.code, field: error.field, message } };
 }
 
-export function sendError(res: ServerResponse, error: unknown): void {
+export function sendAdminError(res: ServerResponse, error: unknown): void {
   const known = isSluiceError(error) ? error : new SluiceError('ERR_INTERNAL', 'internal error');
   sendJson(res, known.status, errorBody(known));
 }

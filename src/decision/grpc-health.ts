@@ -3,7 +3,7 @@
 // sends it, then each change, until the client or the server ends the stream.
 import type { ServerHttp2Stream } from 'node:http2';
 import { decodeHealthRequest, encodeHealthResponse } from './grpc-codec.js';
-import { answer, fail, GrpcStatus, respond, writeMessage } from './grpc-wire.js';
+import { answerUnary, fail, GrpcStatus, respond, writeMessage } from './grpc-wire.js';
 
 export const HEALTH_CHECK = '/grpc.health.v1.Health/Check';
 export const HEALTH_WATCH = '/grpc.health.v1.Health/Watch';
@@ -25,7 +25,7 @@ export class GrpcHealth {
 
   check(stream: ServerHttp2Stream, request: Uint8Array): void {
     const serving = this.statuses.get(decodeHealthRequest(request));
-    if (serving) answer(stream, encodeHealthResponse(serving));
+    if (serving) answerUnary(stream, encodeHealthResponse(serving));
     else fail(stream, GrpcStatus.NOT_FOUND, 'unknown service');
   }
 

@@ -7,7 +7,7 @@
 import { createSecureServer, createServer, type Http2SecureServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
-import type { DecisionFaces } from './faces.js';
+import type { Deciders } from './deciders.js';
 import { decodeRequest } from './grpc-codec.js';
 import { GrpcHealth, HEALTH_CHECK, HEALTH_WATCH } from './grpc-health.js';
 import { type GrpcTls, secureOptions, sessionNamesSan } from './grpc-tls.js';
@@ -17,7 +17,7 @@ import { RLS_SERVICE_NAME } from './proto-files.js';
 import { responseFrame } from './rls-response-frame.js';
 import { RlsBadRequest, type RlsRequestIn, RlsServiceError } from './rls-request.js';
 import { DEFAULT_GRPC_LIMITS, type GrpcRequestLimits } from '../config/decision-service.js';
-import type { DecisionObserver } from './deps.js';
+import type { DecisionObserver } from './engine-and-resolvers.js';
 import type { Tracing } from '../tracing/types.js';
 
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE_NAME}/ShouldRateLimit`;
@@ -34,9 +34,9 @@ export class RlsGrpcServer {
   /** A span per ShouldRateLimit, its parent from the call's traceparent metadata; undefined: tracing off. */
   tracing: Tracing | undefined;
 
-  /** `faces.decider` is read per call, so a reload swaps it under a running listener. */
+  /** `deciders.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
-    private readonly faces: Pick<DecisionFaces, 'decider'>,
+    private readonly deciders: Pick<Deciders, 'decider'>,
     private readonly log: Logger,
     private readonly observer?: Pick<DecisionObserver, 'call'>,
     private readonly tls?: GrpcTls,
@@ -126,7 +126,7 @@ export class RlsGrpcServer {
     try {
       // The size cap refuses while the bytes arrive, before any decoding.
       const message = await readMessage(stream, this.limits.maxMessageBytes);
-      answerFrame(stream, responseFrame(await this.faces.decider.shouldRateLimitMessage(message, this.decode)));
+      answerFrame(stream, responseFrame(await this.deciders.decider.shouldRateLimitMessage(message, this.decode)));
       this.observer?.call('ShouldRateLimit', performance.now() - started, undefined);
       return GrpcStatus.OK;
     } catch (error) {

@@ -77,7 +77,7 @@ export function writeMessage(stream: ServerHttp2Stream, message: Uint8Array): vo
 }
 
 /** The one message of a unary answer and grpc-status 0. */
-export function answer(stream: ServerHttp2Stream, message: Uint8Array): void {
+export function answerUnary(stream: ServerHttp2Stream, message: Uint8Array): void {
   answerFrame(stream, framed(message));
 }
 

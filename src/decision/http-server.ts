@@ -7,12 +7,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
-import { sendError } from '../gateway/errors.js';
+import { sendError } from '../http/errors.js';
 import { MAX_COUNT } from '../core/rule.js';
 import { usageReports } from '../usage/metrics.js';
 import type { ForwardAuth } from './forward-auth.js';
 import { requestFromJson, responseToJson } from './json-mapping.js';
-import type { DecisionFaces } from './faces.js';
+import type { Deciders } from './deciders.js';
 import { RlsBadRequest } from './rls-request.js';
 import type { Tracing } from '../tracing/types.js';
 
@@ -27,9 +27,9 @@ export class DecisionHttpServer {
   /** A span per /decide and /json request, its parent from the request's traceparent; undefined: tracing off. */
   tracing: Tracing | undefined;
 
-  /** `faces` are read per request, so a reload swaps them under a running listener. */
+  /** `deciders` are read per request, so a reload swaps them under a running listener. */
   constructor(
-    private readonly faces: DecisionFaces,
+    private readonly deciders: Deciders,
     private readonly log: Logger,
   ) {
     this.server = createServer((req, res) => (this.tracing ? this.traced(req, res, this.tracing) : this.route(req, res)));
@@ -68,7 +68,7 @@ export class DecisionHttpServer {
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
     try {
-      const forwardAuth = this.faces.forwardAuth;
+      const forwardAuth = this.deciders.forwardAuth;
       if (path === '/decide' && forwardAuth) forwardAuth.handle(req, res);
       else if (path === '/usage' && req.method === 'POST' && forwardAuth) this.usage(req, res, forwardAuth);
       else if (path === '/json' && req.method === 'POST') this.json(req, res);
@@ -103,7 +103,7 @@ export class DecisionHttpServer {
       badRequest(res, error instanceof RlsBadRequest ? error : new RlsBadRequest('body', 'must be JSON'));
       return;
     }
-    this.faces.decider.shouldRateLimit(request).then(
+    this.deciders.decider.shouldRateLimit(request).then(
       (response) => {
         const body = JSON.stringify(responseToJson(response));
         res.writeHead(response.overall_code === 'OVER_LIMIT' ? 429 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);

@@ -1,8 +1,10 @@
-// The config loader with the decision service plugged in: what `sluice start`,
-// `sluice check`, reloads and `sluice ratelimit` load with, so `decisionService:`
-// (and the envoyproxy/ratelimit files it names) is read like any other section.
+// The config loader: config/load.ts with the decision service's parser plugged
+// in. What `sluice start`, `sluice check`, reloads and `sluice ratelimit` load
+// with, so `decisionService:` (and the envoyproxy/ratelimit files it names) is
+// read like any other section; the tests load with it too, so they load what
+// production loads.
 import type { Env } from '../config/env.js';
-import { loadConfig as loadConfigWith, type ParseOptions, parseConfig as parseConfigWith } from '../config/load.js';
+import { loadConfigWith, type ParseOptions, parseConfigWith } from '../config/load.js';
 import type { SluiceConfig } from '../config/types.js';
 import { decisionServiceOf } from './decision-config.js';
 

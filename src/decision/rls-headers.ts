@@ -4,7 +4,7 @@
 // passes them on.
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { type HeaderOptions, pushLimitHeaders } from '../gateway/headers.js';
+import { type HeaderOptions, pushLimitHeaders } from '../http/headers.js';
 import { closestToExhaustion } from '../limiter/engine/engine.js';
 import { type Code, type Outcome, type RlsStatus, untilResetMs } from './rls-status.js';
 

@@ -15,7 +15,7 @@ import { fixedWindow, headerIdOf } from './envoy-limit.js';
 import { UNIT_SECONDS } from './envoy-schema.js';
 import { overrideStatKey, statKeyOf } from './rls-stat-key.js';
 import { PLAN_ENTRY, type PlanRules, type PlanSelector, planSelectorOf, selectedRule, TENANT_ENTRY } from './rls-plan-select.js';
-import { windowSeconds } from '../gateway/headers.js';
+import { windowSeconds } from '../http/headers.js';
 import { type CheckedDescriptor, type CheckedRequest, OVERRIDE_UNIT_SECONDS } from './rls-request.js';
 
 /** What Envoy is told the limit is (current_limit). */

@@ -4,7 +4,7 @@
 // both; unlimited: OK with MaxUint32 remaining; no limit: OK alone.
 import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
-import { ceilSeconds } from '../gateway/headers.js';
+import { ceilSeconds } from '../http/headers.js';
 import type { DescriptorPlan, ReportedLimit } from './rls-plan.js';
 
 export type Code = 'OK' | 'OVER_LIMIT';

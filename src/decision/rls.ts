@@ -8,7 +8,7 @@
 // own, and refuse the request only when all of them are over. A usage report
 // (a descriptor marked `sluice_usage: report`) is charged first, never refused.
 import type { Decision } from '../core/decision.js';
-import type { HeaderOptions } from '../gateway/headers.js';
+import type { HeaderOptions } from '../http/headers.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import type { ListChecker } from '../lists/list-set.js';
 import { chargeReport } from '../usage/report.js';

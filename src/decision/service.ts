@@ -3,8 +3,8 @@
 // when a later listener fails.
 import type { Logger } from 'pino';
 import type { ListenAddress, SluiceConfig } from '../config/types.js';
-import type { DecisionDeps } from './deps.js';
-import { buildFaces } from './faces.js';
+import type { DecisionDeps } from './engine-and-resolvers.js';
+import { buildDeciders } from './deciders.js';
 import { RlsGrpcServer } from './grpc-server.js';
 import { DecisionHttpServer } from './http-server.js';
 
@@ -20,19 +20,19 @@ export interface DecisionService {
   close(graceMs: number): Promise<void>;
 }
 
-export type { DecisionDeps, DecisionObserver } from './deps.js';
+export type { DecisionDeps, DecisionObserver } from './engine-and-resolvers.js';
 
 export const decisionServiceWanted = (config: SluiceConfig): boolean => config.decisionService.grpcListen !== undefined || config.decisionService.httpListen !== undefined;
 
 export async function startDecisionService(config: SluiceConfig, deps: DecisionDeps): Promise<DecisionService> {
   const { grpcListen, httpListen } = config.decisionService;
-  let faces = buildFaces(config, deps);
+  let deciders = buildDeciders(config, deps);
   const current = {
     get decider() {
-      return faces.decider;
+      return deciders.decider;
     },
     get forwardAuth() {
-      return faces.forwardAuth;
+      return deciders.forwardAuth;
     },
   };
   const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer, config.decisionService.grpcTls, config.decisionService.grpcConnectionAge, config.decisionService.grpcLimits) : undefined;
@@ -54,7 +54,7 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
     grpcAddress,
     httpUrl,
     reconfigure(next, nextDeps) {
-      faces = buildFaces(next, nextDeps);
+      deciders = buildDeciders(next, nextDeps);
       logConfigWarnings(next, nextDeps.logger);
     },
     drain() {

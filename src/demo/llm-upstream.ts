@@ -39,7 +39,7 @@ export function startLlmUpstream(options: { host?: string; port?: number } = {})
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       answered++;
-      answer(req, res, Buffer.concat(chunks).toString('utf8'));
+      answerCompletion(req, res, Buffer.concat(chunks).toString('utf8'));
     });
     req.on('error', () => res.destroy());
   });
@@ -65,7 +65,7 @@ export function startLlmUpstream(options: { host?: string; port?: number } = {})
 }
 
 /** Answers one completion request whose body is `text` (the demo upstream's `/v1/` paths answer with it too). */
-export function answer(req: IncomingMessage, res: ServerResponse, text: string): void {
+export function answerCompletion(req: IncomingMessage, res: ServerResponse, text: string): void {
   let body: Completion;
   try {
     body = JSON.parse(text) as Completion;

@@ -3,7 +3,7 @@
 // a POST under /v1/ is answered as an OpenAI-compatible completion (llm-upstream.ts).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answer as answerCompletion } from './llm-upstream.js';
+import { answerCompletion } from './llm-upstream.js';
 
 export interface DemoUpstream {
   readonly url: string;

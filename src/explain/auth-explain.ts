@@ -7,7 +7,7 @@ import { AUTH_FAILURES, type AuthFailure, isClientFailure } from '../auth/failur
 import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import { claimHeaderValue } from '../core/claims.js';
 import type { GatewayErrorName } from '../core/error-codes.js';
-import type { KeyProblem } from '../gateway/identify.js';
+import type { KeyProblem } from '../http/identify.js';
 import type { RequestIdentity } from '../limits/types.js';
 import type { SkipReason } from './limit-explain.js';
 

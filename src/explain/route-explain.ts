@@ -2,8 +2,8 @@
 // not, which of RouteTable's own checks it fails (routes.ts RouteMiss), in
 // words that name the route's setting and the request's value.
 import type { RouteConfig } from '../config/types.js';
-import { hostName } from '../gateway/hop-by-hop.js';
-import type { RouteMiss, RouteVerdict } from '../gateway/routes.js';
+import { hostName } from '../http/hop-by-hop.js';
+import type { RouteMiss, RouteVerdict } from '../http/routes.js';
 
 export interface RouteExplanation {
   id: string;

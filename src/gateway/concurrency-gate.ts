@@ -12,8 +12,8 @@ import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limi
 import type { Admission, SlotLimitCall } from '../limiter/concurrency/types.js';
 import type { LimitCounters } from '../limits/metrics.js';
 import type { LimitProblem, LimitRequest, RouteLimits } from '../limits/request-limits.js';
-import { abandonBody, gatewayStatus, sendError } from './errors.js';
-import { type HeaderOptions, headerInt, QUOTA_EXCEEDED_TYPE } from './headers.js';
+import { abandonBody, gatewayStatus, sendError } from '../http/errors.js';
+import { type HeaderOptions, headerInt, QUOTA_EXCEEDED_TYPE } from '../http/headers.js';
 
 /** What a concurrency refusal tells the client to wait: a slot frees when a request ends, which nothing predicts. */
 export const CONCURRENCY_RETRY_AFTER_S = 1;

@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import { readPair, type TlsConfig } from '../config/tls.js';
 import type { ListenAddress } from '../config/types.js';
-import { hostName } from './hop-by-hop.js';
+import { hostName } from '../http/hop-by-hop.js';
 import { guardSession, type Http2SessionLimits } from './http2-session-guard.js';
 import type { ResetCooldown } from './reset-cooldown.js';
 

@@ -2,7 +2,7 @@
 // of dropped, and the header and request deadlines enforced close to their value.
 import type { Socket } from 'node:net';
 import type { SluiceConfig } from '../config/types.js';
-import { gatewayStatus } from './errors.js';
+import { gatewayStatus } from '../http/errors.js';
 import type { FrontOptions } from './front-server.js';
 import { rawAnswer } from './unsupported.js';
 

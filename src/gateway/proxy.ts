@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Readable, Transform } from 'node:stream';
 import { Pool } from 'undici';
 import { BodyTooLargeError } from './body-limit.js';
-import { type GatewayErrorName, sendError } from './errors.js';
+import { type GatewayErrorName, sendError } from '../http/errors.js';
 import type { HealthCheckConfig } from '../config/types.js';
 import type { Balancer, Instance } from './balancer.js';
 import { HealthCheck } from './health-check.js';

@@ -4,8 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { LimitProblem } from '../limits/request-limits.js';
-import { abandonBody, gatewayStatus, sendError } from './errors.js';
-import type { LimitView, Rejection } from './headers.js';
+import { abandonBody, gatewayStatus, sendError } from '../http/errors.js';
+import type { LimitView, Rejection } from '../http/headers.js';
 
 interface Context {
   tenant: string | undefined;

@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { BodyTooLargeError } from './body-limit.js';
-import type { GatewayErrorName } from './errors.js';
+import type { GatewayErrorName } from '../http/errors.js';
 
 /** Internal: the client is answered with the code it carries. */
 export class BodyIdleError extends Error {

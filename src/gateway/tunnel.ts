@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import { Gauge, Counter } from 'prom-client';
 import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 import { clientLeft } from './client-left.js';
-import { sendError } from './errors.js';
+import { sendError } from '../http/errors.js';
 import type { ForwardContext, ForwardTarget } from './proxy.js';
 import { acceptMatches, type Http2Upgrade, joinHttp2, withoutHeader } from './tunnel-http2.js';
 

@@ -7,7 +7,7 @@ import { type IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 
 import { Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
 import { gatewayErrorBody } from '../core/error-codes.js';
-import { type GatewayErrorName, gatewayStatus, sendError } from './errors.js';
+import { type GatewayErrorName, gatewayStatus, sendError } from '../http/errors.js';
 import type { Upgrade } from './tunnel.js';
 import { webSocketOverHttp2 } from './tunnel-http2.js';
 

@@ -6,8 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import type { HeaderEdits, RouteConfig } from '../config/types.js';
 import type { ClientIpResolver } from '../limits/client-ip.js';
 import { claimHeaderValue } from '../core/claims.js';
-import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop.js';
-import { normalizePath, splitTarget } from './request-path.js';
+import { forwardedRequestHeaders, forwardedResponseHeaders } from '../http/hop-by-hop.js';
+import { normalizePath, splitTarget } from '../http/request-path.js';
 
 /** Who is asking, for the `{tenant}`, `{route}` and `{clientIp}` placeholders. */
 export interface RequestContext {

@@ -31,7 +31,7 @@ export type LimitProblem =
 export interface LimitRequest {
   readonly headers: IncomingHttpHeaders;
   readonly socket: { readonly remoteAddress?: string | undefined };
-  /** Who the request is (gateway/identify.ts): claim-keyed limits read its claims. */
+  /** Who the request is (http/identify.ts): claim-keyed limits read its claims. */
   readonly identity?: RequestIdentity | undefined;
   /** The request's JSON body, parsed, when a limit reads it (usage/request-json.ts): body keys and estimates. */
   readonly json?: unknown;

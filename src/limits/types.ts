@@ -24,7 +24,7 @@ export type KeySource =
 export type KeySourceName = KeySource['kind'];
 
 /**
- * Who the request is, once identified (gateway/identify.ts): the tenant (API
+ * Who the request is, once identified (http/identify.ts): the tenant (API
  * key or tenantClaim), the plan a token names (planClaim; absent: the
  * tenant's own assignment decides), and the verified JWT's claims.
  */

@@ -11,7 +11,7 @@ import { type AdminServer, startAdminServer } from '../admin/server.js';
 import { rulesOptions } from '../app.js';
 import type { Env } from '../config/env.js';
 import type { SluiceConfig } from '../config/types.js';
-import { redisTargetOf } from '../dashboard/wire.js';
+import { redisTargetOf } from '../config/redis-target.js';
 import { WorkersOverview } from '../dashboard/workers-overview.js';
 import { StoreEngine } from '../limiter/engine/engine.js';
 import { resolversFor } from '../rules/resolvers.js';
@@ -82,7 +82,7 @@ interface PrimaryParts {
 /** The admin listener of the instance: the primary's store and cache, the workers' metrics and dashboard snapshots. */
 async function startPrimaryAdmin(config: SluiceConfig, logger: Logger, { runtime, pool, reloader, health: workersHealth }: PrimaryParts): Promise<{ admin: AdminServer; close: () => Promise<void> }> {
   // Workers > 1 needs Redis: the config refuses the memory store.
-  const redis = redisTargetOf(config) as RedisTarget;
+  const redis = redisTargetOf(config.store) as RedisTarget;
   // Bucket inspection and reset from the admin API; a plain store engine, so the primary is no member of the fallback's divisor.
   const engine = new StoreEngine(new RedisStore(connectRedis(redis)));
   const dashboard = new WorkersOverview(redis, (id) => pool.workers.some((worker) => id.startsWith(`${hostname()}-${worker.process.pid}-`)), logger);

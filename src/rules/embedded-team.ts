@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { SluiceError } from '../core/errors.js';
 import { pendingEntry } from './call-scope.js';
 import { hashApiKey, newApiKey } from './keys.js';
-import { type AdminToken, auditCap, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './team.js';
+import { type AdminToken, auditCap, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './admin-tokens-and-audit.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 

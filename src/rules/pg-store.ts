@@ -16,7 +16,7 @@ import { PgOverrideStore } from './pg-overrides.js';
 import { PgListStore } from './pg-lists.js';
 import { PgPlanStore } from './pg-plans.js';
 import { PgTeamStore } from './pg-team.js';
-import { auditRefused } from './team.js';
+import { auditRefused } from './admin-tokens-and-audit.js';
 import { StoreTimeoutError, waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
 import { currentCall, pendingEntry } from './call-scope.js';
 import { assertRuleTarget } from './rule-columns.js';

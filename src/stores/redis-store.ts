@@ -23,7 +23,7 @@ import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { keySlot } from './redis/key-slot.js';
 import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
-import { type BlockedKey, liftBlock, listBlocked, runPenalized } from './redis/penalty-script.js';
+import { type BlockedKey, liftRedisBlock, listBlocked, runPenalized } from './redis/penalty-script.js';
 import { type ReplicaWait, type ReplicaWaiter, replicaWaiterFor } from './redis/replica-wait.js';
 import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
 import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall } from './store.js';
@@ -107,7 +107,7 @@ export class RedisStore implements SharedStore {
 
   /** Lifts a block and forgives its level; whether there was one. */
   liftBlock(key: string): Promise<boolean> {
-    return liftBlock(this.client, key);
+    return liftRedisBlock(this.client, key);
   }
 
   peek(bucket: BucketKey, rule: Rule): Promise<Decision> {

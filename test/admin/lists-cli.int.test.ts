@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CliIo } from '../../src/cli/cli-io.js';
 import { run as lists } from '../../src/cli/lists-command.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { type AdminFixture, startAdminFixture, TOKEN } from './admin-fixture.js';
 
 let f: AdminFixture;

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RulesRuntime } from '../../src/rules/runtime.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { call, silent, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { type AdminCall, adminCaller } from './team-fixture.js';
 
 const TOKEN = 'lists-suite-admin-token-0123456789';

@@ -15,7 +15,7 @@ import { RuleCache } from '../../src/rules/rule-cache.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { run as overrides } from '../../src/cli/overrides-command.js';
 import { headerBucketId } from '../../src/limits/request-limits.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { type AdminFixture, startAdminFixture, TOKEN } from './admin-fixture.js';
 
 let f: AdminFixture;

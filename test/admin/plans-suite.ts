@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RuleStore } from '../../src/rules/store.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { startTeamAdmin, type TeamAdmin } from './team-fixture.js';
 
 const free = { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 };

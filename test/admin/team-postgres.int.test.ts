@@ -7,7 +7,7 @@ import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { startTeamAdmin } from './team-fixture.js';
 import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 

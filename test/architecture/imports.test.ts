@@ -23,6 +23,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['auth'],
   ['config'],
   ['tracing'],
+  // The HTTP helpers the gateway, the decision service and the adapters share:
+  // rate-limit headers, error answers, client identity, routes, hop-by-hop.
+  ['http'],
   ['gateway', 'dashboard', 'demo'],
   ['decision', 'adapters', 'index', 'explain'],
   ['admin'],
@@ -74,6 +77,10 @@ const REDIS_BACKEND = /^stores\/(redis\/|redis-store\.ts$)/;
 
 test('the limiter never imports the Redis backend: the store groups its calls, the engine factory builds it', () => {
   assert.deepEqual(importsInto('limiter', REDIS_BACKEND), []);
+});
+
+test('the decision service never imports the gateway: what both need sits in http/', () => {
+  assert.deepEqual(importsInto('decision', /^gateway\//), []);
 });
 
 test('the store contract never imports a backend', () => {

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-jwt-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

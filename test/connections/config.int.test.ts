@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Env, loadConfig, parseConfig } from '../../src/config/index.js';
+import type { Env } from '../../src/config/index.js';
+import { loadConfig, parseConfig } from '../../src/decision/load-config.js';
 import { knownVariables, unknownVariableMessage, unknownVariables } from '../../src/config/env-names.js';
 import { redisTargetOf } from '../../src/config/redis-target.js';
 import { pgClientConfig } from '../../src/rules/pg-connection.js';

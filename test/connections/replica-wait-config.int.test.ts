@@ -3,7 +3,8 @@
 // deadline would cut short), each refusal naming its field.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Env, parseConfig } from '../../src/config/index.js';
+import type { Env } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
 import { ROUTES } from './support.js';
 

@@ -1,11 +1,9 @@
 // Debian's Chromium driven by playwright-core, as the tests of the operator's
 // page use it: headless, a fresh profile in a temp dir removed afterwards, and
 // screenshots saved under test-output/dashboard/ (gitignored).
-import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
@@ -49,16 +47,6 @@ export async function launchBrowser(args: string[] = []): Promise<TestBrowser> {
       rmSync(profile, { recursive: true, force: true });
     },
   };
-}
-
-/** Polls `probe` until it holds; fails naming `what` after `limitMs`. */
-export async function within(limitMs: number, what: string, probe: () => Promise<boolean>): Promise<void> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return;
-    await sleep(50);
-  }
-  assert.fail(`${what}: not within ${limitMs} ms`);
 }
 
 /** Opens a view of the operator's page by its navigation link, as a person would, and waits until it shows. */

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, openView, within, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'dashboard-admin-token-0123456789';
 const KEYS = { calm: 'calm-key-000001', noisy: 'noisy-key-000001', meek: 'meek-key-000001', shadowy: 'shadowy-key-00001', editable: 'editable-key-0001' };
@@ -32,7 +33,6 @@ rules:
 `;
 
 const order = (app: RunningSluice, key: string) => call(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': key } });
-
 
 describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no /usr/bin/chromium (apt-get install chromium)' }, () => {
   let redis: RedisServer;
@@ -106,10 +106,10 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     const { page } = browser;
     await openView(page, 'tenants');
     await page.locator('#top tbody tr').nth(1).waitFor({ timeout: 3000 });
-    await within(3000, 'noisy first, meek second', async () => {
+    await until(async () => {
       const tenants = await page.locator('#top tbody tr td:nth-child(2)').allTextContents();
       return tenants[0] === 'noisy' && tenants[1] === 'meek';
-    });
+    }, 'noisy first, meek second', 3000, 50);
     await browser.shot('03-top-limited');
   });
 
@@ -144,7 +144,7 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await page.locator('#rule-form-status', { hasText: 'Saved the rule for tenant editable' }).waitFor({ timeout: 3000 });
     // Each gateway here has an embedded store of its own: the page says the other one never sees the change.
     assert.match((await page.locator('#rule-form-status').textContent()) ?? '', /in this instance's embedded store: this instance applies it at once; instances with stores of their own never see it/);
-    await within(3000, 'the new limit of 2', async () => (await order(a, KEYS.editable)).headers['x-ratelimit-limit'] === '2');
+    await until(async () => (await order(a, KEYS.editable)).headers['x-ratelimit-limit'] === '2', 'the new limit of 2', 3000, 50);
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await order(a, KEYS.editable)).status);
     assert.ok(statuses.includes(429), `refused once the limit of 2 is spent: ${statuses}`);
@@ -170,11 +170,11 @@ describe('the operator dashboard in a real browser', { skip: !hasChromium && 'no
     await page.getByLabel('Tenant of the new key').fill('keyed');
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#new-key-value').textContent({ timeout: 3000 })) ?? '';
-    await within(3000, 'the new key accepted', async () => (await order(a, key)).status === 200);
+    await until(async () => (await order(a, key)).status === 200, 'the new key accepted', 3000, 50);
     await browser.shot('07-key-created');
     await page.getByRole('button', { name: /^Revoke key .* of tenant keyed$/ }).click();
     await page.locator('#keys tr[data-state="revoked"]').waitFor({ timeout: 3000 });
-    await within(3000, 'the revoked key refused', async () => (await order(a, key)).status === 401);
+    await until(async () => (await order(a, key)).status === 401, 'the revoked key refused', 3000, 50);
     await browser.shot('08-key-revoked');
   });
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { within } from './browser.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'early-admin-token-0123456789abcd';
 const KEY = { 'x-api-key': 'early-key-000001' };
@@ -75,11 +75,11 @@ describe('history: requests answered before the decision', () => {
     assert.match(await sendGarbage(Number(new URL(sluice.url).port)), /^HTTP\/1\.1 400 /);
 
     let routes: Record<string, RouteView> = {};
-    await within(10_000, 'the history shows every answer', async () => {
+    await until(async () => {
       const reply = await call(`${sluice.adminUrl}/ui/api/history?range=5m`, { headers: { authorization: `Bearer ${TOKEN}` } });
       routes = (JSON.parse(reply.body) as { routes: Record<string, RouteView> }).routes;
       return routes.orders?.totals.s4xx === 3 && routes['(no route)']?.totals.s4xx === 3;
-    });
+    }, 'the history shows every answer', 10_000, 50);
     const orders4 = routes.orders!.totals;
     assert.deepEqual([orders4.allowed, orders4.refused, orders4.shadow, orders4.s2xx, orders4.s4xx, orders4.s429, orders4.s5xx], [1, 0, 0, 1, 3, 0, 0], 'one decided request; three answered before');
     const none = routes['(no route)']!;

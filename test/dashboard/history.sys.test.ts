@@ -10,12 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, openView, within, OUTPUT_DIR, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, OUTPUT_DIR, type TestBrowser } from './browser.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'history-admin-token-0123456789ab';
 const yaml = `
@@ -32,8 +33,6 @@ defaultRule: { policy: token_bucket, capacity: 1000, refillPerSecond: 100 }
 rules:
   - { tenant: noisy, route: orders, policy: token_bucket, capacity: 4, refillPerSecond: 0.01 }
 `;
-
-
 
 describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bin/chromium (apt-get install chromium)' }, () => {
   let redis: RedisServer;
@@ -97,7 +96,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     assert.ok(seen.s200 > 0 && seen.s429 > 0, `both verdicts: ${JSON.stringify(seen)}`);
     const expected = [seen.s200, seen.s429 + seen.s503, seen.s200, seen.s429];
     await browser.page.locator('[data-history-route="orders"]').waitFor({ timeout: 10_000 });
-    await within(15_000, `totals ${expected} on the page`, async () => JSON.stringify(await countsShown()) === JSON.stringify(expected));
+    await until(async () => JSON.stringify(await countsShown()) === JSON.stringify(expected), `totals ${expected} on the page`, 15_000, 50);
     assert.match((await browser.page.locator('#history-scope').textContent()) ?? '', /Summed over every instance/);
     await browser.shot('history-01-two-instances');
     await browser.page.reload();
@@ -106,16 +105,16 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     await browser.page.locator('[data-history-route="orders"]').waitFor({ timeout: 10_000 });
     assert.deepEqual(await countsShown(), expected, 'the same totals after a reload: they live in Redis, not in the page');
     await browser.page.getByLabel('5 min').check();
-    await within(10_000, 'the same totals over 5 min', async () => JSON.stringify(await countsShown()) === JSON.stringify(expected));
+    await until(async () => JSON.stringify(await countsShown()) === JSON.stringify(expected), 'the same totals over 5 min', 10_000, 50);
     await browser.page.getByLabel('1 day').check();
-    await within(10_000, 'the same totals over a day (minute buckets)', async () => JSON.stringify(await countsShown()) === JSON.stringify(expected));
+    await until(async () => JSON.stringify(await countsShown()) === JSON.stringify(expected), 'the same totals over a day (minute buckets)', 10_000, 50);
     await browser.page.getByLabel('1 hour').check();
   });
 
   it('a slow upstream shows in the request p99; a dead one gives 502s, counted in their class', async () => {
     for (let i = 0; i < 3; i++) assert.equal((await call(`${a.url}/slow`, { headers: { 'x-api-key': 'calm-key-0000001' } })).status, 200);
     for (let i = 0; i < 2; i++) assert.equal((await call(`${b.url}/broken`, { headers: { 'x-api-key': 'calm-key-0000001' } })).status, 502);
-    await within(15_000, 'the slow route and the 502s on the page', async () => (await browser.page.locator('[data-history-route="broken"]').count()) > 0 && (await browser.page.locator('[data-history-route="slow"]').count()) > 0 && (await total('broken', 's502_504')) === '2');
+    await until(async () => (await browser.page.locator('[data-history-route="broken"]').count()) > 0 && (await browser.page.locator('[data-history-route="slow"]').count()) > 0 && (await total('broken', 's502_504')) === '2', 'the slow route and the 502s on the page', 15_000, 50);
     const p99 = Number(/≤ ([\d.]+) ms/.exec((await latency('slow', 'requestP99')) ?? '')?.[1]);
     assert.ok(p99 >= 250, `request p99 of a 400 ms upstream: ≤ ${p99} ms`);
     assert.equal(await total('broken', 's2xx'), '0');
@@ -124,7 +123,7 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
     await browser.page.locator('[data-history-route="broken"]').screenshot({ path: join(OUTPUT_DIR, 'history-02b-route-broken.png') });
     await openView(browser.page, 'instances');
     assert.equal(await browser.page.locator(`#upstreams tbody tr[data-upstream="broken ${b.url.replace(/:\d+$/, '')}"]`).count(), 0); // sanity of the selector below
-    await within(5_000, "the dead upstream's errors on the instance list", async () => (await browser.page.locator('#upstreams tbody tr.trouble-warn', { hasText: 'broken' }).count()) > 0);
+    await until(async () => (await browser.page.locator('#upstreams tbody tr.trouble-warn', { hasText: 'broken' }).count()) > 0, "the dead upstream's errors on the instance list", 5_000, 50);
     await browser.page.locator('section[aria-labelledby="instances-title"]').screenshot({ path: join(OUTPUT_DIR, 'history-02c-instances.png') });
   });
 
@@ -143,10 +142,10 @@ describe('the history on the operator page', { skip: !hasChromium && 'no /usr/bi
   it('Redis paused: the banner says which instance is degraded; back, the breaker opening is an event on the charts', async () => {
     redis.pause();
     try {
-      await within(20_000, 'the breaker of A open', async () => {
+      await until(async () => {
         await call(`${a.url}/orders`, { method: 'POST', headers: { 'x-api-key': 'calm-key-0000001' } });
         return (await browser.page.locator('#degraded-banner').isVisible()) && /Degraded: .* fallback/.test((await browser.page.locator('#degraded-banner').textContent()) ?? '');
-      });
+      }, 'the breaker of A open', 20_000, 50);
       await browser.page.evaluate(() => window.scrollTo(0, 0));
       await browser.page.screenshot({ path: join(OUTPUT_DIR, 'history-03-degraded-banner.png') });
     } finally {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
 
 const TOKEN = 'lists-page-bootstrap-token-0123456789';

@@ -14,7 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser, within } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'page-nav-admin-token-0123456789ab';
 const NOISY = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6'];
@@ -86,14 +87,14 @@ describe("the operator's page: overview and navigation", { skip: !hasChromium &&
     for (const [i, tenant] of [...NOISY, ...NOISY, ...NOISY].entries()) if ((await order(i % 2 === 0 ? a : b, tenant)).status === 429) refused++;
     for (let i = 0; i < 4; i++) await order(b, 'calm');
     assert.ok(refused >= NOISY.length, `refusals: ${refused}`);
-    await within(5000, 'both instances listed, redis and closed', async () => {
+    await until(async () => {
       const rows = await page.locator('#sum-instances tbody tr[data-instance]').evaluateAll((trs) => trs.map((tr) => `${(tr as HTMLElement).dataset.mode}/${(tr as HTMLElement).dataset.breaker}`));
       return rows.length === 2 && rows.every((r) => r === 'redis/closed');
-    });
+    }, 'both instances listed, redis and closed', 5000, 50);
     const route = page.locator('#sum-routes tbody tr[data-sum-route="orders"] td');
-    await within(5000, `orders refused ${refused} times in the last minute`, async () => Number(await route.nth(2).textContent()) === refused);
+    await until(async () => Number(await route.nth(2).textContent()) === refused, `orders refused ${refused} times in the last minute`, 5000, 50);
     assert.equal(await page.locator('#sum-routes tbody tr[data-sum-route="reports"]').count(), 0, 'a route refusing nothing is not listed');
-    await within(5000, 'five tenants and one more', async () => (await page.locator('#sum-tenants tbody tr').count()) === 6);
+    await until(async () => (await page.locator('#sum-tenants tbody tr').count()) === 6, 'five tenants and one more', 5000, 50);
     const tenants = await page.locator('#sum-tenants tbody tr td:first-child').allTextContents();
     assert.ok(tenants.slice(0, 5).every((t) => NOISY.includes(t)), tenants.join());
     assert.equal(tenants[5], 'and 1 more tenants');
@@ -164,7 +165,7 @@ describe("the operator's page: overview and navigation", { skip: !hasChromium &&
     assert.ok(countAsked('/ui/api/overview') >= 4, `the overview is polled: ${asked.join()}`);
     for (const path of ['/ui/api/history', '/rules', '/keys', '/overrides', '/audit', '/tokens', '/notifications']) assert.equal(countAsked(path), 0, `${path} not asked on the overview`);
     await openView(page, 'routes');
-    await within(2000, 'the history asked at once', async () => countAsked('/ui/api/history') === 1);
+    await until(async () => countAsked('/ui/api/history') === 1, 'the history asked at once', 2000, 50);
     await sleep(5500);
     assert.ok(countAsked('/ui/api/history') >= 2, 'then every 5 s');
     await openView(page, 'overview');
@@ -213,11 +214,11 @@ describe("the operator's page: overview and navigation", { skip: !hasChromium &&
     await openView(page, 'overview');
     redis.pause();
     try {
-      await within(20_000, 'fallback and history behind on the overview', async () => {
+      await until(async () => {
         await order(a, 'calm');
         const text = (await page.locator('#attention').textContent()) ?? '';
         return /is in fallback, breaker open/.test(text) && /history is behind: \d+ batch/.test(text);
-      });
+      }, 'fallback and history behind on the overview', 20_000, 50);
       assert.equal(await page.locator('#attention-card').getAttribute('data-level'), 'bad');
       assert.match((await page.locator('#attention').textContent()) ?? '', /Cluster view unavailable/);
       assert.equal(await page.locator('#sum-instances tbody tr[data-mode="fallback"]').getAttribute('class'), 'trouble-bad');
@@ -235,10 +236,10 @@ describe("the operator's page: overview and navigation", { skip: !hasChromium &&
     } finally {
       redis.resume();
     }
-    await within(20_000, 'nothing degraded or behind once Redis is back', async () => {
+    await until(async () => {
       await order(a, 'calm');
       return /Nothing degraded or behind/.test((await page.locator('#attention').textContent()) ?? '');
-    });
+    }, 'nothing degraded or behind once Redis is back', 20_000, 50);
     const problems = browser.console.filter((line) => /Content Security Policy|pageerror/i.test(line));
     assert.deepEqual(problems, [], 'no CSP violation, no script error');
   });

@@ -15,7 +15,8 @@ import { type DelayProxy, startDelayProxy } from '../helpers/delay-proxy.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, OUTPUT_DIR, openView, type TestBrowser, within } from './browser.js';
+import { hasChromium, launchBrowser, OUTPUT_DIR, openView, type TestBrowser } from './browser.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'rule-version-admin-token-0123456789';
 const yaml = `
@@ -89,10 +90,10 @@ describe('the rule-set version on the operator page', { skip: !hasChromium && 'n
     await sql(url, "UPDATE rate_limit_rule SET shadow = true WHERE tenant_id = 'acme'"); // a psql edit counts too
     const after = await storeVersion();
     assert.equal(after, before + 4, 'one step per change: rule, override, token, hand edit');
-    await within(10_000, `both instances show version ${after}, up to date`, async () => {
+    await until(async () => {
       const rows = await shown();
       return rows[idA]?.[0] === after && rows[idA]?.[1] === 0 && rows[idB]?.[0] === after && rows[idB]?.[1] === 0;
-    });
+    }, `both instances show version ${after}, up to date`, 10_000, 50);
     for (const app of [a, b]) {
       const ready = (await (await fetch(`${app.adminUrl}/readyz`)).json()) as { rules: { version: number } };
       assert.equal(ready.rules.version, after, '/readyz says the version applied');
@@ -107,10 +108,10 @@ describe('the rule-set version on the operator page', { skip: !hasChromium && 'n
     for (let i = 0; i < 3; i++) assert.equal(await put(a, `/rules/t${i}/orders`, { policy: 'token_bucket', capacity: 5 + i, refillPerSecond: 1 }), 200);
     const newest = await storeVersion();
     assert.equal(newest, start + 3);
-    await within(10_000, `B shows version ${start}, behind by 3`, async () => {
+    await until(async () => {
       const rows = await shown();
       return rows[idA]?.[0] === newest && rows[idB]?.[0] === start && rows[idB]?.[1] === 3;
-    });
+    }, `B shows version ${start}, behind by 3`, 10_000, 50);
     const cell = browser.page.locator(`#instances tbody tr[data-instance="${idB}"] [data-version]`);
     assert.equal(await cell.textContent(), `${start}, behind by 3`);
     assert.equal(await browser.page.locator(`#instances tbody tr[data-instance="${idB}"]`).getAttribute('class'), 'trouble-warn');
@@ -124,9 +125,9 @@ describe('the rule-set version on the operator page', { skip: !hasChromium && 'n
     await stale.getByRole('link', { name: 'See Instances' }).click();
     await browser.page.locator(`#instances tbody tr[data-instance="${idB}"]`).waitFor({ timeout: 3000 });
     await proxy.heal();
-    await within(30_000, `B catches up to ${newest}`, async () => {
+    await until(async () => {
       const rows = await shown();
       return rows[idB]?.[0] === newest && rows[idB]?.[1] === 0;
-    });
+    }, `B catches up to ${newest}`, 30_000, 50);
   });
 });

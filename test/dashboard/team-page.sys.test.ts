@@ -13,7 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Request } from 'playwright-core';
 import type { RunningSluice } from '../../src/app.js';
 import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser, within } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'team-page-bootstrap-token-0123456789';
 const yaml = `
@@ -94,7 +95,7 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     const { page } = browser;
     // One request of acme's through the gateway (its upstream refuses: 502, but the limit admitted and charged it).
     await fetch(`${app.url}/orders`, { method: 'POST', headers: { 'x-api-key': apiKey } });
-    await within(15_000, 'the usage recorder flushed', async () => (await api(app, 'GET', '/tenants/acme/usage')).body.limits[0]?.lastHour?.requests === 1);
+    await until(async () => (await api(app, 'GET', '/tenants/acme/usage')).body.limits[0]?.lastHour?.requests === 1, 'the usage recorder flushed', 15_000, 50);
     await openView(page, 'tenants');
     await page.getByLabel('Tenant id').fill('acme');
     await page.getByRole('button', { name: 'Find tenant' }).click();
@@ -195,7 +196,7 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     await browser.shot('team-05-tokens');
     await page.getByRole('button', { name: 'Revoke token cara-ci' }).click();
     await listed.waitFor({ state: 'detached', timeout: 3000 });
-    await within(3000, 'the revoked token is refused', async () => (await api(app, 'GET', '/whoami', undefined, clear)).status === 401);
+    await until(async () => (await api(app, 'GET', '/whoami', undefined, clear)).status === 401, 'the revoked token is refused', 3000, 50);
     await page.getByRole('button', { name: 'Sign out' }).click();
     const left = await page.evaluate(() => ['#new-token', '#tokens tbody'].map((s) => document.querySelector(s)?.textContent ?? ''));
     assert.deepEqual(left, ['', ''], 'the clear token and the list are emptied');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { call } from '../gateway/support.js';
 import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
 

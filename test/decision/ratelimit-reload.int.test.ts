@@ -15,6 +15,7 @@ import { sluiceConfigOf } from '../../src/decision/reference/sluice-config.js';
 import { call } from '../gateway/support.js';
 import { tempDir, waitForRlconfig } from './ratelimit-support.js';
 import { descriptor, rlsClient } from './support.js';
+import { until } from '../helpers/poll.js';
 
 const limitOf = (domain: string, perMinute: number) => `domain: ${domain}\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: ${perMinute} }\n`;
 const PORTS = { GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', HOST: '127.0.0.1', PORT: '0', DEBUG_HOST: '127.0.0.1', DEBUG_PORT: '0' };
@@ -57,7 +58,7 @@ describe('RUNTIME_WATCH_ROOT=false: files edited in place', () => {
     writeFileSync(join(dir, 'b.yaml'), limitOf('b', 6));
     await waitForRlconfig(service.debugUrl, /b\.api_key: unit=MINUTE requests_per_unit=6/);
     writeFileSync(join(dir, 'a.yaml'), 'domain: a\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: -1 }\n');
-    await waitFor(() => lines.some((line) => /^config folder not reloaded, the last good config stays: .*a\.yaml:4: descriptors\[0\]\.rate_limit\.requests_per_unit: must be at least 0$/.test(String(line.msg))));
+    await until(() => lines.some((line) => /^config folder not reloaded, the last good config stays: .*a\.yaml:4: descriptors\[0\]\.rate_limit\.requests_per_unit: must be at least 0$/.test(String(line.msg))), 'the refused reload logged', 10_000, 25);
     assert.equal((await askJson(service.httpUrl!, 'a', 'k')).body.statuses[0].currentLimit.requestsPerUnit, 5);
     unlinkSync(join(dir, 'a.yaml'));
     await waitForRlconfig(service.debugUrl, /^b\.api_key[^\n]*\n$/);
@@ -111,11 +112,6 @@ describe('MERGE_DOMAIN_CONFIG, SHADOW_MODE and keys out of place', () => {
     assert.deepEqual(warnings.map((line) => line.msg), [`${join(root, 'config', 'b.yaml')}: ignored, as envoyproxy/ratelimit ignores them: descriptors[0].replaces (line 4) is read only in rate_limit`]);
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((done) => setTimeout(done, 25));
-  assert.ok(condition(), 'condition never held');
-}
 
 describe('GRPC_UDS: gRPC on a unix socket', () => {
   const root = tempDir('sluice-uds-');

@@ -13,6 +13,7 @@ import { freePort } from '../helpers/ports.js';
 import { type RatelimitProcess, startRatelimitProcess, tempDir, waitForRlconfig } from './ratelimit-support.js';
 import { descriptor, rlsClient } from './support.js';
 import { makeTestCerts } from './tls-certs.js';
+import { until } from '../helpers/poll.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: requests are plain decoded data
 type Request = any;
@@ -67,11 +68,6 @@ class ManagementServer {
   }
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((done) => setTimeout(done, 25));
-  assert.ok(condition(), what);
-}
-
 describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
   let management: ManagementServer;
   let service: RatelimitProcess;
@@ -107,7 +103,7 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
     const first = management.requests[0];
     assert.deepEqual([first.node.id, first.type_url], ['sluice-test', RATE_LIMIT_CONFIG_TYPE_URL]);
     assert.deepEqual(first.node.metadata, { fields: { team: { stringValue: 'payments' }, zone: { stringValue: 'eu-1' } } }, 'string values, as the reference sends them');
-    await until(() => management.requests.some((request) => request.version_info === '1' && request.response_nonce === 'n1'), 'ACK of version 1');
+    await until(() => management.requests.some((request) => request.version_info === '1' && request.response_nonce === 'n1'), 'ACK of version 1', 10_000, 25);
   });
 
   it('a new version is applied without a restart; a bad one is NACKed and the last good stays', async () => {
@@ -115,7 +111,7 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
     await waitForRlconfig(service.debug, /requests_per_unit=5/);
     assert.equal(await limitAnswered('k2'), 5);
     management.push('3', { unit: 'UNKNOWN', requests_per_unit: 7 });
-    await until(() => management.requests.some((request) => request.error_detail), 'a NACK');
+    await until(() => management.requests.some((request) => request.error_detail), 'a NACK', 10_000, 25);
     const nack = management.requests.find((request) => request.error_detail);
     assert.equal(nack.version_info, '2');
     assert.match(nack.error_detail.message, /^xds:shop-config: descriptors\[0\]\.rate_limit\.unit: invalid rate limit unit ''/);
@@ -126,7 +122,7 @@ describe('sluice ratelimit with CONFIG_TYPE=GRPC_XDS_SOTW', () => {
     const from = management.requests.length;
     // field 15 with wire type 7: no protobuf message has it
     management.pushBytes('bad', Buffer.from([0x7f, 0x01]));
-    await until(() => management.requests.slice(from).some((request) => request.error_detail), 'a NACK of the undecodable resource');
+    await until(() => management.requests.slice(from).some((request) => request.error_detail), 'a NACK of the undecodable resource', 10_000, 25);
     const nack = management.requests.slice(from).find((request) => request.error_detail);
     assert.equal(nack.version_info, '2');
     assert.match(nack.error_detail.message, /^resources\[0\]: not a RateLimitConfig: /);

@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { until } from '../helpers/poll.js';
 
 const yaml = `
 routes:
@@ -33,15 +33,6 @@ async function engineHealth(app: RunningSluice): Promise<{ mode: string; detail?
   return JSON.parse(reply.body).engine;
 }
 const mode = async (app: RunningSluice) => (await engineHealth(app)).mode;
-
-async function waitFor(limitMs: number, probe: () => Promise<boolean>, what: string): Promise<void> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return;
-    await sleep(25);
-  }
-  assert.fail(`${what}: not within ${limitMs} ms`);
-}
 
 describe('Redis faults through the gateway', () => {
   let redis: RedisServer;
@@ -89,12 +80,12 @@ describe('Redis faults through the gateway', () => {
    */
   let probes = 0;
   async function bothIn(wanted: string): Promise<void> {
-    await waitFor(5000, async () => {
+    await until(async () => {
       const tenant = `probe-${probes++}`;
       await burst(apps[0]!, tenant, 3);
       await burst(apps[1]!, tenant, 3);
       return (await mode(apps[0]!)) === wanted && (await mode(apps[1]!)) === wanted;
-    }, `both in ${wanted} mode`);
+    }, `both in ${wanted} mode`, 5000, 25);
   }
   /**
    * Both on Redis, and each has seen the other's heartbeat: the fallback divides
@@ -107,7 +98,7 @@ describe('Redis faults through the gateway', () => {
       const health = await engineHealth(app);
       return health.mode === 'redis' && /instances=2\b/.test(health.detail ?? '');
     };
-    await waitFor(10_000, async () => (await ready(apps[0]!)) && (await ready(apps[1]!)), 'both on redis, two instances');
+    await until(async () => (await ready(apps[0]!)) && (await ready(apps[1]!)), 'both on redis, two instances', 10_000, 25);
   }
   const allowed = (statuses: number[]) => statuses.filter((s) => s === 200).length;
   const errors = (statuses: number[]) => statuses.filter((s) => s >= 500).length;

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { until } from '../helpers/poll.js';
 
 const TOKEN = 'e2e-admin-token-0123456789';
 const yaml = (unknownKeys: string) => `
@@ -27,16 +27,6 @@ function admin(app: RunningSluice, method: string, path: string, body?: unknown)
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-}
-
-/** Polls `probe` until it returns true; returns how long that took, or fails after `limitMs`. */
-async function within(limitMs: number, probe: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return performance.now() - started;
-    await sleep(20);
-  }
-  assert.fail(`not seen within ${limitMs} ms`);
 }
 
 describe('two gateways on one PostgreSQL and one Redis', () => {
@@ -71,16 +61,16 @@ describe('two gateways on one PostgreSQL and one Redis', () => {
     const { id, key } = JSON.parse(created.body) as { id: string; key: string };
     const order = () => call(`${b.url}/orders`, { method: 'POST', headers: { 'x-api-key': key } });
 
-    await within(1000, async () => (await order()).status === 200);
+    await until(async () => (await order()).status === 200, 'the change seen', 1000, 20);
 
     assert.equal((await admin(a, 'PUT', '/rules/shop-a/create-order', { policy: 'token_bucket', capacity: 7, refillPerSecond: 0.01 })).status, 200);
-    await within(1000, async () => (await order()).headers['x-ratelimit-limit'] === '7');
+    await until(async () => (await order()).headers['x-ratelimit-limit'] === '7', 'the change seen', 1000, 20);
     const replies = [];
     for (let i = 0; i < 10; i++) replies.push(await order());
     assert.ok(replies.some((r) => r.status === 429), 'B refuses once the new limit of 7 is spent');
 
     assert.equal((await admin(a, 'DELETE', `/keys/${id}`)).status, 200);
-    await within(1000, async () => (await order()).status === 401);
+    await until(async () => (await order()).status === 401, 'the change seen', 1000, 20);
   });
 
   it('both instances report ready, with the rule store reachable', async () => {
@@ -129,11 +119,11 @@ describe('revoking a tenant\'s last key under unknownKeys: default-rule', () => 
     try {
       assert.equal((await admin(app, 'PUT', '/rules/vip/*', { policy: 'token_bucket', capacity: 1000, refillPerSecond: 100 })).status, 200);
       const created = JSON.parse((await admin(app, 'POST', '/keys', { tenant: 'vip' })).body) as { id: string; key: string };
-      await within(1000, async () => (await limitFor(created.key)) === '1000');
+      await until(async () => (await limitFor(created.key)) === '1000', 'the change seen', 1000, 20);
       assert.equal(await limitFor('vip'), '20', 'the name of a keyed tenant is an unknown key');
 
       assert.equal((await admin(app, 'DELETE', `/keys/${created.id}`)).status, 200);
-      await within(1000, async () => (await limitFor(created.key)) === '20');
+      await until(async () => (await limitFor(created.key)) === '20', 'the change seen', 1000, 20);
       assert.equal(await limitFor('vip'), '20', 'once its last key is revoked, the name still does not reach vip\'s rule');
     } finally {
       await app.close();

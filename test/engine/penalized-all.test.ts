@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule } from '../../src/core/rule.js';
-import { rejectionOf } from '../../src/gateway/headers.js';
+import { rejectionOf } from '../../src/http/headers.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { BLOCK_CACHE_MS, NegativeCache } from '../../src/limiter/caches/negative-cache.js';
 import { parsePenalty } from '../../src/policies/penalty/config.js';

@@ -7,7 +7,8 @@ import { type ClientHttp2Session, type ClientHttp2Stream, connect } from 'node:h
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { type HoldingUpstream, inFlight, startHoldingUpstream, until } from './concurrency-support.js';
+import { type HoldingUpstream, inFlight, startHoldingUpstream } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { startGateway } from './support.js';
 
 /** Opens a GET stream; `answer` resolves with its status and body once it ends. */

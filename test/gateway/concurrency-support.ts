@@ -1,8 +1,7 @@
 // Helpers for the concurrency-limit tests: an upstream that holds each request
-// until the test lets it go (so requests stay in flight), and a wait for a
-// condition the gateway reaches asynchronously.
+// until the test lets it go (so requests stay in flight). Waiting for a
+// condition the gateway reaches asynchronously is test/helpers/poll.ts's until.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { agent, startUpstream, type TestUpstream } from './support.js';
@@ -36,15 +35,6 @@ export async function startHoldingUpstream(): Promise<HoldingUpstream> {
       for (const entry of held.splice(0)) finish(entry);
     },
   });
-}
-
-/** Resolves once `condition` holds, checking every 10 ms; fails after `limitMs` with `what`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 /** A request whose response the test reads later (it stays open while the upstream holds it). */

@@ -18,7 +18,7 @@ import { slotKey } from '../../src/core/ids.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { SluiceProcess } from '../process/sluice-process.js';
-import { until } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { startGateway } from './support.js';
 
 const KEY = { 'x-api-key': 'ws-cc-key-1' };

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { type HoldingUpstream, inFlight, send, startHoldingUpstream, until } from './concurrency-support.js';
+import { type HoldingUpstream, inFlight, send, startHoldingUpstream } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { startGateway } from './support.js';
 
 const yaml = (store: string) => `

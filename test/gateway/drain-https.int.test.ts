@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { until } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { startGateway, startUpstream, type TestUpstream } from './support.js';
 
 describe('draining an HTTPS listener (HTTP/1.1)', () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KeepAliveLoad } from './drain-load.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { until } from '../helpers/poll.js';
 
 const YAML = `
 routes: [{ id: r, path: /r, upstream: '\${UP}' }]
@@ -16,17 +17,6 @@ defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
 admin: { listen: '127.0.0.1:0' }
 dataDir: '\${DATA}'
 `;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `ready` every 10 ms until it holds; fails after `limitMs`. */
-async function until(limitMs: number, ready: () => boolean): Promise<void> {
-  const started = performance.now();
-  while (!ready()) {
-    assert.ok(performance.now() - started < limitMs, `the load did not get going within ${limitMs} ms`);
-    await sleep(10);
-  }
-}
 
 describe('drain under keep-alive load', () => {
   let upstream: TestUpstream;
@@ -61,7 +51,7 @@ describe('drain under keep-alive load', () => {
     assert.equal((await call(`${app.adminUrl}/readyz`)).status, 200);
     // Every socket has carried a request and at least 16 are at the upstream.
     // Waited for, not slept: a loaded machine may take seconds to get there.
-    await until(20_000, () => load.outcomes.filter((o) => o.status !== undefined).length >= 32 && holding >= 16);
+    await until(() => load.outcomes.filter((o) => o.status !== undefined).length >= 32 && holding >= 16, 'the load getting going', 20_000);
     const inFlight = holding;
     const drainStart = performance.now();
     const closing = app.close();

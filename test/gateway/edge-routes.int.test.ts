@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const KEY = 'edge-routes-key-1';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { QUOTA_EXCEEDED_TYPE } from '../../src/gateway/headers.js';
+import { QUOTA_EXCEEDED_TYPE } from '../../src/http/headers.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';

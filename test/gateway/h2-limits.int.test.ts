@@ -11,7 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision/load-config.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { until } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { h2Get, h2Session } from './h2-support.js';
 import { startGateway, startUpstream, type TestUpstream } from './support.js';
 

@@ -15,7 +15,7 @@ import { connect } from 'node:tls';
 import type { RunningSluice } from '../../src/app.js';
 import { rapidReset } from '../helpers/rapid-reset.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { until } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { h2Get, h2Session, type HeldEngine, heldEngine } from './h2-support.js';
 import { startGateway, startUpstream, type TestUpstream } from './support.js';
 

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { until } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { h2Get, h2Session, type HeldEngine, heldEngine } from './h2-support.js';
 import { startGateway, startUpstream, type TestUpstream } from './support.js';
 

@@ -2,7 +2,8 @@
 // naming the field when they cannot work together.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 
 const ROUTES = 'routes: [{ id: orders, path: /orders, upstream: http://127.0.0.1:8090 }]\n';
 const parse = (yaml: string) => parseConfig(ROUTES + yaml, { source: 'limits.yaml', env: {} });

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase } from '../helpers/postgres-db.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const TOKEN = 'overrides-admin-token-0123456789';

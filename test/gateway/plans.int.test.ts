@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const TOKEN = 'plans-admin-token-0123456789abcdef';

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { rawClient, statusOf, within } from './raw-client.js';
+import { rawClient, statusOf, settlesWithin } from './raw-client.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { until } from '../helpers/poll.js';
 
 const YAML = `
 routes:
@@ -45,7 +46,7 @@ describe('protocol edges', () => {
 
   it('answers CONNECT with 501 and a JSON body, then closes', async () => {
     const client = await rawClient(gateway.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-    assert.ok(await within(client.closed, 5_000));
+    assert.ok(await settlesWithin(client.closed, 5_000));
     assert.equal(statusOf(client.received()), 501);
     assert.match(client.received(), /Connection: close/i);
     assert.match(client.received(), /\{"error":"method_not_supported"\}/);
@@ -95,17 +96,13 @@ describe('keep-alive timeout', () => {
   it('announces timeout=2 for 2000 ms and still serves a request on the connection at the announced limit', async () => {
     const request = 'GET /ws HTTP/1.1\r\nHost: x\r\nX-Api-Key: shop-a\r\n\r\n';
     const client = await rawClient(gateway.url, request);
-    await until(() => /\r\n\r\n/.test(client.received()));
+    await until(() => /\r\n\r\n/.test(client.received()), 'the answer arriving');
     assert.match(client.received(), /\r\nKeep-Alive: timeout=2\r\n/i);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     const before = client.received().length;
     client.socket.write(request);
-    await until(() => statusOf(client.received().slice(before)) !== undefined);
+    await until(() => statusOf(client.received().slice(before)) !== undefined, 'the answer arriving');
     assert.equal(statusOf(client.received().slice(before)), 200, 'the connection was still open at the announced limit');
     await client.closed; // and the gateway closes it by itself once idle again
   });
 });
-
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
-}

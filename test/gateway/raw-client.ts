@@ -34,7 +34,7 @@ export function statusOf(text: string): number | undefined {
 }
 
 /** Resolves `true` if `promise` settles within `ms`. */
-export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), ms);

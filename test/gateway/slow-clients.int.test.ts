@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { type RawClient, rawClient, statusOf, within } from './raw-client.js';
+import { type RawClient, rawClient, statusOf, settlesWithin } from './raw-client.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const YAML = `
@@ -58,7 +58,7 @@ describe('slow clients', () => {
       assert.deepEqual(normal, Array(10).fill(200));
       const all: RawClient[] = [...silent, ...drippers];
       // Node's default would keep them for 90 s; 500 ms configured, checked every 50 ms.
-      assert.ok(await within(Promise.all(all.map((client) => client.closed)), 5_000), 'every slow client was closed');
+      assert.ok(await settlesWithin(Promise.all(all.map((client) => client.closed)), 5_000), 'every slow client was closed');
       assert.deepEqual(new Set(all.map((client) => statusOf(client.received()))), new Set([408]));
     } finally {
       clearInterval(drip);
@@ -72,7 +72,7 @@ describe('slow clients', () => {
     const client = await rawClient(gateway.url, 'POST /orders HTTP/1.1\r\nHost: x\r\nX-Api-Key: spent-key\r\nContent-Length: 10\r\n\r\n');
     try {
       // requestTimeoutMs is 20 s here: before, the refused client kept its socket until then.
-      assert.ok(await within(client.closed, 10_000), 'the gateway closed the refused connection');
+      assert.ok(await settlesWithin(client.closed, 10_000), 'the gateway closed the refused connection');
       assert.equal(statusOf(client.received()), 429);
       assert.match(client.received(), /\r\nConnection: close\r\n/i);
     } finally {
@@ -91,7 +91,7 @@ describe('slow clients', () => {
         normal.map((reply) => reply.status),
         Array(20).fill(200),
       );
-      assert.ok(await within(Promise.all(stalled.map((client) => client.closed)), 10_000), 'every stalled client was answered and closed');
+      assert.ok(await settlesWithin(Promise.all(stalled.map((client) => client.closed)), 10_000), 'every stalled client was answered and closed');
       assert.deepEqual(new Set(stalled.map((client) => statusOf(client.received()))), new Set([408]));
       assert.match(stalled[0]!.received(), /\{"error":"request_timeout"\}/);
       assert.equal(upstreamRequests, 20, 'the upstream saw only the normal requests');
@@ -109,7 +109,7 @@ describe('slow clients', () => {
     const head = `POST /orders HTTP/1.1\r\nHost: x\r\nX-Api-Key: shop-a\r\nContent-Length: ${big.length}\r\n\r\n`;
     const client = await rawClient(gateway.url, head + big.subarray(0, 100_000).toString());
     try {
-      assert.ok(await within(client.closed, 5_000), 'the stalled stream was cut');
+      assert.ok(await settlesWithin(client.closed, 5_000), 'the stalled stream was cut');
       assert.equal(statusOf(client.received()), 408);
     } finally {
       client.socket.destroy();

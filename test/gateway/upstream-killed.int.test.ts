@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, tally } from './support.js';
+import { until } from '../helpers/poll.js';
 
 interface Instance {
   name: string;
@@ -53,11 +54,6 @@ const CONFIG = (a: Instance, b: Instance) => `routes:
 tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
 `;
-
-const until = async (done: () => boolean, what: string) => {
-  for (let i = 0; i < 1_000 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(done(), `waited 10 s for ${what}`);
-};
 
 describe('an upstream instance killed with requests on it', () => {
   let a: Instance;

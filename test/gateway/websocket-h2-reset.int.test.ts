@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { until } from './concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { h2Session } from './h2-support.js';
 import { startGateway } from './support.js';
 

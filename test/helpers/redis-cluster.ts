@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterOptions, Redis } from 'ioredis';
 import { freePort } from './ports.js';
 import { waitForPing } from './redis-server.js';
+import { until } from './poll.js';
 
 const run = promisify(execFile);
 const HOST = '127.0.0.1';
@@ -77,11 +77,11 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       '1',
       '--cluster-yes',
     ]);
-    await waitUntil(() => allOk(ports), 30_000, 'cluster_state:ok on every node');
+    await until(askedAgainOnError(() => allOk(ports)), 'cluster_state:ok on every node', 30_000, 100);
     await refreshRoles(nodes);
     const replicas = nodes.filter((n) => n.role === 'replica').map((n) => n.port);
     // Failover tests need replicas that already hold the data, so wait for the links.
-    await waitUntil(() => replicasLinked(replicas), 30_000, 'replicas linked to their masters');
+    await until(askedAgainOnError(() => replicasLinked(replicas)), 'replicas linked to their masters', 30_000, 100);
   } catch (error) {
     await stop();
     throw error;
@@ -130,11 +130,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     },
     async waitForFailover(oldMasterPort, timeoutMs = 30_000) {
       const survivors = alivePorts();
-      await waitUntil(
-        async () => (await allOk(survivors)) && !(await mastersOf(survivors[0]!)).includes(oldMasterPort),
-        timeoutMs,
-        `a replica of ${oldMasterPort} to take over`,
-      );
+      await until(askedAgainOnError(async () => (await allOk(survivors)) && !(await mastersOf(survivors[0]!)).includes(oldMasterPort)), `a replica of ${oldMasterPort} to take over`, timeoutMs, 100);
       await refreshRoles(nodes);
     },
     stop,
@@ -198,19 +194,6 @@ async function withNode<T>(port: number, use: (redis: Redis) => Promise<T>): Pro
   }
 }
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch {
-      // a node still starting or just killed: ask again
-    }
-    await sleep(100);
-  }
-  throw new Error(`redis cluster: gave up waiting for ${what} after ${timeoutMs} ms`);
-}
-
 async function allOk(ports: number[]): Promise<boolean> {
   const states = await Promise.all(
     ports.map((port) => withNode(port, async (r) => String(await r.call('CLUSTER', 'INFO')))),
@@ -239,3 +222,6 @@ async function refreshRoles(nodes: ClusterNode[]): Promise<void> {
     node.role = flags.includes('slave') ? 'replica' : 'master';
   }
 }
+
+/** A node still starting or just killed refuses the question: that counts as not yet, and until asks again. */
+const askedAgainOnError = (check: () => Promise<boolean>) => () => check().catch(() => false);

@@ -5,10 +5,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { freePort } from './ports.js';
 import { type RedisServer, startRedis, waitForPing } from './redis-server.js';
+import { until } from './poll.js';
 
 export const MASTER_NAME = 'sluice-master';
 
@@ -43,7 +43,7 @@ export async function startSentinels(): Promise<SentinelSetup> {
       ports.push(port);
       await waitForPing(port);
     }
-    await until(async () => (await linkUp(replica)) && (await sentinelsKnowEachOther(ports)), 30_000, 'replica in sync and sentinels acquainted');
+    await until(askedAgainOnError(async () => (await linkUp(replica)) && (await sentinelsKnowEachOther(ports))), 'replica in sync and sentinels acquainted', 30_000, 100);
   } catch (error) {
     killAll();
     await Promise.all([master.stop(), replica.stop()]);
@@ -56,7 +56,7 @@ export async function startSentinels(): Promise<SentinelSetup> {
     sentinels: ports.map((port) => `127.0.0.1:${port}`),
     masterPort,
     async waitForPromotion(oldPort, timeoutMs = 30_000) {
-      await until(async () => (await masterPort()) !== oldPort, timeoutMs, 'the sentinels promoting the replica');
+      await until(askedAgainOnError(async () => (await masterPort()) !== oldPort), 'the sentinels promoting the replica', timeoutMs, 100);
       return masterPort();
     },
     async stop() {
@@ -102,11 +102,5 @@ async function sentinelsKnowEachOther(ports: number[]): Promise<boolean> {
   return true;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
-}
+/** A node still starting or just killed refuses the question: that counts as not yet, and until asks again. */
+const askedAgainOnError = (check: () => Promise<boolean>) => () => check().catch(() => false);

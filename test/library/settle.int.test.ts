@@ -13,7 +13,7 @@ import { sluiceExpress } from '../../src/adapters/express.js';
 import { sluiceFastify } from '../../src/adapters/fastify.js';
 import { createEngine, type Engine, parseRule, SluiceError } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { until } from '../gateway/concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { call, listenExpress, listenFastify, type Running } from './helpers.js';
 
 // 1,000 tokens a day; the refill is too slow to matter within a test.

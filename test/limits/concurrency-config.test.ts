@@ -3,7 +3,8 @@
 // thing that cannot work.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 
 const route = (limits: string, extra = '') => `routes:\n  - id: feed\n    path: /feed\n    upstream: http://127.0.0.1:8090\n${extra}    limits: ${limits}\n`;
 const parse = (yaml: string) => parseConfig(yaml, { source: 'cc.yaml', env: {} });

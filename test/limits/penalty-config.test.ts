@@ -2,7 +2,8 @@
 // global one), and every bad value refused with its file, line and field.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 
 const RULE = '{ policy: fixed_window, limit: 5, windowMs: 60000 }';
 const route = (penalty: string, rule = RULE) =>

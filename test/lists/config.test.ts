@@ -1,7 +1,8 @@
 // The config file's `lists:`: what it reads, and each refusal naming its field and line.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 import { listValueHash } from '../../src/lists/list-set.js';
 
 const ROUTES = `routes:

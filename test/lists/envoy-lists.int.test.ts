@@ -15,7 +15,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../decision/support.js';
 import { call } from '../gateway/support.js';
-import { eventually } from '../rules/store-contract.js';
+import { eventually } from '../helpers/poll.js';
 
 const TOKEN = 'envoy-lists-admin-token-0123456789';
 const domain = (name: string) => `

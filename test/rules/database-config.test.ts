@@ -2,7 +2,8 @@
 // clear error naming the field for a bad one.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { parseConfig } from '../../src/decision/load-config.js';
 
 const BASE = `listen: 127.0.0.1:9000
 routes:

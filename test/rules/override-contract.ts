@@ -7,7 +7,8 @@ import type { Rule } from '../../src/core/rule.js';
 import { headerBucketId } from '../../src/limits/request-limits.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RuleStore, StoreChange } from '../../src/rules/store.js';
-import { eventually, recordingLogger, type StoreFactory } from './store-contract.js';
+import { recordingLogger, type StoreFactory } from './store-contract.js';
+import { eventually } from '../helpers/poll.js';
 
 const more: Rule = { policy: 'leaky_bucket', ratePerSecond: 1, burst: 50, nodelay: true };
 const less: Rule = { policy: 'fixed_window', limit: 3, windowMs: 60_000 };

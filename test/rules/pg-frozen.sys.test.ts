@@ -15,7 +15,7 @@ import { type RulesRuntime, startRules } from '../../src/rules/runtime.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
-import { eventually } from './store-contract.js';
+import { eventually } from '../helpers/poll.js';
 
 const TOKEN = 'frozen-postgres-token';
 const TIMEOUT_MS = 1000;

@@ -6,7 +6,8 @@ import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { StoreChange } from '../../src/rules/store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
-import { eventually, recordingLogger, type StoreFactory, storeContract } from './store-contract.js';
+import { recordingLogger, type StoreFactory, storeContract } from './store-contract.js';
+import { eventually } from '../helpers/poll.js';
 import { overrideContract } from './override-contract.js';
 
 let server: PostgresServer;

@@ -13,7 +13,7 @@ import { type RulesRuntime, startRules } from '../../src/rules/runtime.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
-import { eventually } from './store-contract.js';
+import { eventually } from '../helpers/poll.js';
 
 const TOKEN = 'propagation-token';
 const defaultRule = { policy: 'token_bucket' as const, capacity: 20, refillPerSecond: 10 };

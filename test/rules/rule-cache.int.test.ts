@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/rules/logger.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import { readSnapshot } from '../../src/rules/snapshot-file.js';
-import { eventually } from './store-contract.js';
+import { eventually } from '../helpers/poll.js';
 
 const dirs: string[] = [];
 const tempDir = () => {

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Rule } from '../../src/core/rule.js';
 import type { RulesLogger } from '../../src/rules/logger.js';
 import type { RuleStore, SeedRule, StoreChange } from '../../src/rules/store.js';
+import { eventually } from '../helpers/poll.js';
 
 export interface StoreFactory {
   /** Where a fresh, empty store can live (a data dir, a database URL). */
@@ -27,20 +28,6 @@ export function recordingLogger(): RulesLogger & { lines: string[] } {
 }
 
 const bucket: Rule = { policy: 'token_bucket', capacity: 200, refillPerSecond: 100 };
-
-/** Polls until `check` passes or the deadline: never a blind sleep. */
-export async function eventually(check: () => void | Promise<void>, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}
 
 export function storeContract(name: string, factory: StoreFactory): void {
   describe(`RuleStore contract: ${name}`, () => {

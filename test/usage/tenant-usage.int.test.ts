@@ -15,7 +15,7 @@ import type { CliIo } from '../../src/cli/cli-io.js';
 import { run as usageCli } from '../../src/cli/usage-command.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import { RedisUsageHistory } from '../../src/usage/usage-redis.js';
-import { until } from '../gateway/concurrency-support.js';
+import { until } from '../helpers/poll.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 

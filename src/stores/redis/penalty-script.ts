@@ -146,7 +146,7 @@ export async function listBlocked(client: RedisClient, nowMs: number, limit = 10
 }
 
 /** Lifts a block and forgives its level (the key's penalty state is deleted); whether there was one. */
-export async function liftBlock(client: RedisClient, key: string): Promise<boolean> {
+export async function liftRedisBlock(client: RedisClient, key: string): Promise<boolean> {
   assertPenaltyKey(key);
   const [deleted] = await Promise.all([client.del(key), client.zrem(PENALTY_INDEX, key)]);
   return deleted === 1;

@@ -3,8 +3,7 @@
 import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine/engine.js';
-import type { RedisTarget } from '../stores/redis/connect.js';
-import { redisTargetOf as storeTargetOf } from '../config/redis-target.js';
+import { redisTargetOf } from '../config/redis-target.js';
 import type { RulesRuntime } from '../rules/runtime.js';
 import type { StoreChange } from '../rules/store.js';
 import { Dashboard } from './dashboard.js';
@@ -13,13 +12,8 @@ import { ObservedEngine } from './observed-engine.js';
 
 export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logger): { engine: ObservedEngine; dashboard: Dashboard } {
   const observed = new ObservedEngine(engine);
-  const redis = redisTargetOf(config);
+  const redis = redisTargetOf(config.store);
   return { engine: observed, dashboard: new Dashboard({ engine: observed, ...(redis ? { redis } : {}), logger }) };
-}
-
-/** The Redis the config's store names; undefined with the memory store. */
-export function redisTargetOf(config: SluiceConfig): RedisTarget | undefined {
-  return storeTargetOf(config.store);
 }
 
 const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected' | 'version'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change', plan: 'rule-change', assignment: 'rule-change', list: 'rule-change' };

@@ -1,4 +1,4 @@
-// What the decision service's faces are handed: the engine, the rule and
+// What the decision service's deciders are handed: the engine, the rule and
 // tenant resolvers, the logger, and who is told of each call.
 import type { Logger } from 'pino';
 import type { Engine } from '../limiter/engine/engine.js';

@@ -7,18 +7,18 @@ import type { SluiceConfig } from '../config/types.js';
 import { ForwardAuth } from './forward-auth.js';
 import { RateLimitDecider } from './rls.js';
 import type { PlanRules } from './rls-plan-select.js';
-import type { DecisionDeps } from './deps.js';
+import type { DecisionDeps } from './engine-and-resolvers.js';
 import type { RuleMatch } from '../rules/types.js';
 import type { Outcome } from './rls-status.js';
 import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 
-export interface DecisionFaces {
+export interface Deciders {
   decider: RateLimitDecider;
   /** Undefined without routes (`sluice ratelimit`): /decide is then a 404, as on the reference, which has no such endpoint. */
   forwardAuth: ForwardAuth | undefined;
 }
 
-export function buildFaces(config: SluiceConfig, deps: DecisionDeps): DecisionFaces {
+export function buildDeciders(config: SluiceConfig, deps: DecisionDeps): Deciders {
   const debug = deps.logger.isLevelEnabled('debug');
   const observe = deps.observer || debug ? (outcomes: readonly Outcome[]) => {
     deps.observer?.descriptors(outcomes);
