@@ -11,7 +11,7 @@ import type { Engine } from '../limiter/engine/engine.js';
 import { ClientIpResolver } from '../limits/client-ip.js';
 import { clientIpSchema } from '../limits/client-ip-schema.js';
 import { countOf } from '../usage/check-usage.js';
-import { type CountEntry, countSchema } from '../usage/schema.js';
+import type { CountEntry } from '../usage/schema.js';
 import type { CountRule } from '../usage/types.js';
 import type { ListSet } from '../lists/list-set.js';
 import { type AdapterListEntry, checkListsOption } from './lists.js';
@@ -165,10 +165,21 @@ function checkLimits<Request>(limits: readonly AdapterLimit<Request>[], single: 
   });
 }
 
-/** A limit's `count`, as the gateway's `count:` (usage/schema.ts), its error naming the field. */
+/**
+ * A limit's `count`, as the gateway's `count:` (usage/schema.ts), its error
+ * naming the field. Checked by hand, not by that zod schema: the adapters
+ * load no zod until a rule is parsed (docs/library.md#weight).
+ */
 function checkCount(count: CountEntry | undefined, field: string): CountRule | undefined {
   if (count === undefined) return undefined;
-  const parsed = countSchema.safeParse(count);
-  if (!parsed.success) throw zodToSluiceError(parsed.error, field, 'ERR_CONFIG_INVALID');
-  return countOf(parsed.data);
+  const only = typeof count === 'object' && count !== null && 'status' in count;
+  const listed: unknown = only ? (count as { status: unknown }).status : (count as { skipStatus?: unknown } | null)?.skipStatus;
+  const key = only ? 'status' : 'skipStatus';
+  if (typeof count !== 'object' || count === null || Object.keys(count).length !== 1 || !Array.isArray(listed)) throw fail('must be { status: [...] } or { skipStatus: [...] }', field);
+  if (listed.length === 0) throw fail('must list at least one status', `${field}.${key}`);
+  listed.forEach((item, i) => {
+    const status = typeof item === 'number' && Number.isInteger(item) && item >= 100 && item <= 599;
+    if (!status && !(typeof item === 'string' && /^[1-5]xx$/.test(item))) throw fail('must be a status (e.g. 401) or a class (e.g. 5xx)', `${field}.${key}.${i}`);
+  });
+  return countOf(count);
 }
