@@ -4,7 +4,6 @@
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
 import { applyShadow, type Engine, type EngineCounters, type EngineHealth, type LimitCall, type LimitsDecision } from '../limiter/engine/engine.js';
-import { decideOne } from '../limiter/engine/engine.js';
 import type { BlockedKey, BucketInfo } from '../stores/store.js';
 import { DecisionStats } from './decision-stats.js';
 import { currentProbe, observeLatency, setEngineProbe } from './metrics.js';
@@ -47,8 +46,8 @@ export class ObservedEngine implements Engine {
 
   /** Every limit's decision is recorded; a shadow limit's as the refusal it would have made. */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    // A penalized limit is decided with its box (limiter/engine/engine.ts), never by the single decide.
-    if (calls.length === 1 && calls[0]!.penalty === undefined) return decideOne(this, calls[0]!);
+    // A lone shadow limit's outcome carries no `enforced` list: decided as enforced, recorded, then shadowed here.
+    if (calls.length === 1 && calls[0]!.penalty === undefined && calls[0]!.rule.shadow === true) return this.decideLoneShadow(calls[0]!);
     const started = performance.now();
     return this.inner.decideAll(calls).then((outcome) => {
       const ended = performance.now();
@@ -60,6 +59,10 @@ export class ObservedEngine implements Engine {
       });
       return outcome;
     });
+  }
+
+  private decideLoneShadow(call: LimitCall): Promise<LimitsDecision> {
+    return this.decide(call.tag, call.name, call.rule, call.cost).then((decision) => ({ allowed: decision.allowed, decisions: [decision], governing: 0 }));
   }
 
   peek(tenant: string, route: string, rule: Rule): Promise<Decision> {

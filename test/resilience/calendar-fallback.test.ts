@@ -8,7 +8,7 @@ import { calendarWindowAt } from '../../src/core/calendar.js';
 import { parseRule } from '../../src/core/rule.js';
 import { planFor } from '../../src/limiter/engine/plan.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
-import { chainOver } from './helpers.js';
+import { chainOver, decideOn } from './helpers.js';
 
 test('a monthly calendar quota decided by the fallback while the store is paused', { timeout: 20_000 }, async () => {
   const store = new FakeSharedStore();
@@ -20,7 +20,7 @@ test('a monthly calendar quota decided by the fallback while the store is paused
   const plan = planFor('shop', 'orders', parseRule({ policy: 'fixed_window', limit: 3, calendar: spec }), 1);
   try {
     store.pause();
-    const decision = await chain.head.decide(plan, 1);
+    const decision = await decideOn(chain, plan, 1);
     assert.equal(decision.source, 'fallback');
     assert.equal(decision.allowed, true);
     const untilTurn = calendarWindowAt(Date.now(), spec).end - Date.now();

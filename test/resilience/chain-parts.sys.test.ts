@@ -1,24 +1,21 @@
 // The parts of the decision chain, each built alone: the deadline on a manual
 // clock (it fires only when the clock says the connection was silent long
-// enough), the negative cache over a stand-in next part, and the fallback with
-// the guard over a real, paused redis-server (one store-down path for decide,
-// peek and lease).
+// enough), and the fallback with the guard over a real, paused redis-server
+// (one store-down path for decide, peek and lease). Each step over a stub
+// next: steps.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Decision } from '../../src/core/decision.js';
 import { buildChain } from '../../src/limiter/steps/chain.js';
 import { CallDeadlines, DeadlineError } from '../../src/limiter/deadline/deadline.js';
 import { DeadlineTimer } from '../../src/limiter/deadline/deadline.js';
 import { InstanceCount } from '../../src/limiter/fallback/instances.js';
-import { NegativeCache } from '../../src/limiter/caches/negative-cache.js';
-import { NegativeStep } from '../../src/limiter/caches/negative-cache.js';
 import { planFor } from '../../src/limiter/engine/plan.js';
 import { systemClock } from '../../src/stores/clock.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import type { StoreConnection } from '../../src/stores/store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { bucket, silent } from './helpers.js';
+import { bucket, decideOn, silent } from './helpers.js';
 
 /**
  * A timer on the manual clock that never finds this process busy: on a loaded
@@ -111,30 +108,6 @@ test('deadline: a timer that fires late (this process was busy, its calls not ye
   await assert.rejects(call, DeadlineError, 'then silent for a whole deadline: rejected');
 });
 
-test('negative cache part: a store refusal is answered locally until its retry time; other refusals are not cached', async () => {
-  let now = 0;
-  let calls = 0;
-  let source: Decision['source'] = 'redis';
-  const refusal = (): Decision => ({ allowed: false, remaining: 0, limit: 5, resetAfterMs: 1000, retryAfterMs: 1000, delayMs: 0, source });
-  const step = new NegativeStep(new NegativeCache(10), {
-    decide: async () => {
-      calls++;
-      return refusal();
-    },
-  }, () => now);
-  const plan = planFor('shop', 'orders', bucket(5, 5), 1);
-  assert.equal((await step.decide(plan, 1)).source, 'redis');
-  assert.equal((await step.decide(plan, 1)).source, 'cache');
-  assert.equal(calls, 1, 'the second refusal cost no store call');
-  now += 1000;
-  assert.equal((await step.decide(plan, 1)).source, 'redis', 'past the retry time the store is asked again');
-  source = 'fallback';
-  const other = planFor('shop', 'other', bucket(5, 5), 1);
-  await step.decide(other, 1);
-  await step.decide(other, 1);
-  assert.equal(calls, 4, 'a fallback refusal says nothing of the shared bucket');
-});
-
 let redis: RedisServer;
 before(async () => {
   redis = await startRedis();
@@ -162,15 +135,15 @@ test('fallback and guard over a paused Redis: decide, peek and lease take one st
   const open = planFor('shop', 'open', bucket(10, 10, { onStoreDown: 'open' }), 1);
   const local = planFor('shop', 'local', bucket(10, 10, { lease: { batch: 4 } }), 1);
   try {
-    assert.equal((await chain.head.decide(local, 1)).source, 'cache', 'Redis up: a lease, then a unit spent locally');
+    assert.equal((await decideOn(chain, local, 1)).source, 'cache', 'Redis up: a lease, then a unit spent locally');
     redis.pause();
-    assert.equal((await chain.head.decide(closed, 1)).source, 'closed');
-    assert.equal((await chain.fallbackStep.peek(closed)).source, 'closed');
-    assert.equal((await chain.head.decide(open, 1)).source, 'open');
-    assert.equal((await chain.fallbackStep.peek(open)).source, 'open');
-    const spent = await Promise.all(Array.from({ length: 3 }, () => chain.head.decide(local, 1)));
+    assert.equal((await decideOn(chain, closed, 1)).source, 'closed');
+    assert.equal((await chain.storeDown.peek(closed)).source, 'closed');
+    assert.equal((await decideOn(chain, open, 1)).source, 'open');
+    assert.equal((await chain.storeDown.peek(open)).source, 'open');
+    const spent = await Promise.all(Array.from({ length: 3 }, () => decideOn(chain, local, 1)));
     assert.deepEqual(spent.map((d) => d.source), ['cache', 'cache', 'cache'], 'leased units are spent without Redis');
-    const down = await chain.head.decide(local, 1);
+    const down = await decideOn(chain, local, 1);
     assert.equal(down.source, 'fallback', 'a lease that cannot reach Redis: the fallback decides');
     assert.equal(down.limit, 5, "this instance's half of the limit");
     assert.equal(chain.stats.deadlineTimeouts, 5, 'every failed call counted once');

@@ -8,6 +8,8 @@ import { type CreateEngineOptions, createResilientEngine } from '../../src/engin
 import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import { buildChain, type DecisionChain } from '../../src/limiter/steps/chain.js';
 import { InstanceCount } from '../../src/limiter/fallback/instances.js';
+import type { Plan } from '../../src/limiter/engine/plan.js';
+import type { Reply } from '../../src/limiter/steps/compose.js';
 import { systemClock } from '../../src/stores/clock.js';
 
 export const silent = pino({ level: 'silent' });
@@ -60,4 +62,14 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
 /** `n` concurrent decisions, all issued before any can complete. */
 export function burst(engine: ResilientEngine, n: number, rule: Rule, tenant = 'shop-a', route = 'orders'): Promise<Decision[]> {
   return Promise.all(Array.from({ length: n }, () => engine.decide(tenant, route, rule)));
+}
+
+/** One limit through the chain: its decision. */
+export async function decideOn(chain: DecisionChain, plan: Plan, cost = 1): Promise<Decision> {
+  return (await chain.decide([{ plan, cost }])).decisions[0]!;
+}
+
+/** A request's several limits through the chain, decided together. */
+export function decideAllOn(chain: DecisionChain, plans: readonly Plan[], costs: readonly number[]): Promise<Reply> {
+  return chain.decide(plans.map((plan, i) => ({ plan, cost: costs[i]! })));
 }

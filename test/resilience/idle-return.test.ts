@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
 import { planFor } from '../../src/limiter/engine/plan.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
-import { chainOver, eventually } from './helpers.js';
+import { chainOver, decideOn, eventually } from './helpers.js';
 
 test('a store back while no request comes: the breaker probes by itself and closes, on its first probe', { timeout: 20_000 }, async () => {
   const store = new FakeSharedStore();
@@ -19,7 +19,7 @@ test('a store back while no request comes: the breaker probes by itself and clos
   try {
     store.pause();
     await eventually(async () => {
-      await chain.head.decide(plan, 1);
+      await decideOn(chain, plan, 1);
       return chain.breaker.opened;
     }, 5000, 'breaker open');
     store.resume();

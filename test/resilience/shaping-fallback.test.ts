@@ -13,7 +13,7 @@ import type { DecisionChain } from '../../src/limiter/steps/chain.js';
 import { planFor } from '../../src/limiter/engine/plan.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { FakeSharedStore } from '../helpers/fake-shared-store.js';
-import { chainOver, eventually } from './helpers.js';
+import { chainOver, decideAllOn, decideOn, eventually } from './helpers.js';
 
 const bounded = { timeout: 20_000 };
 
@@ -32,7 +32,7 @@ async function duringPause(store: FakeSharedStore, chain: DecisionChain, rule: R
   const plan = planFor('shop', route, rule, 1);
   store.pause();
   try {
-    return await Promise.all(Array.from({ length: n }, () => chain.head.decide(plan, 1)));
+    return await Promise.all(Array.from({ length: n }, () => decideOn(chain, plan, 1)));
   } finally {
     store.resume();
   }
@@ -48,7 +48,7 @@ test('a shaped burst while the store is late keeps the delays and the refusal it
   try {
     // Nine queued: the next two wait their turn (2.5 s and 3 s with delay=4), the third finds the burst full.
     for (let i = 0; i < 9; i++) {
-      assert.equal((await chain.head.decide(plan, 1)).source, 'redis');
+      assert.equal((await decideOn(chain, plan, 1)).source, 'redis');
       memory.consumeSync(plan.bucket.key, shaped, 1);
     }
     const onMemory = [0, 1, 2].map(() => memory.consumeSync(plan.bucket.key, shaped, 1));
@@ -75,8 +75,8 @@ test("a late reply whose delay differs from the fallback's is counted as a disag
   const other = chainOverFake(store); // another instance: its requests fill the queue unseen by this one
   const plan = planFor('shop', 'queue', shaped, 1);
   try {
-    assert.equal((await chain.head.decide(plan, 1)).delayMs, 0, 'an empty queue: served at once');
-    for (let i = 0; i < 7; i++) await other.head.decide(plan, 1);
+    assert.equal((await decideOn(chain, plan, 1)).delayMs, 0, 'an empty queue: served at once');
+    for (let i = 0; i < 7; i++) await decideOn(other, plan, 1);
     const [late] = await duringPause(store, chain, shaped, 1, 'queue');
     assert.deepEqual([late!.source, late!.allowed, late!.delayMs], ['fallback', true, 0], 'the last word this instance saw: nothing queued to wait behind');
     await eventually(() => lateTotal(chain) >= 1, 5000, 'the late reply reconciled');
@@ -97,7 +97,7 @@ test('a fixed window while the store is late is held to what the store last said
   const rule = parseRule({ policy: 'fixed_window', limit: 10, windowMs: 60_000 });
   const plan = planFor('shop', 'window', rule, 1);
   try {
-    for (let i = 0; i < 8; i++) assert.equal((await chain.head.decide(plan, 1)).allowed, true);
+    for (let i = 0; i < 8; i++) assert.equal((await decideOn(chain, plan, 1)).allowed, true);
     const late = await duringPause(store, chain, rule, 4, 'window');
     assert.deepEqual(late.map((d) => d.source), ['fallback', 'fallback', 'fallback', 'fallback']);
     assert.deepEqual(late.map((d) => d.allowed), [true, true, false, false], '2 of 10 were left');
@@ -118,12 +118,12 @@ test('several limits decided together: a late reply with another delay for the s
   const other = chainOverFake(store);
   const plans = [planFor('shop', 'multi-shaped', shaped, 1), planFor('shop', 'multi-bucket', parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 1 }), 1)];
   try {
-    assert.equal((await chain.multi.decide(plans, [1, 1])).admitted, true);
-    for (let i = 0; i < 7; i++) await other.head.decide(plans[0]!, 1);
+    assert.equal((await decideAllOn(chain, plans, [1, 1])).admitted, true);
+    for (let i = 0; i < 7; i++) await decideOn(other, plans[0]!, 1);
     store.pause();
-    let late: Awaited<ReturnType<DecisionChain['multi']['decide']>>;
+    let late: Awaited<ReturnType<DecisionChain['decide']>>;
     try {
-      late = await chain.multi.decide(plans, [1, 1]);
+      late = await decideAllOn(chain, plans, [1, 1]);
     } finally {
       store.resume();
     }

@@ -1,15 +1,9 @@
 // "Over limit until T" for refused keys: a flood of refused requests costs no
 // Redis call until T. Bounded (LRU) and matched on the rule's fingerprint, so a
 // raised limit takes effect at once instead of after T.
-//
-// NegativeStep is the negative-cache part of the decision chain: a key the store refused
-// stays refused here until its retry time, without a store call; a refusal
-// the store makes is recorded on its way back up. A limit with a penalty box
-// (policies/penalty/) has only its blocks remembered, briefly (BLOCK_CACHE_MS).
+// The chain's step around it: steps/negative-step.ts.
 import type { Decision } from '../../core/decision.js';
-import type { Clock } from '../../stores/clock.js';
 import { BoundedLru } from './lru.js';
-import type { DecisionStep, Plan } from '../engine/plan.js';
 
 /**
  * How long a penalty block is remembered at a time: a block lifted by an
@@ -80,25 +74,5 @@ export class NegativeCache {
 
   clear(): void {
     this.entries.clear();
-  }
-}
-
-export class NegativeStep implements DecisionStep {
-  constructor(
-    private readonly negative: NegativeCache,
-    private readonly next: DecisionStep,
-    private readonly now: Clock,
-  ) {}
-
-  async decide(plan: Plan, cost: number): Promise<Decision> {
-    const cached = this.negative.get(plan.bucket.key, plan.fingerprint, cost, this.now());
-    if (cached) return cached;
-    const decision = await this.next.decide(plan, cost);
-    // Only the store's own refusals: a fallback, `open` or `closed` decision says nothing of the shared bucket.
-    if (decision.source !== 'redis') return decision;
-    // A penalized limit's plain refusals must each reach the store, where its box counts them; its blocks are remembered.
-    if (plan.penalty === undefined) this.negative.add(plan.bucket.key, plan.fingerprint, cost, decision, this.now());
-    else this.negative.addBlock(plan.bucket.key, plan.fingerprint, decision, this.now());
-    return decision;
   }
 }

@@ -72,16 +72,17 @@ export class StoreEngine implements Engine {
   /** One store call per hash slot (one in all on the memory store); a refusal refunds the other slots. */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);
-    if (calls.length === 1) return decideOne(this, calls[0]!);
     const storeCalls = storeCallsOf(calls);
     const groups = this.store.groups(storeCalls);
     const replies = await Promise.all(groups.map((group) => this.consumeGroup(group.map((i) => storeCalls[i]!))));
     const reply = mergeGroups(storeCalls, groups, replies);
+    // A lone shadow limit never refuses, even as its rule's onStoreDown (several: the group's store-down reply decides).
+    if (storeCalls.length === 1 && storeCalls[0]!.shadow) reply.admitted = true;
     const refunds = toRefund(!reply.admitted, storeCalls, groups, replies);
     // A refund that fails leaves the units taken until the bucket refills: never over-admits.
     await Promise.all(refunds.map((call) => (this.store as SharedStore).adjust(call.bucket, call.rule, -call.cost).catch(() => undefined)));
     for (const decision of reply.decisions) this.stats.noteDecision(decision);
-    return limitsDecision(calls, reply);
+    return limitsDecision(calls, reply, calls.length > 1);
   }
 
   private readonly penaltyParts = {
@@ -239,16 +240,12 @@ export function applyShadow(rule: Rule, decision: Decision): Decision {
   return shadowed;
 }
 
-/** A lone limit takes the engine's single decide (leasing and hot keys included), as a LimitsDecision. */
-export function decideOne(engine: Pick<Engine, 'decide'>, call: LimitCall): Promise<LimitsDecision> {
-  return engine.decide(call.tag, call.name, call.rule, call.cost).then((decision) => ({ allowed: decision.allowed, decisions: [decision], governing: 0 }));
-}
-
 /** The calls' buckets and shadow flags, each rule checked and each cost against its rule. */
 export function storeCallsOf(calls: readonly LimitCall[]): StoreCall[] {
   if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
   return calls.map((call, i) => {
-    checkRule(call.rule, `calls.${i}.rule`);
+    // A lone limit's errors name `rule`, as the single decide's do.
+    checkRule(call.rule, calls.length === 1 ? 'rule' : `calls.${i}.rule`);
     assertValidCost(call.rule, call.cost);
     return { bucket: bucketKey(call.tag, call.name), rule: call.rule, cost: call.cost, shadow: call.rule.shadow === true };
   });
@@ -294,15 +291,20 @@ export function toRefund(refused: boolean, calls: readonly StoreCall[], groups: 
   return out;
 }
 
-/** The request's outcome: shadow applied per limit, and the limit the response describes. */
-export function limitsDecision(calls: readonly LimitCall[], reply: GroupReply): LimitsDecision {
+/**
+ * The request's outcome: shadow applied per limit, and the limit the response
+ * describes. `withEnforced` false: no `enforced` list, as a lone (unpenalized)
+ * limit's outcome has always come (the gateway's verdict and settlement then
+ * read the shadowed decision).
+ */
+export function limitsDecision(calls: readonly LimitCall[], reply: GroupReply, withEnforced = true): LimitsDecision {
   const enforced = reply.decisions;
   const decisions = enforced.map((decision, i) => applyShadow(calls[i]!.rule, decision));
   if (!reply.admitted) {
     const governing = Math.max(0, decisions.findIndex((d) => !d.allowed));
-    return { allowed: false, decisions, governing, enforced, ...(reply.consulted ? { consulted: reply.consulted } : {}) };
+    return { allowed: false, decisions, governing, ...(withEnforced ? { enforced } : {}), ...(reply.consulted ? { consulted: reply.consulted } : {}) };
   }
-  return { allowed: true, decisions, governing: closestToExhaustion(decisions), enforced };
+  return { allowed: true, decisions, governing: closestToExhaustion(decisions), ...(withEnforced ? { enforced } : {}) };
 }
 
 /** The admitted limit with the smallest share of its limit left: the one a client should watch. */

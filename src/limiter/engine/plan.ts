@@ -61,8 +61,3 @@ export function storeDownDecision(mode: 'open' | 'closed', rule: Rule, retryAfte
   if (mode === 'open') return { allowed: true, remaining: limit, limit, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'open' };
   return { allowed: false, remaining: 0, limit, resetAfterMs: retryAfterMs, retryAfterMs, delayMs: 0, source: 'closed' };
 }
-
-/** One part of the chain (chain.ts): decides, or hands the plan on to the next part. */
-export interface DecisionStep {
-  decide(plan: Plan, cost: number): Promise<Decision>;
-}

@@ -1,9 +1,10 @@
 // The engine over a shared store (Redis) that keeps deciding when the store is
 // slow or gone, and spares it when one tenant's key is hot. It plans each
-// decision (bucket key, region share, shard) and hands it to the decision
-// chain (chain.ts: leasing → negative cache → fallback → breaker and deadline
-// → store); around it, membership counts the live instances (the fallback's N)
-// and an optional rebalancer moves the region shares.
+// decision (bucket key, region share, shard) and hands a request's limits, one
+// or several, to the decision chain (steps/chain.ts: leasing → negative cache
+// → refund → fallback → store groups → breaker and deadline → store); around
+// it, membership counts the live instances (the fallback's N) and an optional
+// rebalancer moves the region shares.
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
 import { assertValidCost, checkRule, type Rule } from '../../core/rule.js';
@@ -14,7 +15,7 @@ import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js'
 import { assertPenaltyKey, bucketKeyOfPenalty } from '../../core/ids.js';
 import { decideWithPenalties, hasPenalty, type PenalizedCall, type PenaltyParts } from './engine.js';
 import type { DecisionChain } from '../steps/chain.js';
-import { decideOne, limitsDecision } from './engine.js';
+import { limitsDecision } from './engine.js';
 import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
 import type { InstanceCount } from '../fallback/instances.js';
 import { degradedDecisions, showDeadline } from '../metrics/metrics.js';
@@ -68,29 +69,30 @@ export class ResilientEngine implements Engine {
     assertValidCost(rule, cost);
     const plan = this.plan(tenant, route, rule);
     this.membership.countRequest();
-    const decision = await this.chain.head.decide(plan, cost);
-    this.chain.stats.noteDecision(decision);
-    if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
+    const decision = (await this.chain.decide([{ plan, cost }])).decisions[0]!;
+    this.noteDecision(decision);
     return applyShadow(rule, decision);
   }
 
-  /** A lone limit takes the single path (with leasing); several go through the multi-limit chain (multi-step.ts); a penalized one its own (decideWithPenalties, engine.ts). */
+  /** One limit or several take the same chain (with leasing for a lone one); a penalized limit its own order (decideWithPenalties, engine.ts). */
   async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
     if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);
-    if (calls.length === 1) return decideOne(this, calls[0]!);
-    calls.forEach((call, i) => {
-      checkRule(call.rule, `calls.${i}.rule`);
+    const planned = calls.map((call, i) => {
+      // A lone limit's errors name `rule`, as the single decide's do.
+      checkRule(call.rule, calls.length === 1 ? 'rule' : `calls.${i}.rule`);
       assertValidCost(call.rule, call.cost);
+      return { plan: this.plan(call.tag, call.name, call.rule), cost: call.cost };
     });
-    const plans = calls.map((call) => this.plan(call.tag, call.name, call.rule));
     this.membership.countRequest();
-    const reply = await this.chain.multi.decide(plans, calls.map((call) => call.cost));
-    for (const decision of reply.decisions) {
-      this.chain.stats.noteDecision(decision);
-      if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
-    }
-    return limitsDecision(calls, reply);
+    const reply = await this.chain.decide(planned);
+    for (const decision of reply.decisions) this.noteDecision(decision);
+    return limitsDecision(calls, reply, calls.length > 1);
+  }
+
+  private noteDecision(decision: Decision): void {
+    this.chain.stats.noteDecision(decision);
+    if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
   }
 
   private readonly penaltyParts: PenaltyParts = {
@@ -110,9 +112,8 @@ export class ResilientEngine implements Engine {
     assertValidCost(call.rule, call.cost);
     const plan: Plan = { ...this.plan(call.tag, call.name, unsharded(call.rule)), penalty: call.penalty };
     this.membership.countRequest();
-    const decision = await this.chain.penalized.decide(plan, call.cost);
-    this.chain.stats.noteDecision(decision);
-    if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
+    const decision = (await this.chain.decide([{ plan, cost: call.cost }])).decisions[0]!;
+    this.noteDecision(decision);
     return decision;
   }
 
@@ -146,7 +147,7 @@ export class ResilientEngine implements Engine {
   }
 
   async peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
-    return this.chain.fallbackStep.peek(this.plan(tenant, route, checkRule(rule)));
+    return this.chain.storeDown.peek(this.plan(tenant, route, checkRule(rule)));
   }
 
   /** A settle's difference, sent to Redis (one atomic adjust script) within the admin deadline; a sharded rule's goes to one random shard, like a charge. */
@@ -180,7 +181,7 @@ export class ResilientEngine implements Engine {
     try {
       return await withTimeout(this.store.inspect(plan.bucket, plan.rule), this.options.adminTimeoutMs);
     } catch {
-      const info = await this.chain.fallback.inspect(plan.baseKey, this.chain.fallbackStep.fallbackRule(plan));
+      const info = await this.chain.fallback.inspect(plan.baseKey, this.chain.storeDown.fallbackRule(plan));
       return { ...info, location: 'fallback (Redis unreachable)' };
     }
   }

@@ -1,10 +1,9 @@
-// The fallback part of the decision chain: a store call that fails (breaker
-// open, deadline missed, an error) becomes a decision by the rule's
-// `onStoreDown`: the local fallback limiter with 1/N of the limit (default),
-// `open` or `closed`. Also where the store's answers are remembered (the
-// fallback seeds its buckets from them), where an outage's debts are paid
-// before a key reaches Redis again, and where a late reply is handed to its
-// reconciliation (FallbackStep).
+// What a store call that fails (breaker open, deadline missed, an error)
+// becomes: a decision by the rule's `onStoreDown`, the local fallback limiter
+// with 1/N of the limit (default), `open` or `closed` (StoreDown, used by the
+// fallback and leasing steps, steps/); a late reply handed to its
+// reconciliation. The store's answers are remembered by the fallback limiter,
+// which seeds its buckets from them.
 //
 // The local limiter (FallbackLimiter) that decides while Redis cannot: a MemoryStore tagged
 // `fallback`, fed rules already divided by the number of live instances.
@@ -28,7 +27,7 @@ import { MemoryStore } from '../../stores/memory-store.js';
 import type { BucketInfo, GroupReply, LeaseReply } from '../../stores/store.js';
 import type { DebtCollector } from './debt-collector.js';
 import { isDeadlineError } from '../deadline/deadline.js';
-import type { Sent, StoreGuard } from '../deadline/guard.js';
+import type { StoreGuard } from '../deadline/guard.js';
 import type { InstanceCount } from './instances.js';
 import { LastStates, type RedisWord } from './last-states.js';
 import type { LateReplies } from './late-replies.js';
@@ -37,7 +36,7 @@ import { type Plan, storeDownDecision } from '../engine/plan.js';
 import { scaleRule, seedState, unitMsOf } from '../engine/scale-rule.js';
 import type { ChainStats } from '../metrics/stats.js';
 
-export interface FallbackStepOptions {
+export interface StoreDownOptions {
   guard: StoreGuard;
   fallback: FallbackLimiter;
   debts: DebtCollector;
@@ -48,25 +47,8 @@ export interface FallbackStepOptions {
   retryAfterMs: number;
 }
 
-export class FallbackStep {
-  constructor(private readonly options: FallbackStepOptions) {}
-
-  async decide(plan: Plan, cost: number): Promise<Decision> {
-    const { guard, fallback, debts } = this.options;
-    const paying = guard.opened ? undefined : debts.pay(plan.bucket.key);
-    if (paying !== undefined) await paying;
-    const sent: Sent<Decision> = {};
-    try {
-      const decision = await guard.consume(plan, cost, sent);
-      this.options.late.restore(plan.bucket, plan.rule, fallback.remember(plan.baseKey, plan.bucket.key, plan.rule, decision, decision.allowed ? cost : 0));
-      return decision;
-    } catch (error) {
-      const late = sent.call !== undefined && isDeadlineError(error);
-      const decision = this.degraded(plan, cost, error, late ? { place: sent.places?.[0] } : undefined);
-      if (late) this.reconcileLater(plan, cost, decision, sent.call!, sent.at);
-      return decision;
-    }
-  }
+export class StoreDown {
+  constructor(private readonly options: StoreDownOptions) {}
 
   async peek(plan: Plan): Promise<Decision> {
     try {
@@ -142,7 +124,7 @@ export class FallbackStep {
   }
 
   /** Reconciles the late reply of `call` with `local`, what the fallback decided meanwhile. */
-  private reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>, sentAt: number | undefined): void {
+  reconcileLater(plan: Plan, cost: number, local: Decision, call: Promise<Decision>, sentAt: number | undefined): void {
     this.options.late.watch({ baseKey: plan.baseKey, bucket: plan.bucket, rule: plan.rule, cost }, local, call, sentAt);
     if (local.allowed && local.source === 'fallback') {
       // No reply (the connection died with the call): whether it ran is unknown; charged, so the error is a refusal too many.

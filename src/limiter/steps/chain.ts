@@ -1,35 +1,34 @@
-// The decision chain over a shared store, in the order a decision flows:
+// The decision chain over a shared store: steps of one signature (compose.ts),
+// in the order a decision flows, for a request of one limit or several:
 //
-//   leasing (leaser.ts)         a leased key spends local units; a hot key starts leasing
-//   → negative cache            a key the store refused stays refused until its retry time
-//                               (a limit with a penalty box enters here: no leasing, only its blocks cached)
-//   → fallback (fallback.ts)    a failed call becomes the rule's onStoreDown decision
-//   → guard (guard.ts)          the breaker and the deadline around the call
-//   → store                     the shared store (RedisStore)
+//   leasing (leaser.ts)          a lone leased key spends local units; a hot key starts leasing
+//   → negative cache             a key the store refused stays refused until its retry time
+//     (negative-step.ts)         (a limit with a penalty box: only its blocks cached)
+//   → refund (store-steps.ts)    a refused request gives back what admitting groups took
+//   → fallback (fallback-step.ts) a failed call becomes the rule's onStoreDown decision
+//   → groups (store-steps.ts)    one store call per group of the store (hash slot)
+//   → store (store-steps.ts)     one group's call under the guard (guard.ts: breaker, deadline)
 //
-// Each part takes the next one (or the parts it needs) as an object, so each
-// can be built and tested alone; buildChain wires them for the engine.
+// buildChain builds the parts and composes them for the engine.
 import type { Logger } from 'pino';
 import { bucketKey } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';
 import type { Clock } from '../../stores/clock.js';
 import type { SharedStore } from '../../stores/store.js';
+import { NegativeCache } from '../caches/negative-cache.js';
 import { AdaptiveDeadline, FixedDeadline } from '../deadline/adaptive-deadline.js';
 import { type BreakerOptions, RedisBreaker } from '../deadline/breaker.js';
-import { DebtCollector } from '../fallback/debt-collector.js';
-import { FallbackLimiter } from '../fallback/fallback.js';
-import { FallbackStep } from '../fallback/fallback.js';
 import { StoreGuard } from '../deadline/guard.js';
+import { DebtCollector } from '../fallback/debt-collector.js';
+import { FallbackLimiter, StoreDown } from '../fallback/fallback.js';
 import type { InstanceCount } from '../fallback/instances.js';
 import { LateReplies } from '../fallback/late-replies.js';
-import { LeasingStep } from './leaser.js';
-import { MultiStep } from './multi-step.js';
-import { NegativeCache } from '../caches/negative-cache.js';
-import { NegativeStep } from '../caches/negative-cache.js';
-import type { DecisionStep } from '../engine/plan.js';
 import { ChainStats } from '../metrics/stats.js';
-
-export type { DecisionStep } from '../engine/plan.js';
+import { compose, type Decide } from './compose.js';
+import { fallbackStep } from './fallback-step.js';
+import { LeasingStep } from './leaser.js';
+import { negativeStep } from './negative-step.js';
+import { groupsStep, refundStep, storeTerminal } from './store-steps.js';
 
 export interface ChainOptions {
   store: SharedStore;
@@ -47,16 +46,13 @@ export interface ChainOptions {
   now: Clock;
 }
 
-/** The built chain: its head, and the parts the engine also reaches (peek, reset, inspect, health, close). */
+/** The built chain: the composed decision, and the parts the engine also reaches (peek, reset, inspect, health, close). */
 export interface DecisionChain {
-  head: DecisionStep;
-  /** A request's several limits (multi-step.ts): negative cache, store per slot group, fallback; no leasing. */
-  multi: MultiStep;
+  /** A request's limits (one or several; a penalized one alone) decided together. */
+  decide: Decide;
   leasing: LeasingStep;
-  /** A limit with a penalty box: the negative cache (its blocks only), then the fallback and the store; no leasing. */
-  penalized: DecisionStep;
   negative: NegativeCache;
-  fallbackStep: FallbackStep;
+  storeDown: StoreDown;
   fallback: FallbackLimiter;
   breaker: RedisBreaker;
   /** The deadline of a store call sent now, ms, fixed or adaptive. */
@@ -91,12 +87,10 @@ export function buildChain(options: ChainOptions): DecisionChain {
     () => store.peek(PROBE_BUCKET, PROBE_RULE),
   );
   const guard = new StoreGuard({ store, breaker, deadline, stats, now });
-  const fallbackStep = new FallbackStep({ guard, fallback, debts, late, stats, instances, retryAfterMs: options.breaker.resetTimeoutMs });
+  const storeDown = new StoreDown({ guard, fallback, debts, late, stats, instances, retryAfterMs: options.breaker.resetTimeoutMs });
   const negative = new NegativeCache(options.negativeCacheSize);
-  const negativeStep = new NegativeStep(negative, fallbackStep, now);
   const leasing = new LeasingStep({
-    below: fallbackStep,
-    next: negativeStep,
+    below: storeDown,
     canLease: (rule) => store.canLease(rule),
     negative,
     hotKey: options.hotKey,
@@ -105,6 +99,12 @@ export function buildChain(options: ChainOptions): DecisionChain {
     instances,
     stats,
   });
-  const multi = new MultiStep({ groups: (calls) => store.groups(calls), guard, fallbackStep, fallback, debts, late, negative, stats, now });
-  return { head: leasing, multi, leasing, penalized: negativeStep, negative, fallbackStep, fallback, breaker, deadline: current, stats };
+  const decide = compose(
+    leasing.step,
+    negativeStep(negative, now),
+    refundStep({ late, negative }),
+    fallbackStep({ storeDown, fallback, guard, debts, late, stats }),
+    groupsStep((calls) => store.groups(calls)),
+  )(storeTerminal({ guard, debts, fallback, late }));
+  return { decide, leasing, negative, storeDown, fallback, breaker, deadline: current, stats };
 }

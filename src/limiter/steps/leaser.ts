@@ -1,7 +1,8 @@
 // The leasing part of the decision chain, first in it. A rule with `lease`, or
 // a hot key (one key too busy for one Redis slot, hot-keys.ts), leases: one
 // store call takes a whole `batch` of units, this instance spends them locally
-// (source `cache`). Other keys go on down the chain.
+// (source `cache`). Other keys, and requests of several limits or with a
+// penalty box, go on down the chain.
 // Concurrent requests on a key share one lease call in flight. A refused lease
 // holds this instance's requests until the batch is free, stretched by a random
 // factor up to the number of instances: they would all wake at that instant
@@ -16,8 +17,7 @@ import type { Decision } from '../../core/decision.js';
 import { capacityOf } from '../../core/rule.js';
 import type { Clock } from '../../stores/clock.js';
 import type { LeaseReply } from '../../stores/store.js';
-import type { DecisionStep } from '../engine/plan.js';
-import type { FallbackStep } from '../fallback/fallback.js';
+import type { StoreDown } from '../fallback/fallback.js';
 import { HotKeyDetector } from './hot-keys.js';
 import type { InstanceCount } from '../fallback/instances.js';
 import { BoundedLru } from '../caches/lru.js';
@@ -25,6 +25,7 @@ import { leaseCalls } from '../metrics/metrics.js';
 import type { NegativeCache } from '../caches/negative-cache.js';
 import type { Plan } from '../engine/plan.js';
 import type { ChainStats } from '../metrics/stats.js';
+import { type Call, type Reply, replyOfOne, type Step } from './compose.js';
 
 interface Pool {
   fingerprint: string;
@@ -41,9 +42,7 @@ type Outcome = { kind: 'granted' } | { kind: 'refused'; decision: Decision } | {
 
 export interface LeasingOptions {
   /** Where leases go (through the breaker and deadline), and the decision when they cannot. */
-  below: Pick<FallbackStep, 'lease' | 'degraded'>;
-  /** The rest of the chain, for keys that do not lease. */
-  next: DecisionStep;
+  below: Pick<StoreDown, 'lease' | 'degraded'>;
   /** Whether a rule's policy can lease at all. */
   canLease(rule: Plan['rule']): boolean;
   negative: NegativeCache;
@@ -55,7 +54,7 @@ export interface LeasingOptions {
   stats: ChainStats;
 }
 
-export class LeasingStep implements DecisionStep {
+export class LeasingStep {
   private readonly pools: BoundedLru<string, Pool>;
   private readonly hot: HotKeyDetector;
 
@@ -64,12 +63,18 @@ export class LeasingStep implements DecisionStep {
     this.hot = new HotKeyDetector(options.hotKey.autoLeaseRatePerSec, options.maxKeys);
   }
 
-  decide(plan: Plan, cost: number): Promise<Decision> {
-    const batch = this.batchOf(plan);
-    if (batch > 0) return this.spend(plan, cost, batch);
-    if (this.has(plan.bucket.key)) this.forget(plan.bucket.key); // cooled down: unspent units are dropped, never over-admitted
-    return this.options.next.decide(plan, cost);
-  }
+  /**
+   * The step: a request with one limit that leases is decided here; any other
+   * (several limits, a penalty box, a key that does not lease) goes on down.
+   */
+  readonly step: Step = (next) => (calls) => {
+    if (calls.length !== 1 || calls[0]!.plan.penalty !== undefined) return next(calls);
+    const call = calls[0]!;
+    const batch = this.batchOf(call.plan);
+    if (batch > 0) return this.spend(call, batch);
+    if (this.has(call.plan.bucket.key)) this.forget(call.plan.bucket.key); // cooled down: unspent units are dropped, never over-admitted
+    return next(calls);
+  };
 
   /** Drops a key's unspent units (reset, or a key that cooled down). */
   forget(key: string): void {
@@ -89,24 +94,25 @@ export class LeasingStep implements DecisionStep {
     return Math.min(this.options.hotKey.batch, Math.max(1, Math.floor(capacityOf(plan.rule) / this.options.instances.value)));
   }
 
-  private async spend(plan: Plan, cost: number, batch: number): Promise<Decision> {
+  private async spend(call: Call, batch: number): Promise<Reply> {
+    const { plan, cost } = call;
     const pool = this.poolFor(plan);
     for (;;) {
       if (pool.units >= cost) {
         pool.units -= cost;
-        return this.fromPool(plan, pool);
+        return replyOfOne(call, this.fromPool(plan, pool));
       }
       let initiator = false;
       if (pool.pending === undefined) {
         const refused = this.options.negative.get(plan.bucket.key, plan.fingerprint, cost - pool.units, this.options.now());
-        if (refused) return refused;
+        if (refused) return replyOfOne(call, refused);
         initiator = true;
         pool.pending = this.refill(plan, pool, cost - pool.units, Math.max(batch, cost - pool.units));
       }
       const outcome = await pool.pending;
       if (pool.units >= cost) continue;
-      if (outcome.kind === 'refused') return initiator ? outcome.decision : { ...outcome.decision, source: 'cache' };
-      if (outcome.kind === 'down') return this.options.below.degraded(plan, cost, outcome.error);
+      if (outcome.kind === 'refused') return replyOfOne(call, initiator ? outcome.decision : { ...outcome.decision, source: 'cache' });
+      if (outcome.kind === 'down') return replyOfOne(call, this.options.below.degraded(plan, cost, outcome.error));
       // Granted, but other requests spent it first: lease again.
     }
   }
