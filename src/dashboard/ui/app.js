@@ -14,7 +14,7 @@ import { setupNav } from './nav.js';
 import { isForbidden } from './role.js';
 import { onDelete, setupRules } from './rules.js';
 import { renderSummary } from './summary.js';
-import { setupTeam } from './admin-tokens-and-audit.js';
+import { setupTeam } from './team.js';
 import { setupPlans } from './plans.js';
 import { setupLists } from './lists.js';
 import { setupNotifications } from './notifications.js';
