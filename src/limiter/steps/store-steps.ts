@@ -20,8 +20,8 @@ import type { FallbackLimiter } from '../fallback/fallback.js';
 import type { LateReplies } from '../fallback/late-replies.js';
 import { type Call, type Decide, isShadow, type Missed, type Reply, replyOfOne, type Step } from './compose.js';
 
-/** The store's view of the calls: bucket, rule, cost and shadow flag. */
-export function storeCallsOf(calls: readonly Call[]): StoreCall[] {
+/** The store's view of planned calls (engine.ts storeCallsOf makes it from a request's limits): bucket, rule, cost and shadow flag. */
+export function storeCallsOfPlans(calls: readonly Call[]): StoreCall[] {
   return calls.map((call) => ({ bucket: call.plan.bucket, rule: call.plan.rule, cost: call.cost, shadow: isShadow(call) }));
 }
 
@@ -45,7 +45,7 @@ async function refunded(next: Decide, calls: readonly Call[], o: Parameters<type
 
 /** Splits several calls into the store's groups, each sent to `next` on its own; the replies merged, a failed group's calls `missed`. */
 export function groupsStep(groupsOf: (calls: readonly StoreCall[]) => number[][]): Step {
-  return (next) => (calls) => (calls.length === 1 ? next(calls) : inGroups(next, calls, groupsOf(storeCallsOf(calls))));
+  return (next) => (calls) => (calls.length === 1 ? next(calls) : inGroups(next, calls, groupsOf(storeCallsOfPlans(calls))));
 }
 
 async function inGroups(next: Decide, calls: readonly Call[], groups: readonly number[][]): Promise<Reply> {
@@ -99,7 +99,7 @@ function pay(debts: Pick<DebtCollector, 'pay'>, calls: readonly Call[]): Promise
 function send(o: StoreTerminalOptions, calls: readonly Call[]): Promise<Reply> {
   if (calls.length === 1) return sendOne(o, calls[0]!);
   const sent: Sent<GroupReply> = {};
-  return o.guard.consumeAll(calls.map((call) => call.plan), storeCallsOf(calls), sent).then(
+  return o.guard.consumeAll(calls.map((call) => call.plan), storeCallsOfPlans(calls), sent).then(
     (reply) => {
       calls.forEach(({ plan, cost }, k) => {
         const taken = reply.admitted && reply.decisions[k]!.allowed ? cost : 0;
