@@ -11,8 +11,8 @@
 import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
-import { usageSettledUnits, usageSettleFailures, usageSettlements } from '../usage/metrics.js';
-import { CHARGED } from '../usage/settlement.js';
+import { usageSettlements } from '../usage/metrics.js';
+import { adjustCounted, CHARGED } from '../usage/settlement.js';
 import { counts } from '../usage/types.js';
 import { judgeUsage } from '../usage/usage-value.js';
 import type { RequestCall } from './targets.js';
@@ -32,7 +32,7 @@ export function settlementOf<Request>(engine: Pick<Engine, 'adjust'>, calls: rea
       }
       const { delta, result } = deltaOf(call, request, status);
       if (delta === 0) usageSettlements.inc({ limit: call.limitId, result });
-      else work.push(adjust(engine, call, delta).then(() => void usageSettlements.inc({ limit: call.limitId, result })));
+      else work.push(adjustCounted(engine, call, delta).then(() => void usageSettlements.inc({ limit: call.limitId, result })));
     }
     return Promise.all(work).then(() => undefined);
   };
@@ -52,14 +52,4 @@ function deltaOf<Request>(call: RequestCall<Request>, request: Request, status: 
   if (raw === undefined) return { delta: 0, result: 'usage' };
   const judged = judgeUsage(raw, capacityOf(call.rule));
   return 'units' in judged ? { delta: judged.units - call.cost, result: 'usage' } : { delta: 0, result: `fallback_${judged.bad}` };
-}
-
-async function adjust<Request>(engine: Pick<Engine, 'adjust'>, call: RequestCall<Request>, delta: number): Promise<void> {
-  try {
-    if (engine.adjust === undefined) throw new Error('the engine cannot adjust a bucket');
-    await engine.adjust(call.tag, call.name, call.rule, delta);
-    usageSettledUnits.inc({ limit: call.limitId, direction: delta > 0 ? 'charged' : 'refunded' }, Math.abs(delta));
-  } catch {
-    usageSettleFailures.inc({ limit: call.limitId });
-  }
 }

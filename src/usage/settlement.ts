@@ -92,13 +92,19 @@ export class Settlement {
   }
 
   private async adjust(limit: SettledLimit, delta: number): Promise<void> {
-    try {
-      if (this.engine.adjust === undefined) throw new Error('the engine cannot adjust a bucket');
-      await this.engine.adjust(limit.tag, limit.name, limit.rule, delta);
-      usageSettledUnits.inc({ limit: limit.limitId, direction: delta > 0 ? 'charged' : 'refunded' }, Math.abs(delta));
-      this.onAdjusted?.(limit, delta);
-    } catch {
-      usageSettleFailures.inc({ limit: limit.limitId });
-    }
+    if (await adjustCounted(this.engine, limit, delta)) this.onAdjusted?.(limit, delta);
+  }
+}
+
+/** Charges `delta` (negative: gives back) to the limit's bucket; counted either way, never thrown. Whether the store took it. */
+export async function adjustCounted(engine: Pick<Engine, 'adjust'>, limit: Pick<SettledLimit, 'limitId' | 'tag' | 'name' | 'rule'>, delta: number): Promise<boolean> {
+  try {
+    if (engine.adjust === undefined) throw new Error('the engine cannot adjust a bucket');
+    await engine.adjust(limit.tag, limit.name, limit.rule, delta);
+    usageSettledUnits.inc({ limit: limit.limitId, direction: delta > 0 ? 'charged' : 'refunded' }, Math.abs(delta));
+    return true;
+  } catch {
+    usageSettleFailures.inc({ limit: limit.limitId });
+    return false;
   }
 }
