@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { startSluice } from '../src/app.js';
-import { parseConfig } from '../src/decision/load-config.js';
+import { parseConfig } from '../src/decision-service/load-config.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { saturate, TENANTS } from './lib/http-load.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';

@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { startSluice } from '../src/app.js';
-import { loadConfig } from '../src/decision/load-config.js';
+import { loadConfig } from '../src/decision-service/load-config.js';
 import { resilienceRegistry } from '../src/limiter/metrics/metrics.js';
 import { freePort } from '../test/helpers/ports.js';
 import { benchRedis } from './lib/servers.js';

@@ -12,7 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { type RunningSluice, startSluice } from '../src/app.js';
-import { parseConfig } from '../src/decision/load-config.js';
+import { parseConfig } from '../src/decision-service/load-config.js';
 import { MemoryStore } from '../src/stores/memory-store.js';
 import { floodConfig, ipFlood } from './lib/ip-flood.js';
 import { isMain, runMain } from './lib/cleanup.js';

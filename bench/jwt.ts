@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { Pool } from 'undici';
 import { startSluice } from '../src/app.js';
 import { JwtVerifier } from '../src/auth/jwt-verifier.js';
-import { parseConfig } from '../src/decision/load-config.js';
+import { parseConfig } from '../src/decision-service/load-config.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { median, round } from './lib/latency.js';
 import { type BenchOptions, parseOptions, pick } from './lib/options.js';

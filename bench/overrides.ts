@@ -7,8 +7,8 @@
 import { parseArgs } from 'node:util';
 import type { RouteConfig } from '../src/config/types.js';
 import type { Rule } from '../src/core/rule.js';
-import { ClientIpResolver } from '../src/limits/client-ip.js';
-import { RouteLimits } from '../src/limits/request-limits.js';
+import { ClientIpResolver } from '../src/request-limits/client-ip.js';
+import { RouteLimits } from '../src/request-limits/request-limits.js';
 import { buildOverrideSet } from '../src/rules/override-set.js';
 import { defaultResolved } from '../src/rules/rule-set.js';
 import type { StoredOverride } from '../src/rules/types.js';

@@ -14,7 +14,7 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { type RunningSluice, startSluice } from '../src/app.js';
-import { parseConfig } from '../src/decision/load-config.js';
+import { parseConfig } from '../src/decision-service/load-config.js';
 import { type LlmUpstream, startLlmUpstream } from '../src/demo/llm-upstream.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';
 import { round } from './lib/latency.js';

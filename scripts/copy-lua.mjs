@@ -1,5 +1,5 @@
 // Copies the Lua twins next to the compiled models, Envoy's .proto files for the
-// decision service (src/decision/proto, loaded at runtime), and the dashboard's
+// decision service (src/decision-service/proto, loaded at runtime), and the dashboard's
 // page (src/dashboard/ui: HTML, CSS, browser JS, no build step), so dist/ runs without src/.
 import { cpSync, readdirSync, statSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';

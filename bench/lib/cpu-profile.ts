@@ -26,8 +26,8 @@ export interface ProfileShare {
 
 // Sluice's folders as run from source (tsx) or built (dist/, what bench:cost forks).
 const GROUPS: [RegExp, string][] = [
-  [/\/(src|dist)\/decision\//, 'Sluice decision service (src/decision)'],
-  [/\/(src|dist)\/(gateway|limits)\//, 'Sluice gateway and limits (src/gateway, src/limits)'],
+  [/\/(src|dist)\/decision\//, 'Sluice decision service (src/decision-service)'],
+  [/\/(src|dist)\/(gateway|limits)\//, 'Sluice gateway and limits (src/gateway, src/request-limits)'],
   [/\/(src|dist)\/(limiter|dashboard)\//, 'Sluice engine (src/limiter, dashboard observer)'],
   [/\/(src|dist)\/(stores|policies|core|rules)\//, 'Sluice store, policies, core, rules'],
   [/node_modules\/(@grpc|protobufjs|@protobufjs)/, 'gRPC and protobuf (@grpc/grpc-js, protobufjs)'],

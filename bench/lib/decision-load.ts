@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import * as grpc from '@grpc/grpc-js';
-import { loadRls } from '../../src/decision/proto-files.js';
+import { loadRls } from '../../src/decision-service/proto-files.js';
 import { freePort } from '../../test/helpers/ports.js';
 import { type Child, spawnServer } from './children.js';
 import type { LoadResult } from './http-load.js';

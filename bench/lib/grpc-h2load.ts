@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { PROTO_DIR } from '../../src/decision/proto-files.js';
+import { PROTO_DIR } from '../../src/decision-service/proto-files.js';
 import type { LoadResult } from './http-load.js';
 import { LatencyRecorder, round } from './latency.js';
 

@@ -1,7 +1,7 @@
 // Which buckets one request counts in: for each limit, its bucket's tag (a
 // hashed API key, the client's address, the route, or the caller's key, hashed
 // when it is not an id) and name (the limit id). The same key helpers as the
-// gateway's limits (core/ids.ts, core/ip-address.ts, limits/client-ip.ts).
+// gateway's limits (core/ids.ts, core/ip-address.ts, request-limits/client-ip.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import { assertValidId, hashedId, keyId, ROUTE_TAG } from '../core/ids.js';
 import { claimText } from '../core/claims.js';

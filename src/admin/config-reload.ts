@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ConfigError, type SluiceConfig } from '../config/index.js';
-import { loadConfig } from '../decision/load-config.js';
+import { loadConfig } from '../decision-service/load-config.js';
 import type { Env } from '../config/env.js';
 import { configReloads, noteConfigLoaded } from './process-metrics.js';
 

@@ -2,7 +2,7 @@
 // config is reported: one line naming file, line and field, exit code 2.
 import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, type SluiceConfig } from '../config/index.js';
-import { loadConfig } from '../decision/load-config.js';
+import { loadConfig } from '../decision-service/load-config.js';
 import type { Env } from '../config/env.js';
 import { unknownVariableMessage, unknownVariables } from '../config/env-names.js';
 import { SluiceError } from '../core/errors.js';

@@ -5,10 +5,10 @@
 import { engineFromConfig } from '../app.js';
 import { ConfigError } from '../config/config-error.js';
 import type { Env } from '../config/env.js';
-import { referenceLogger } from '../decision/reference/logger.js';
-import { startRatelimitService } from '../decision/reference/run.js';
-import { type ReferenceSettings, referenceSettings } from '../decision/reference/settings.js';
-import { sluiceConfigOf } from '../decision/reference/sluice-config.js';
+import { referenceLogger } from '../decision-service/reference/logger.js';
+import { startRatelimitService } from '../decision-service/reference/run.js';
+import { type ReferenceSettings, referenceSettings } from '../decision-service/reference/settings.js';
+import { sluiceConfigOf } from '../decision-service/reference/sluice-config.js';
 import { untilStopped } from '../process/stop.js';
 import type { Command } from './command.js';
 

@@ -1,9 +1,9 @@
 // A route's `kind: concurrency` limits, checked like its rate limits (key,
 // unique id) plus their own fields, each error naming its field.
-import type { LimitEntry } from '../limits/config-schema.js';
+import type { LimitEntry } from '../request-limits/config-schema.js';
 import { type LimitCheckContext, type RouteLimitInput, checkLimitKey } from './check-limits.js';
-import { DEFAULT_LEASE_TTL_MS } from '../limits/concurrency-schema.js';
-import type { ConcurrencyLimitConfig } from '../limits/types.js';
+import { DEFAULT_LEASE_TTL_MS } from '../request-limits/concurrency-schema.js';
+import type { ConcurrencyLimitConfig } from '../request-limits/types.js';
 
 export function checkRouteConcurrency(route: RouteLimitInput, index: number, ctx: LimitCheckContext): ConcurrencyLimitConfig[] {
   return (route.limits ?? []).flatMap((entry, j) => (entry.kind === 'concurrency' ? [checkConcurrencyLimit(route, entry, ['routes', index, 'limits', j], ctx)] : []));

@@ -4,9 +4,9 @@
 import { formatPath, parsePath } from './config-error.js';
 import { MAX_ID_LENGTH } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
-import type { LimitEntry } from '../limits/config-schema.js';
+import type { LimitEntry } from '../request-limits/config-schema.js';
 import { maxIpIdLength } from '../core/ip-address.js';
-import { type KeySource, type LimitConfig, usesTenant } from '../limits/types.js';
+import { type KeySource, type LimitConfig, usesTenant } from '../request-limits/types.js';
 import { parsePenalty, penaltyConflict, ruleWindowMs } from '../policies/penalty/config.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 import { isSluiceError } from '../core/errors.js';

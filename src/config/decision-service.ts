@@ -1,17 +1,17 @@
 // The decision service's part of the loaded config (`decisionService:`): its
 // listeners, the envoyproxy/ratelimit domains as a descriptor tree, and TLS on
 // gRPC. The shapes live here, with the config that carries them; the decision
-// service (src/decision/) parses the section and hands its parser to the loader
-// (decision/load-config.ts), so config never imports the decision service.
+// service (src/decision-service/) parses the section and hands its parser to the loader
+// (decision-service/load-config.ts), so config never imports the decision service.
 import type { CalendarSpec } from '../core/calendar.js';
 import type { Rule } from '../core/rule.js';
 import type { ConfigPath } from './config-error.js';
 import type { ListenAddress } from './listen-address.js';
 
-/** The reference's units (decision/envoy-schema.ts has their seconds). */
+/** The reference's units (decision-service/envoy-schema.ts has their seconds). */
 export type UnitName = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year';
 
-/** A wildcard value split at its `*`s (decision/wildcard.ts). */
+/** A wildcard value split at its `*`s (decision-service/wildcard.ts). */
 export type WildcardParts = readonly string[];
 
 export interface ConfiguredLimit {
@@ -128,7 +128,7 @@ export interface DecisionServiceConfig {
  */
 export function noDecisionService(fail: (path: ConfigPath, message: string) => never) {
   return (file: { readonly decisionService?: unknown }): DecisionServiceConfig => {
-    if (file.decisionService !== undefined) return fail(['decisionService'], 'needs the decision service: load the config with decision/load-config.ts');
+    if (file.decisionService !== undefined) return fail(['decisionService'], 'needs the decision service: load the config with decision-service/load-config.ts');
     return {
       grpcListen: undefined,
       httpListen: undefined,

@@ -1,5 +1,5 @@
 // The config module's public face: errors, defaults and the SluiceConfig type.
-// Loading is decision/load-config.ts's loadConfig and parseConfig (the loader
+// Loading is decision-service/load-config.ts's loadConfig and parseConfig (the loader
 // with the decision service's parser), the one production uses.
 export { ConfigError } from './config-error.js';
 export type { Env } from './env.js';

@@ -27,7 +27,7 @@ export const DEFAULT_RULE: Rule = Object.freeze({ policy: 'token_bucket', capaci
 
 /**
  * Reads `decisionService:` (listeners, the envoyproxy/ratelimit files it names).
- * The decision service hands its own: decision/load-config.ts's loadConfig and
+ * The decision service hands its own: decision-service/load-config.ts's loadConfig and
  * parseConfig, the one loader production and the tests use, call the two
  * functions below with it; config never imports the decision service.
  */
@@ -51,7 +51,7 @@ export interface ParseOptions {
   env?: Env;
   /** Relative paths in the file (decisionService.envoyConfig) are taken from here; default the working directory. */
   baseDir?: string;
-  /** Parses `decisionService:` (decision/load-config.ts passes the decision service's); without one, a file with that section is refused. */
+  /** Parses `decisionService:` (decision-service/load-config.ts passes the decision service's); without one, a file with that section is refused. */
   decisionService?: DecisionServiceParser | undefined;
 }
 

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import type { Rule } from '../core/rule.js';
 import type { ResilienceConfig } from '../limiter/engine/resilience-config.js';
-import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../limits/types.js';
+import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../request-limits/types.js';
 import type { ListEntry } from '../lists/types.js';
 import type { SeedRule, TenantKey } from '../rules/types.js';
 import type { NotificationsConfig } from '../notify/config.js';

@@ -8,7 +8,7 @@ import type { JwtAuthConfig } from '../auth/jwt-config.js';
 import { claimHeaderValue } from '../core/claims.js';
 import type { GatewayErrorName } from '../core/error-codes.js';
 import type { KeyProblem } from '../http/identify.js';
-import type { RequestIdentity } from '../limits/types.js';
+import type { RequestIdentity } from '../request-limits/types.js';
 import type { SkipReason } from './limit-explain.js';
 
 /** What identityOfToken answers: the identity, an API key problem (no tenantClaim), or the token refused. */

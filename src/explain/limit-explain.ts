@@ -6,8 +6,8 @@
 import { bucketKey, slotKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { bucketsOf } from '../limiter/engine/plan.js';
-import type { LimitTrace, RuleFrom } from '../limits/request-limits.js';
-import type { ConcurrencyLimitConfig, KeySourceName, LimitConfig } from '../limits/types.js';
+import type { LimitTrace, RuleFrom } from '../request-limits/request-limits.js';
+import type { ConcurrencyLimitConfig, KeySourceName, LimitConfig } from '../request-limits/types.js';
 import type { OverrideSet, RuleMatch } from '../rules/types.js';
 import { fieldOf, redisKeyOf } from '../stores/redis/scripts.js';
 

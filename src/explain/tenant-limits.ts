@@ -6,8 +6,8 @@
 // slot). A limit met on several routes with the same bucket and rule is one
 // entry naming those routes. Pure: no I/O.
 import type { Rule } from '../core/rule.js';
-import { ClientIpResolver } from '../limits/client-ip.js';
-import { RouteLimits } from '../limits/request-limits.js';
+import { ClientIpResolver } from '../request-limits/client-ip.js';
+import { RouteLimits } from '../request-limits/request-limits.js';
 import type { ExplainContext } from './explain.js';
 import { type BucketLocation, explainLimit, type RuleSource } from './limit-explain.js';
 

@@ -3,7 +3,7 @@
 // already gone). Never forwarded unlimited.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { LimitProblem } from '../limits/request-limits.js';
+import type { LimitProblem } from '../request-limits/request-limits.js';
 import { abandonBody, gatewayStatus, sendError } from '../http/errors.js';
 import type { LimitView, Rejection } from '../http/headers.js';
 

@@ -4,7 +4,7 @@
 // process. The Exchange (one admitted request past its decision) lives here with it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LimitsDecision } from '../limiter/engine/engine.js';
-import type { RequestLimit } from '../limits/types.js';
+import type { RequestLimit } from '../request-limits/types.js';
 import type { LimitedTarget } from './route-target.js';
 import type { RequestTrace } from '../tracing/types.js';
 import type { Settlement } from '../usage/settlement.js';

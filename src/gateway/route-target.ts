@@ -2,8 +2,8 @@
 // upstream instances (balanced, sharing one pool per origin across routes),
 // its path and header plan, its retry statuses and its limits.
 import type { RouteConfig } from '../config/types.js';
-import type { ClientIpResolver } from '../limits/client-ip.js';
-import { RouteLimits } from '../limits/request-limits.js';
+import type { ClientIpResolver } from '../request-limits/client-ip.js';
+import { RouteLimits } from '../request-limits/request-limits.js';
 import type { RuleResolver } from '../rules/types.js';
 import { Balancer } from './balancer.js';
 import type { ForwardTarget, Upstreams } from './proxy.js';

@@ -7,7 +7,7 @@ import type { Decision } from '../core/decision.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import type { Rule } from '../core/rule.js';
 import type { LimitsDecision } from '../limiter/engine/engine.js';
-import type { RuleOrigin } from '../limits/types.js';
+import type { RuleOrigin } from '../request-limits/types.js';
 
 export interface HeaderOptions {
   /** Add `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11). */

@@ -1,7 +1,7 @@
 // Headers that belong to one connection and must not cross the proxy
 // (RFC 9110 §7.6.1), plus the ones the gateway rewrites itself.
 import type { IncomingMessage } from 'node:http';
-import type { ClientIpResolver } from '../limits/client-ip.js';
+import type { ClientIpResolver } from '../request-limits/client-ip.js';
 import { parseIp } from '../core/ip-address.js';
 
 const HOP_BY_HOP = new Set([

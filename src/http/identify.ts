@@ -8,11 +8,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthFailure } from '../auth/failures.js';
 import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { RouteConfig } from '../config/types.js';
-import type { RequestIdentity } from '../limits/types.js';
+import type { RequestIdentity } from '../request-limits/types.js';
 import type { KeyOwner, TenantResolver } from '../rules/types.js';
 import { countHeader } from './request-screen.js';
 
-export type { RequestIdentity } from '../limits/types.js';
+export type { RequestIdentity } from '../request-limits/types.js';
 
 export type KeyProblem = 'missing_api_key' | 'unknown_api_key' | 'duplicate_api_key';
 

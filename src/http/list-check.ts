@@ -3,7 +3,7 @@
 // (tenant, verified claims), the headers, and the client address the
 // trusted-proxy rules resolve, worked out only when a network entry exists.
 import type { IncomingMessage } from 'node:http';
-import type { ClientIpResolver } from '../limits/client-ip.js';
+import type { ClientIpResolver } from '../request-limits/client-ip.js';
 import type { ListChecker } from '../lists/list-set.js';
 import type { ListVerdict } from '../lists/types.js';
 import type { RequestIdentity } from './identify.js';

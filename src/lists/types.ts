@@ -30,7 +30,7 @@ export interface ListEntry {
 export interface ListQuery {
   route: string;
   tenant?: string | undefined;
-  /** The client address the trusted-proxy rules resolved (limits/client-ip.ts); asked only when a network entry exists. */
+  /** The client address the trusted-proxy rules resolved (request-limits/client-ip.ts); asked only when a network entry exists. */
   ip?: () => { address: string; family: 'ipv4' | 'ipv6' } | undefined;
   headers: Readonly<Record<string, string | string[] | undefined>>;
   claims?: Readonly<Record<string, unknown>> | undefined;

@@ -13,7 +13,7 @@ import type { NotificationRecord } from './recent.js';
 import { type Claim, type Post, WebhookSender } from './sender.js';
 import { reachedIndex, windowOf } from './window.js';
 
-/** What the notifier reads of a request's limit (limits/types.ts RequestLimit has it). */
+/** What the notifier reads of a request's limit (request-limits/types.ts RequestLimit has it). */
 export interface NotifiedLimit {
   readonly limitId: string;
   /** The bucket: `rl:{tag}:name`. */

@@ -1,7 +1,7 @@
 // The config of a limit priced by the response (docs/usage-limits.md): its
 // `cost:` (an estimate reserved before forwarding, the actual usage read from
 // the response, a fallback when it cannot be read) and its `count:` (which
-// answers count at all). Spread into a limit's schema (limits/config-schema.ts).
+// answers count at all). Spread into a limit's schema (request-limits/config-schema.ts).
 import { z } from 'zod';
 import { MAX_COUNT } from '../core/rule.js';
 

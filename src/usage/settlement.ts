@@ -15,7 +15,7 @@ import { UsageReader } from './usage-reader.js';
 import { judgeUsage } from './usage-value.js';
 import { type CountRule, counts, type UsageCost } from './types.js';
 
-/** One limit of an admitted request as the settlement needs it (limits/types.ts SettledLimit has these). */
+/** One limit of an admitted request as the settlement needs it (request-limits/types.ts SettledLimit has these). */
 export interface SettledLimit {
   readonly limitId: string;
   readonly tag: string;

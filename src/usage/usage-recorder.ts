@@ -26,7 +26,7 @@ const dropped = new Counter({
   registers: [resilienceRegistry],
 });
 
-/** What the recorder reads of each of a request's limits (limits/types.ts RequestLimit). */
+/** What the recorder reads of each of a request's limits (request-limits/types.ts RequestLimit). */
 export interface CountedLimit {
   readonly limitId: string;
   /** The bucket's hash tag: the tenant's own buckets have the tenant's id. */

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RulesRuntime } from '../../src/rules/runtime.js';

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { run as overrides } from '../../src/cli/overrides-command.js';
-import { headerBucketId } from '../../src/limits/request-limits.js';
+import { headerBucketId } from '../../src/request-limits/request-limits.js';
 import { eventually } from '../helpers/poll.js';
 import { type AdminFixture, startAdminFixture, TOKEN } from './admin-fixture.js';
 

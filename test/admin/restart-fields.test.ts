@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { restartOnlyChanges } from '../../src/admin/config-reload.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const BASE = 'routes:\n  - { id: r, path: /r, upstream: "http://127.0.0.1:9" }\n';
 

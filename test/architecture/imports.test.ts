@@ -19,7 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['engine-factory'],
   ['rules', 'notify'],
   ['usage'],
-  ['limits'],
+  ['request-limits'],
   ['auth'],
   ['config'],
   ['tracing'],
@@ -27,7 +27,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   // rate-limit headers, error answers, client identity, routes, hop-by-hop.
   ['http'],
   ['gateway', 'dashboard', 'demo'],
-  ['decision', 'adapters', 'index', 'explain'],
+  ['decision-service', 'adapters', 'index', 'explain'],
   ['admin'],
   ['app'],
   ['process'],
@@ -80,7 +80,7 @@ test('the limiter never imports the Redis backend: the store groups its calls, t
 });
 
 test('the decision service never imports the gateway: what both need sits in http/', () => {
-  assert.deepEqual(importsInto('decision', /^gateway\//), []);
+  assert.deepEqual(importsInto('decision-service', /^gateway\//), []);
 });
 
 test('the store contract never imports a backend', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call } from '../gateway/support.js';
-import { startDecisionSluice } from '../decision/support.js';
+import { startDecisionSluice } from '../decision-service/support.js';
 import { sign, type TestKey, testKey } from './jwt-support.js';
 
 describe('forward-auth /decide with auth: jwt', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startSluice } from '../../src/app.js';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { freePort } from '../helpers/ports.js';
 import { call, silent } from '../gateway/support.js';
 import { startJwks } from './jwks-server.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type JwksServer, startJwks } from './jwks-server.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Env } from '../../src/config/index.js';
-import { loadConfig, parseConfig } from '../../src/decision/load-config.js';
+import { loadConfig, parseConfig } from '../../src/decision-service/load-config.js';
 import { knownVariables, unknownVariableMessage, unknownVariables } from '../../src/config/env-names.js';
 import { redisTargetOf } from '../../src/config/redis-target.js';
 import { pgClientConfig } from '../../src/rules/pg-connection.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { checkConnections } from '../../src/cli/check-connect.js';
 import { bucketKey } from '../../src/core/ids.js';
 import { parseRule } from '../../src/core/rule.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Env } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
 import { ROUTES } from './support.js';
 

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SluiceConfig } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 /** `ACL SETUSER sluice …` from docs/redis.md, as arguments after `ACL`, with `password` for CHANGE-ME. */
 export function documentedAcl(password: string, user = 'sluice'): string[] {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { freePort } from '../helpers/ports.js';

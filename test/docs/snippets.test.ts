@@ -10,8 +10,8 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { configFileSchema } from '../../src/config/schema.js';
 import { parseRule } from '../../src/core/rule.js';
-import { parseEnvoyConfig } from '../../src/decision/envoy-config.js';
-import { loadConfig, parseConfig } from '../../src/decision/load-config.js';
+import { parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
+import { loadConfig, parseConfig } from '../../src/decision-service/load-config.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { run } from '../../src/cli/explain-command.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import type { Explanation, LimitExplanation } from '../../src/explain/explain.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';

@@ -12,7 +12,7 @@ import type { JwtAuthConfig } from '../../src/auth/jwt-config.js';
 import { JwtVerifier } from '../../src/auth/jwt-verifier.js';
 import { VerifierPool } from '../../src/auth/verifier-pool.js';
 import { headerBucketId } from '../../src/core/ids.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type ExplainContext, type Explanation, explainRequest, explainSample } from '../../src/explain/explain.js';
 import { renderText } from '../../src/explain/render.js';
 import { parseSample, type SampleFields } from '../../src/explain/sample.js';

@@ -3,7 +3,7 @@
 // Redis key, and the text rendering. No I/O: explainRequest is pure.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type ExplainContext, explainRequest, type Explanation } from '../../src/explain/explain.js';
 import { renderText } from '../../src/explain/render.js';
 import { parseSample, type SampleFields } from '../../src/explain/sample.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { CounterBatch, HistogramBatch } from '../../src/limiter/metrics/batched-counts.js';
-import { LimitCounters } from '../../src/limits/metrics.js';
+import { LimitCounters } from '../../src/request-limits/metrics.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 
 function counted(): { registry: Registry; batch: CounterBatch<'route' | 'outcome'>; counter: Counter<'route' | 'outcome'> } {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { calendarWindowAt } from '../../src/core/calendar.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { freePort } from '../helpers/ports.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { isSluiceError } from '../../src/core/errors.js';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
 
 const KEY = 'edge-routes-key-1';

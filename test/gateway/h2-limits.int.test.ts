@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { until } from '../helpers/poll.js';
 import { h2Get, h2Session } from './h2-support.js';

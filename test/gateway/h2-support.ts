@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, type OutgoingHttpHeaders } from 'node:http2';
 import { engineFromConfig } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import type { Engine } from '../../src/limiter/engine/engine.js';
 import type { TestCertificates } from '../helpers/tls-certs.js';
 import { silent } from './support.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { recordingUpstream, sendRaw } from './hardening-support.js';
 import { silent, startGateway, type TestUpstream } from './support.js';
 

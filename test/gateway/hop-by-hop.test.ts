@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from '../../src/http/hop-by-hop.js';
-import { ClientIpResolver } from '../../src/limits/client-ip.js';
+import { ClientIpResolver } from '../../src/request-limits/client-ip.js';
 
 const raw = (...pairs: string[]) => pairs.map((text) => Buffer.from(text, 'latin1'));
 

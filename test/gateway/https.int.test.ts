@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import type { RunningSluice } from '../../src/app.js';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { freePort } from '../helpers/ports.js';
 import { namedCertificate } from '../helpers/named-cert.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';

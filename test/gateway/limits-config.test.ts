@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const ROUTES = 'routes: [{ id: orders, path: /orders, upstream: http://127.0.0.1:8090 }]\n';
 const parse = (yaml: string) => parseConfig(ROUTES + yaml, { source: 'limits.yaml', env: {} });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import { startSluice } from '../../src/app.js';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { startDemoUpstream } from '../../src/demo/upstream.js';
 import { freePort } from '../helpers/ports.js';
 import { call, silent } from './support.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { engineFromConfig } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { type GatedEngine, gatedEngine } from './gated-engine.js';
 import { call, type Reply, silent, startGateway, startUpstream, type TestUpstream, tally } from './support.js';

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { type RunningSluice, type StartOptions, startSluice } from '../../src/app.js';
 import type { Env } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 export const silent = pino({ level: 'silent' });
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { ConfigError } from '../../src/config/config-error.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream } from './support.js';

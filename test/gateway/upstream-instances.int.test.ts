@@ -193,7 +193,7 @@ defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
 
   it('refuses a health path that is not a path, naming the field', async () => {
     const { ConfigError } = await import('../../src/config/index.js');
-    const { parseConfig } = await import('../../src/decision/load-config.js');
+    const { parseConfig } = await import('../../src/decision-service/load-config.js');
     assert.throws(
       () => parseConfig("routes: [{ id: r, path: /*, upstream: ['http://127.0.0.1:1'], healthCheck: { path: healthz } }]\n", { source: 'hc.yaml' }),
       (error: unknown) => error instanceof ConfigError && error.message.includes('routes[0].healthCheck.path: must be a path such as /healthz'),

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { listValueHash } from '../../src/lists/list-set.js';
 
 const ROUTES = `routes:

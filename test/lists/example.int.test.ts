@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { call, silent } from '../gateway/support.js';
 import { freePort } from '../helpers/ports.js';
 

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { describe, it, mock } from 'node:test';
 import { command as start } from '../../src/cli/start.js';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { chooseLogFormat, createLogger, type LogFormat } from '../../src/config/logger.js';
 
 const ROUTES = 'routes:\n  - { id: r, path: /r, upstream: "http://127.0.0.1:9" }\n';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const UP = 'http://127.0.0.1:9';
 const RULE = '{ policy: fixed_window, limit: 100, windowMs: 60000 }';

@@ -12,7 +12,7 @@ import { ruleAt } from '../../src/policies/calendar-rule.js';
 import { fixedWindow } from '../../src/policies/fixed-window/model.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { calendarVectors, ruleForStep, ruleOfStep } from './calendar-vectors.js';
 
 describe('calendar vectors on the model', () => {

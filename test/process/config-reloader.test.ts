@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { ConfigReloader } from '../../src/admin/config-reload.js';
 
 const BASE = `listen: 127.0.0.1:9100

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { engineFromConfig } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import type { Decision } from '../../src/core/decision.js';
 import { MASTER_NAME, type SentinelSetup, startSentinels } from '../helpers/redis-sentinel.js';
 import { ROUTES } from '../connections/support.js';

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { RunningSluice } from '../../src/app.js';
-import { loadRls } from '../../src/decision/proto-files.js';
-import { descriptor, exampleSluiceYaml, startDecisionSluice } from '../decision/support.js';
+import { loadRls } from '../../src/decision-service/proto-files.js';
+import { descriptor, exampleSluiceYaml, startDecisionSluice } from '../decision-service/support.js';
 import { call } from '../gateway/support.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 

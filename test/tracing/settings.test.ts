@@ -2,7 +2,7 @@
 // over it, as the OpenTelemetry specification names and reads them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { TRACING_DEFAULTS } from '../../src/config/tracing-schema.js';
 import { tracingSettings } from '../../src/tracing/settings.js';
 

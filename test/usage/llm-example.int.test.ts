@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSluice, startSluice } from '../../src/app.js';
-import { loadConfig } from '../../src/decision/load-config.js';
+import { loadConfig } from '../../src/decision-service/load-config.js';
 import { parseRule } from '../../src/core/rule.js';
 import { usageSettlements } from '../../src/usage/metrics.js';
 import { freePort } from '../helpers/ports.js';

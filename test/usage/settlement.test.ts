@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
-import type { RequestLimit } from '../../src/limits/types.js';
+import type { RequestLimit } from '../../src/request-limits/types.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { usageSettleFailures } from '../../src/usage/metrics.js';
 import { Settlement } from '../../src/usage/settlement.js';

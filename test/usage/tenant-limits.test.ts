@@ -4,7 +4,7 @@
 // its source as explain names them, and no limit keyed by anything else.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import type { ExplainContext } from '../../src/explain/explain.js';
 import { tenantLimits } from '../../src/explain/tenant-limits.js';
 import { resolversFor } from '../../src/rules/resolvers.js';

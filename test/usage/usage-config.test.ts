@@ -1,7 +1,7 @@
 // The config of limits priced by usage: bad entries name their field and line.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const route = (limit: string) => `routes:
   - id: chat

@@ -5,11 +5,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { decodeRequest } from '../../../src/decision/grpc-codec.js';
-import { answerFrame, isGrpc, readMessage } from '../../../src/decision/grpc-wire.js';
-import { loadRls } from '../../../src/decision/proto-files.js';
-import type { RlsResponse } from '../../../src/decision/rls.js';
-import { responseFrame } from '../../../src/decision/rls-response-frame.js';
+import { decodeRequest } from '../../../src/decision-service/grpc-codec.js';
+import { answerFrame, isGrpc, readMessage } from '../../../src/decision-service/grpc-wire.js';
+import { loadRls } from '../../../src/decision-service/proto-files.js';
+import type { RlsResponse } from '../../../src/decision-service/rls.js';
+import { responseFrame } from '../../../src/decision-service/rls-response-frame.js';
 import { args, type Served, serve } from './serve.js';
 
 const FIXED: RlsResponse = { overall_code: 'OK', statuses: [{ code: 'OK', limit_remaining: 5 }], response_headers_to_add: [] };

@@ -9,7 +9,7 @@ import { args, serve } from './serve.js';
 
 // The built package (built.ts), as users run it.
 const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
-const { parseConfig } = await fromDist<typeof import('../../../src/decision/load-config.js')>('decision/load-config.js');
+const { parseConfig } = await fromDist<typeof import('../../../src/decision-service/load-config.js')>('decision-service/load-config.js');
 
 interface Args {
   upstream: string;

@@ -21,7 +21,7 @@ import { fromDist } from '../built.js';
 import { args, serve } from './serve.js';
 
 const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('app.js');
-const { parseConfig } = await fromDist<typeof import('../../../src/decision/load-config.js')>('decision/load-config.js');
+const { parseConfig } = await fromDist<typeof import('../../../src/decision-service/load-config.js')>('decision-service/load-config.js');
 const { ChainStats } = await fromDist<typeof import('../../../src/limiter/metrics/stats.js')>('limiter/metrics/stats.js');
 const { scriptSha, scriptSource } = await fromDist<typeof import('../../../src/stores/redis/scripts.js')>('stores/redis/scripts.js');
 

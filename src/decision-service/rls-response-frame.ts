@@ -3,7 +3,7 @@
 // writing, into one buffer. protobufjs's encoder built a writer's list of
 // operations, a copy and then the frame around it, each call; the frame
 // written here costs less (docs/decision-service.md#measured). The bytes are protobufjs's own, field
-// for field (test/decision/rls-response-frame.test.ts compares them), so
+// for field (test/decision-service/rls-response-frame.test.ts compares them), so
 // protobufjs stays the codec of every other message.
 import { CODES, UNITS } from './grpc-codec.js';
 import type { RlsResponse } from './rls.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClientIpResolver, forwardedFor, parseCidr } from '../../src/limits/client-ip.js';
+import { ClientIpResolver, forwardedFor, parseCidr } from '../../src/request-limits/client-ip.js';
 import { ipBucketId, ipv6Groups, maxIpIdLength, parseIp } from '../../src/core/ip-address.js';
 
 const xff = (trustedProxies: string[]) => new ClientIpResolver({ trustedProxies, header: 'x-forwarded-for' });

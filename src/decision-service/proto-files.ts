@@ -1,5 +1,5 @@
-// Envoy's .proto files as Sluice ships them (src/decision/proto, copied to
-// dist/decision/proto by the build), loaded at runtime by @grpc/proto-loader.
+// Envoy's .proto files as Sluice ships them (src/decision-service/proto, copied to
+// dist/decision-service/proto by the build), loaded at runtime by @grpc/proto-loader.
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';

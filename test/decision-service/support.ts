@@ -10,8 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { type RunningSluice, type StartOptions, startSluice } from '../../src/app.js';
 import type { Env } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
-import { loadRls } from '../../src/decision/proto-files.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
+import { loadRls } from '../../src/decision-service/proto-files.js';
 import { call, silent } from '../gateway/support.js';
 
 export const EXAMPLES = resolve('examples/decision');

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const RULE = '{ policy: fixed_window, limit: 5, windowMs: 60000 }';
 const route = (penalty: string, rule = RULE) =>

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { calendarWindowAt } from '../../src/core/calendar.js';
-import { parseEnvoyConfig } from '../../src/decision/envoy-config.js';
-import { findLimit } from '../../src/decision/descriptor-tree.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
+import { findLimit } from '../../src/decision-service/descriptor-tree.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
 

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
-import { PROTO_DIR } from '../../src/decision/proto-files.js';
-import type { RlsResponse } from '../../src/decision/rls.js';
-import { responseFrame } from '../../src/decision/rls-response-frame.js';
+import { PROTO_DIR } from '../../src/decision-service/proto-files.js';
+import type { RlsResponse } from '../../src/decision-service/rls.js';
+import { responseFrame } from '../../src/decision-service/rls-response-frame.js';
 
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => `${PROTO_DIR}/${target}`;

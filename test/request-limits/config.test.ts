@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const UP = 'http://127.0.0.1:9';
 const parse = (text: string) => parseConfig(text, { source: 'limits.yaml' });

@@ -4,15 +4,15 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { IGNORED_VARIABLES } from '../../src/decision/reference/ignored-variables.js';
+import { IGNORED_VARIABLES } from '../../src/decision-service/reference/ignored-variables.js';
 
 const DOCS = readFileSync('docs/decision-service.md', 'utf8');
 /** Families the page names with a wildcard. */
 const FAMILIES = [/^REDIS_PERSECOND/, /^MEMCACHE_/, /^TRACING_/, /^DOG_STATSD_MOGRIFIER/];
 
-/** Every upper-case variable name read as `env.NAME` or `'NAME'` in src/decision/reference/. */
+/** Every upper-case variable name read as `env.NAME` or `'NAME'` in src/decision-service/reference/. */
 function variablesRead(): string[] {
-  const dir = 'src/decision/reference';
+  const dir = 'src/decision-service/reference';
   const names = new Set<string>();
   for (const file of readdirSync(dir)) {
     const text = readFileSync(join(dir, file), 'utf8');

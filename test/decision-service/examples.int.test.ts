@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
-import { findLimit } from '../../src/decision/descriptor-tree.js';
-import { RLS_SERVICE_NAME } from '../../src/decision/proto-files.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
+import { findLimit } from '../../src/decision-service/descriptor-tree.js';
+import { RLS_SERVICE_NAME } from '../../src/decision-service/proto-files.js';
 import { descriptor, EXAMPLES, exampleSluiceYaml, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: walking parsed YAML

@@ -10,7 +10,7 @@ import { connect } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { loadRls } from '../../src/decision/proto-files.js';
+import { loadRls } from '../../src/decision-service/proto-files.js';
 import { ConfigMapFolder, startRatelimitProcess, tempDir } from './ratelimit-support.js';
 import { descriptor } from './support.js';
 import { makeTestCerts, type TestCerts } from './tls-certs.js';

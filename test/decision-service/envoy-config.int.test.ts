@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { parseConfig } from '../../src/decision/load-config.js';
-import { findLimit } from '../../src/decision/descriptor-tree.js';
-import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision/envoy-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
+import { findLimit } from '../../src/decision-service/descriptor-tree.js';
+import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
 import { EXAMPLES } from './support.js';
 
 const errorOf = (text: string): string => {

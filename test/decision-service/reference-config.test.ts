@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { findLimit, matchDescriptor } from '../../src/decision/descriptor-tree.js';
-import { loadEnvoyConfig, loadEnvoyFiles, parseEnvoyConfig } from '../../src/decision/envoy-config.js';
+import { findLimit, matchDescriptor } from '../../src/decision-service/descriptor-tree.js';
+import { loadEnvoyConfig, loadEnvoyFiles, parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
 import { BASIC, BASIC_CASES, type Pairs, WILDCARD, WILDCARD_CASES } from './reference/cases.js';
 
 const levelOf = (text: string) => parseEnvoyConfig(text, 'rl.yaml').level;

@@ -10,7 +10,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { BASIC_CASES, WILDCARD_CASES } from './reference/cases.js';
 import { README_LOOKUPS, writeReferenceConfigs } from './reference/configs.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { GrpcStatus, MAX_MESSAGE_BYTES } from '../../src/decision/grpc-wire.js';
+import { GrpcStatus, MAX_MESSAGE_BYTES } from '../../src/decision-service/grpc-wire.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { EXAMPLES, startDecisionSluice } from './support.js';
 

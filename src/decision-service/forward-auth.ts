@@ -24,12 +24,12 @@ import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAf
 import { identityOfToken, type RequestIdentity, tenantOfRequest } from '../http/identify.js';
 import { listVerdict } from '../http/list-check.js';
 import { RouteTable } from '../http/routes.js';
-import { countListed } from '../limits/list-metrics.js';
+import { countListed } from '../request-limits/list-metrics.js';
 import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 import type { Engine, LimitsDecision } from '../limiter/engine/engine.js';
-import { ClientIpResolver } from '../limits/client-ip.js';
-import { type LimitRequest, RouteLimits } from '../limits/request-limits.js';
-import type { RequestLimit } from '../limits/types.js';
+import { ClientIpResolver } from '../request-limits/client-ip.js';
+import { type LimitRequest, RouteLimits } from '../request-limits/request-limits.js';
+import type { RequestLimit } from '../request-limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { chargeReport } from '../usage/report.js';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/index.js';
-import { parseConfig } from '../../src/decision/load-config.js';
+import { parseConfig } from '../../src/decision-service/load-config.js';
 
 const route = (limits: string, extra = '') => `routes:\n  - id: feed\n    path: /feed\n    upstream: http://127.0.0.1:8090\n${extra}    limits: ${limits}\n`;
 const parse = (yaml: string) => parseConfig(yaml, { source: 'cc.yaml', env: {} });
