@@ -358,7 +358,7 @@ export class Gateway {
   private forward({ req, res, tenant, route, target, claims, trace, body, settlement }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
     if (upgrade) {
-      this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, claims, propagate: trace && ((headers) => trace.inject(headers)) });
+      this.tunnels.open101(req, res, { upgrade, target, limitHeaders, context: { tenant, route, claims, propagate: trace && ((headers) => trace.inject(headers)) } });
       return;
     }
     const upstream = trace?.upstream(req.method ?? 'GET');
