@@ -106,12 +106,19 @@ export class Upstreams {
   }
 }
 
+/** Where a request goes and what the gateway adds: the rate-limit headers, the body's bounds. */
+export interface Forwarding {
+  readonly target: ForwardTarget;
+  readonly extraHeaders: string[];
+  readonly bodyLimits: BodyLimits;
+}
+
 /**
  * Sends `req` upstream and streams the answer into `res`, adding `extraHeaders`
  * (the rate-limit headers). A small body is read first (see request-body.ts).
  * Never rejects: the outcome says what happened.
  */
-export async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, extraHeaders: string[], limits: BodyLimits, context: ForwardContext): Promise<ForwardOutcome> {
+export async function forward(req: IncomingMessage, res: ServerResponse, { target, extraHeaders, bodyLimits: limits }: Forwarding, context: ForwardContext): Promise<ForwardOutcome> {
   const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
