@@ -5,9 +5,12 @@
 // processing replies is never counted as silence.
 //
 // A store call has two deadlines: the request's, and the breaker's (the
-// silence that counts as a failure, never shorter); both are judged by one
-// timer of the call's own (a timer shared by a guard's calls judged a
-// 1,000-call burst too early: guard.ts).
+// silence that counts as a failure, never shorter). A guard's calls share one
+// timer (a timer per call cost a setTimeout and a clearTimeout per request).
+// Shared, the timer still judges each call as a timer of its own would: a call
+// is judged only once its own due has come, and it counts as judged late (this
+// process busy) only by how late its own due was met, so a burst's later calls
+// are not marked busy early by the first call's late firing.
 //
 // The timer that judges calls' deadlines: armed for the earliest due, fired, then its verdict deferred by two setImmediate hops (the
 // first lets the poll phase read what sits in the socket buffer, the second
@@ -53,6 +56,8 @@ export class CallDeadlines implements JudgedCall {
 
   /** When the timer fired, until its verdict: a reply read in between (the poll phase comes first) sat in the socket. */
   private firedAt: number | undefined;
+  /** When a timer of this call's own would fire next (the clock given): before it, a shared timer's firing leaves the call alone. */
+  private dueAt = Number.POSITIVE_INFINITY;
   /** The event loop's idle total when the call started. */
   private readonly idleAtStart: number;
 
@@ -108,7 +113,11 @@ export class CallDeadlines implements JudgedCall {
   /** A deadline without a promise: `onSilent` runs once the channel is silent for `ms`, unless settle(bound) came first. */
   watch(ms: number, onSilent: (error: DeadlineError) => void): Bound {
     const bound: Bound = { ms, onSilent, settled: false };
-    if (this.pending.length === 0) this.timer.add(this, Math.max(0, Math.min(ms, this.firstMs) + this.started - this.now()));
+    if (this.pending.length === 0) {
+      const inMs = Math.max(0, Math.min(ms, this.firstMs) + this.started - this.now());
+      this.dueAt = this.now() + inMs;
+      this.timer.add(this, inMs);
+    }
     this.pending.push(bound);
     return bound;
   }
@@ -122,22 +131,25 @@ export class CallDeadlines implements JudgedCall {
     return true;
   }
 
-  /** The timer judging this call fired at `at`; its verdict comes after the poll phase. */
+  /** The timer judging this call fired at `at`; its verdict comes after the poll phase. A call not yet due is not judged then. */
   noteFired(at: number): void {
-    this.firedAt = at;
+    if (at >= this.dueAt) this.firedAt = at;
   }
 
   /**
    * Rejects each bound silent for its `ms` at `at`; the ms until the next due,
-   * or Infinity when none is left. `busySince`: the timer fired late, so this
-   * process was busy (a burst of calls issued in one turn leaves the socket
-   * only when the turn ends, and Redis answers it after that): once per call,
-   * the silence counts from `busySince` (the verdict), not from before Redis
-   * could even read the call.
+   * or Infinity when none is left; a call that was not due when the timer
+   * fired is left alone (the timer comes back for it). `firing`: if the timer
+   * met this call's own due LATE_MS or more late, this process was busy (a
+   * burst of calls issued in one turn leaves the socket only when the turn
+   * ends, and Redis answers it after that): once per call, the silence then
+   * counts from `at` (the verdict), not from before Redis could even read the call.
    */
-  verdict(at: number, busySince?: number): number {
+  verdict(at: number, firing?: Firing): number {
+    // Not due when the timer fired (added during the hops, or due later): its own timer would fire now, late, or later.
+    if (this.firedAt === undefined) return Math.max(0, this.dueAt - at);
     this.firedAt = undefined;
-    if (busySince !== undefined && this.busyFrom === undefined) this.busyFrom = busySince;
+    if (firing !== undefined && this.busyFrom === undefined && firing.lateBy + (firing.due - this.dueAt) >= LATE_MS) this.busyFrom = at;
     const silentSince = Math.max(this.started, this.busyFrom ?? this.started, this.watcher.lastDataAt(this.channel));
     let next = Number.POSITIVE_INFINITY;
     for (const bound of [...this.pending]) {
@@ -150,8 +162,16 @@ export class CallDeadlines implements JudgedCall {
         next = Math.min(next, due - at);
       }
     }
-    return this.pending.length > 0 ? next : Number.POSITIVE_INFINITY;
+    if (this.pending.length === 0) return Number.POSITIVE_INFINITY;
+    this.dueAt = at + next;
+    return next;
   }
+}
+
+/** How a timer's firing went: how late it fired (the monotonic clock, ms) for the due it was armed for (the clock given). */
+export interface Firing {
+  lateBy: number;
+  due: number;
 }
 
 /** A timer this much past its due says the event loop was blocked (timers are otherwise within a millisecond). */
@@ -164,15 +184,17 @@ export interface JudgedCall {
   /** The timer fired at `at`; its verdict comes after the poll phase. */
   noteFired(at: number): void;
   /** Rejects each bound silent at `at`; the ms until the next due, or Infinity when none is left. */
-  verdict(at: number, busySince?: number): number;
+  verdict(at: number, firing?: Firing): number;
 }
 
 /**
- * The timer of one call's deadlines (the guard's, one per call) or of many (a
- * test's shared timer): armed for the earliest due, stopped when nothing is
- * left to judge. The usual single call is kept in a field, not a Set: no Set
- * is made per call (the Sets made per proxied request came to about 0.45 KB
- * of its allocations, this one among them).
+ * The timer of one call's deadlines (a call on its own, CallDeadlines' default)
+ * or of many (a guard's calls): armed for the earliest due. A timer of one call
+ * stops when its call is answered; a guard's (`keepArmed`) stays armed with
+ * nothing left to judge and fires into an empty verdict, so a lone call after
+ * another finds it armed early enough and arms nothing: a paced load's calls,
+ * each answered before the next starts, arm a timer about once per deadline,
+ * not once each. The usual single call is kept in a field, not a Set.
  */
 export class DeadlineTimer {
   /** The first call judged; more (a shared timer) go in `others`. */
@@ -180,16 +202,19 @@ export class DeadlineTimer {
   private others: Set<JudgedCall> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
-  private late = false;
-  /** Fired, its verdict not yet run (the two hops). */
-  private firing = false;
   /** performance.now() when the armed timer is due. */
   private firesAt = 0;
+  /** The firing awaiting its verdict: each call judged counts as late by its own due (CallDeadlines.verdict). */
+  private firing: Firing | undefined;
 
-  /** `monotonic`: the clock that says whether this process was busy (a test on a manual `now` gives one that never lags). */
+  /**
+   * `monotonic`: the clock that says whether this process was busy (a test on a manual `now` gives one that never lags).
+   * `keepArmed`: the timer stays armed when nothing is left to judge (a guard's shared timer).
+   */
   constructor(
     private readonly now: Clock,
     private readonly monotonic: () => number = performanceNow,
+    private readonly keepArmed = false,
   ) {}
 
   /** `deadlines` has a bound due in `inMs` (or later). */
@@ -203,11 +228,11 @@ export class DeadlineTimer {
     this.arm(inMs);
   }
 
-  /** `deadlines` has nothing left to judge; with nothing pending the timer stops. */
+  /** `deadlines` has nothing left to judge; with nothing pending the timer stops, unless kept armed. */
   remove(deadlines: JudgedCall): void {
     if (this.first === deadlines) this.first = undefined;
     else this.others?.delete(deadlines);
-    if (this.idle() && this.timer !== undefined && !this.firing) {
+    if (!this.keepArmed && this.idle() && this.timer !== undefined && this.firing === undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
       this.dueAt = Number.POSITIVE_INFINITY;
@@ -220,8 +245,7 @@ export class DeadlineTimer {
    * manual clock jumps without the event loop being blocked).
    */
   fired(): void {
-    this.firing = true;
-    this.late = this.monotonic() - this.firesAt >= LATE_MS;
+    this.firing = { lateBy: this.monotonic() - this.firesAt, due: this.dueAt };
     const at = this.now();
     this.first?.noteFired(at);
     for (const deadlines of this.others ?? []) deadlines.noteFired(at);
@@ -229,21 +253,21 @@ export class DeadlineTimer {
 
   /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
   verdict(): void {
-    this.firing = false;
+    const firing = this.firing;
+    this.firing = undefined;
     this.timer = undefined;
     this.dueAt = Number.POSITIVE_INFINITY;
     const at = this.now();
-    // Fired late: the calls' silence counts from now, once (CallDeadlines.verdict, deadline.ts).
-    const busySince = this.late ? at : undefined;
+    // Fired late for a call's own due: its silence counts from now, once (CallDeadlines.verdict).
     let next = Number.POSITIVE_INFINITY;
     const first = this.first;
     if (first !== undefined) {
-      const inMs = first.verdict(at, busySince);
+      const inMs = first.verdict(at, firing);
       if (inMs === Number.POSITIVE_INFINITY) this.remove(first);
       else next = inMs;
     }
     for (const deadlines of this.others ?? []) {
-      const inMs = deadlines.verdict(at, busySince);
+      const inMs = deadlines.verdict(at, firing);
       if (inMs === Number.POSITIVE_INFINITY) this.others!.delete(deadlines);
       else next = Math.min(next, inMs);
     }

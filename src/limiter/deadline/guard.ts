@@ -8,7 +8,7 @@ import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../../store
 import type { Deadline } from './adaptive-deadline.js';
 import type { RedisBreaker } from './breaker.js';
 import { consumeGroup } from '../engine/engine.js';
-import { type Bound, CallDeadlines } from './deadline.js';
+import { type Bound, CallDeadlines, DeadlineTimer } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from '../engine/plan.js';
 import type { ChainStats } from '../metrics/stats.js';
@@ -39,8 +39,12 @@ export class StoreGuard {
   readonly inFlight = new InFlight();
   /** When each connection (channel) last answered one of this guard's calls: where the next answer's silence starts. */
   private readonly answeredAt = new Map<string, number>();
+  /** One timer judges all of this guard's calls, kept armed between them (deadline.ts): no timer made per call. */
+  private readonly timer: DeadlineTimer;
 
-  constructor(private readonly options: StoreGuardOptions) {}
+  constructor(private readonly options: StoreGuardOptions) {
+    this.timer = new DeadlineTimer(options.now, undefined, true);
+  }
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
     const { store } = this.options;
@@ -85,8 +89,7 @@ export class StoreGuard {
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
     const deadlineMs = this.options.deadline.msAt(now());
-    // A timer per call: one shared by the guard's calls (DeadlineTimer) judged a 1,000-call burst too early (test/limiter/deadline/burst.int.test.ts).
-    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs);
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs, this.timer);
     if (breaker.closed) return this.runClosed(deadlines, deadlineMs, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.

@@ -2,7 +2,9 @@
 // measures Redis, not this process's busy event loop, so nothing falls back
 // and exactly the capacity is admitted, on one engine and across two.
 // Each engine decides once on another key first: the burst is what is measured,
-// not the fresh connection's handshake and the script's first load.
+// not the fresh connection's handshake and the script's first load. The
+// deadlines of a guard's calls share one timer (deadline.ts): the burst arms a
+// few timers, not one per call, and still judges none of them too early.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type RedisServer, startRedis } from '../../helpers/redis-server.js';
@@ -18,6 +20,21 @@ after(async () => {
   await redis.stop();
 });
 
+/** The timers `run` arms (setTimeout calls) while it runs, and what it returned. */
+async function countingTimers<T>(run: () => Promise<T>): Promise<{ result: T; timers: number }> {
+  const original = globalThis.setTimeout;
+  let timers = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof original>) => {
+    timers++;
+    return original(...args);
+  }) as typeof original;
+  try {
+    return { result: await run(), timers };
+  } finally {
+    globalThis.setTimeout = original;
+  }
+}
+
 /** The client connected and the script loaded in Redis, so the 5 ms deadline measures the burst alone. */
 let warmUps = 0;
 async function warmUp(engine: ResilientEngine, rule: Rule): Promise<void> {
@@ -30,7 +47,9 @@ test('1,000 concurrent decisions, capacity 20, deadline 5 ms: 20 allowed, breake
   try {
     const rule = bucket(20, 1);
     await warmUp(engine, rule);
-    const decisions = await burst(engine, 1000, rule, 'burst-one');
+    const { result: decisions, timers } = await countingTimers(() => burst(engine, 1000, rule, 'burst-one'));
+    // One timer per call would be 1,000 or more; the guard's one timer re-arms a few times per deadline.
+    assert.ok(timers < 100, `${timers} timers armed for 1,000 calls`);
     const allowed = allowedCount(decisions);
     assert.ok(allowed >= 20 && allowed <= 21, `allowed ${allowed}`);
     // A plain 5 ms timer fires for hundreds of these calls on 2 cores; the
@@ -52,7 +71,8 @@ test('the same across two engines on two clients', async () => {
   try {
     const rule = bucket(20, 1);
     await Promise.all(engines.map((engine) => warmUp(engine, rule)));
-    const all = await Promise.all(engines.map((engine) => burst(engine, 500, rule, 'burst-two')));
+    const { result: all, timers } = await countingTimers(() => Promise.all(engines.map((engine) => burst(engine, 500, rule, 'burst-two'))));
+    assert.ok(timers < 100, `${timers} timers armed for 1,000 calls on two engines`);
     const allowed = all.reduce((sum, decisions) => sum + allowedCount(decisions), 0);
     assert.ok(allowed >= 20 && allowed <= 21, `allowed ${allowed}`);
     for (const [i, engine] of engines.entries()) {
