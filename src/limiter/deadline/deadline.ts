@@ -114,9 +114,9 @@ export class CallDeadlines implements JudgedCall {
   watch(ms: number, onSilent: (error: DeadlineError) => void): Bound {
     const bound: Bound = { ms, onSilent, settled: false };
     if (this.pending.length === 0) {
-      const inMs = Math.max(0, Math.min(ms, this.firstMs) + this.started - this.now());
-      this.dueAt = this.now() + inMs;
-      this.timer.add(this, inMs);
+      // One read of the clock: the shared timer, usually armed already, reads none.
+      this.dueAt = Math.max(this.now(), this.started + Math.min(ms, this.firstMs));
+      this.timer.add(this, this.dueAt);
     }
     this.pending.push(bound);
     return bound;
@@ -217,15 +217,15 @@ export class DeadlineTimer {
     private readonly keepArmed = false,
   ) {}
 
-  /** `deadlines` has a bound due in `inMs` (or later). */
-  add(deadlines: JudgedCall, inMs: number): void {
+  /** `deadlines` has a bound due at `dueAt` (the clock given), or later. */
+  add(deadlines: JudgedCall, dueAt: number): void {
     if (this.first === undefined || this.first === deadlines) {
       this.first = deadlines;
     } else {
       this.others ??= new Set();
       this.others.add(deadlines);
     }
-    this.arm(inMs);
+    this.arm(dueAt);
   }
 
   /** `deadlines` has nothing left to judge; with nothing pending the timer stops, unless kept armed. */
@@ -271,7 +271,7 @@ export class DeadlineTimer {
       if (inMs === Number.POSITIVE_INFINITY) this.others!.delete(deadlines);
       else next = Math.min(next, inMs);
     }
-    if (!this.idle()) this.arm(next);
+    if (!this.idle()) this.arm(at + next);
   }
 
   /** Nothing left to judge. */
@@ -279,13 +279,12 @@ export class DeadlineTimer {
     return this.first === undefined && (this.others === undefined || this.others.size === 0);
   }
 
-  /** Armed for `inMs` from now unless already due as early (a fired timer awaiting its verdict counts as due). */
-  private arm(inMs: number): void {
-    const at = this.now() + inMs;
+  /** Armed for `at` (the clock given) unless already due as early (a fired timer awaiting its verdict counts as due). */
+  private arm(at: number): void {
     if (at >= this.dueAt) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.dueAt = at;
-    const delay = Math.max(1, Math.ceil(inMs));
+    const delay = Math.max(1, Math.ceil(at - this.now()));
     this.firesAt = this.monotonic() + delay;
     this.timer = setTimeout(deferVerdict, delay, this);
     this.timer.unref();

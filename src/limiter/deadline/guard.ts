@@ -41,6 +41,8 @@ export class StoreGuard {
   private readonly answeredAt = new Map<string, number>();
   /** One timer judges all of this guard's calls, kept armed between them (deadline.ts): no timer made per call. */
   private readonly timer: DeadlineTimer;
+  /** The breaker's silence callback, made once rather than per call. */
+  private readonly silenceFailed = (error: unknown) => this.options.breaker.failed(error);
 
   constructor(private readonly options: StoreGuardOptions) {
     this.timer = new DeadlineTimer(options.now, undefined, true);
@@ -112,7 +114,7 @@ export class StoreGuard {
    */
   private runClosed<T>(deadlines: CallDeadlines, deadlineMs: number, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, stats } = this.options;
-    const silence = deadlines.watch(this.failureSilenceMs(deadlineMs), (error) => breaker.failed(error));
+    const silence = deadlines.watch(this.failureSilenceMs(deadlineMs), this.silenceFailed);
     breaker.noteCall();
     stats.storeCalls++;
     let running: Promise<T>;
