@@ -242,13 +242,20 @@ export class DeadlineTimer {
   /**
    * When the timer fired (before the hops): later than due means this process,
    * not Redis, was busy. Measured on the monotonic clock, not `now` (a test's
-   * manual clock jumps without the event loop being blocked).
+   * manual clock jumps without the event loop being blocked). False when
+   * nothing is left to judge (a kept-armed timer): the timer stops, no hops.
    */
-  fired(): void {
+  fired(): boolean {
+    if (this.idle()) {
+      this.timer = undefined;
+      this.dueAt = Number.POSITIVE_INFINITY;
+      return false;
+    }
     this.firing = { lateBy: this.monotonic() - this.firesAt, due: this.dueAt };
     const at = this.now();
     this.first?.noteFired(at);
     for (const deadlines of this.others ?? []) deadlines.noteFired(at);
+    return true;
   }
 
   /** The timer's check (after the two hops): each call judges its bounds; the timer is armed again for the next due. */
@@ -295,6 +302,5 @@ export class DeadlineTimer {
 const verdictOf = (timer: DeadlineTimer) => timer.verdict();
 const secondHop = (timer: DeadlineTimer) => setImmediate(verdictOf, timer);
 const deferVerdict = (timer: DeadlineTimer) => {
-  timer.fired();
-  setImmediate(secondHop, timer);
+  if (timer.fired()) setImmediate(secondHop, timer);
 };
