@@ -15,6 +15,7 @@ import { outcomeOf, RequestChain } from '../../src/limiter/steps/outcome.js';
 import { penaltyStep } from '../../src/limiter/steps/penalty-step.js';
 import { verdictOf } from '../../src/gateway/request-observer.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
+import type { PenaltyConfig } from '../../src/policies/penalty/model.js';
 
 const rule = (extra: Record<string, unknown> = {}): Rule => parseRule({ policy: 'token_bucket', capacity: 5, refillPerSecond: 5, ...extra });
 const decision = (allowed: boolean, extra: Partial<Decision> = {}): Decision => ({
@@ -27,7 +28,7 @@ const decision = (allowed: boolean, extra: Partial<Decision> = {}): Decision => 
   source: 'redis',
   ...extra,
 });
-const PENALTY = { threshold: 3, windowMs: 10_000, blockMs: [1000] };
+const PENALTY: PenaltyConfig = { after: 3, withinMs: 10_000, blockMs: 1000, backoff: 2, maxMs: 60_000, forgiveAfterMs: 60_000 };
 const call = (route: string, extra: Record<string, unknown> = {}, penalty?: typeof PENALTY): Call => {
   const plan: Plan = planFor('shop', route, rule(extra), 1);
   return { plan: penalty ? { ...plan, penalty } : plan, cost: 1 };
@@ -99,7 +100,7 @@ test('outcome: shadow applied once, per limit; `enforced` is the reply as decide
   assert.equal(lone.decisions[0]!.allowed, true);
   assert.equal(lone.decisions[0]!.shadowRefused, true);
   assert.equal(lone.decisions[0]!.source, 'shadow');
-  assert.equal(lone.enforced?.[0]!.allowed, false);
+  assert.equal(lone.enforced?.[0]?.allowed, false);
   const plain = outcomeOf([call('a'), call('b')], { admitted: false, decisions: [decision(true), decision(false)], consulted: [false, true] });
   assert.equal(plain.governing, 1);
   assert.equal(plain.decisions, plain.enforced, 'no shadow limit: no copy');
