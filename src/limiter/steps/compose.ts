@@ -8,7 +8,11 @@ import type { Decision } from '../../core/decision.js';
 import type { GroupReply, Store, StoreCall } from '../../stores/store.js';
 import type { Plan } from '../engine/plan.js';
 
-/** One limit of a request on its way down: where it goes (the plan) and what it costs. */
+/**
+ * One limit of a request on its way down, planned once from the LimitCall the
+ * engine was handed: where it goes (the plan: bucket key built once, scaled
+ * rule) and what it costs. Every step sees this shape.
+ */
 export interface Call {
   readonly plan: Plan;
   readonly cost: number;
