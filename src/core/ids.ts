@@ -36,6 +36,9 @@ export function isValidId(id: unknown): id is string {
  * as field `field` of the Redis hash `hash`.
  */
 export interface BucketKey {
+  /** The limit's hash tag (the tenant, a client address...) and name (the route, a limit id): what the dashboard and traces show. */
+  readonly tag: string;
+  readonly name: string;
   readonly key: string;
   readonly hash: string;
   readonly field: string;
@@ -56,10 +59,10 @@ export function bucketKey(tenant: string, route: string): BucketKey {
   assertValidId(route, 'route');
   if (route.startsWith(DERIVED_PREFIX)) {
     const key = `rl:{${tenant}}${route}`;
-    return { key, hash: key, field: LONE_FIELD };
+    return { tag: tenant, name: route, key, hash: key, field: LONE_FIELD };
   }
   const hash = `rl:{${tenant}}`;
-  return { key: `${hash}:${route}`, hash, field: route };
+  return { tag: tenant, name: route, key: `${hash}:${route}`, hash, field: route };
 }
 
 /** Sub-bucket `i` of a sharded limit. No hash tag, so shards spread over cluster nodes. */
@@ -67,7 +70,7 @@ export function shardKey(tenant: string, route: string, shard: number): BucketKe
   assertValidId(tenant, 'tenant');
   assertValidId(route, 'route');
   const key = `rl:${tenant}:${route}:${shard}`;
-  return { key, hash: key, field: LONE_FIELD };
+  return { tag: tenant, name: route, key, hash: key, field: LONE_FIELD };
 }
 
 /** Derived ids (bucket identities built from a request, not named by an operator) start with this. */

@@ -13,7 +13,7 @@ import { HistoryRecorder } from './history-recorder.js';
 import { RedisHistory } from './history-redis.js';
 import type { EventKind } from './history-store.js';
 import { historyView, type HistoryView, type RangeName } from './history-view.js';
-import type { ObservedEngine } from './observed-engine.js';
+import type { EngineObserver } from './engine-observer.js';
 import { LocalUsageHistory, type UsageHistory } from '../usage/usage-history.js';
 import { UsageRecorder } from '../usage/usage-recorder.js';
 import { RedisUsageHistory } from '../usage/usage-redis.js';
@@ -27,7 +27,8 @@ export interface Overview extends ClusterView {
 }
 
 export interface DashboardOptions {
-  engine: ObservedEngine;
+  /** The engine watched (engine-observer.ts): its health, and the decisions its observer step counted. */
+  observer: EngineObserver;
   /** The shared Redis the instances publish to; absent with the memory store. */
   redis?: RedisTarget;
   logger: Logger;
@@ -94,7 +95,7 @@ export class Dashboard {
 
   /** Once a second: breaker transitions become events, and the history goes out. */
   private tick(): void {
-    const health = this.options.engine.health();
+    const health = this.options.observer.engine.health();
     const open = health.mode !== 'memory' && !health.storeReachable;
     if (open !== this.breakerOpen) {
       this.breakerOpen = open;
@@ -104,8 +105,8 @@ export class Dashboard {
   }
 
   snapshot(): InstanceSnapshot {
-    const engine = this.options.engine;
-    const health = engine.health();
+    const observer = this.options.observer;
+    const health = observer.engine.health();
     const { address, adminAddress, upstreams, ruleSetVersion } = this.probes;
     const { version: applied, storeId } = ruleSetVersion?.() ?? {};
     return {
@@ -115,7 +116,7 @@ export class Dashboard {
       startedAt: this.startedAt,
       mode: health.mode,
       breaker: health.mode === 'memory' ? 'none' : health.storeReachable ? 'closed' : 'open',
-      instances: engine.instances(),
+      instances: observer.instances(),
       ...(health.detail ? { detail: health.detail } : {}),
       ...(address ? { address } : {}),
       ...(adminAddress ? { adminAddress } : {}),
@@ -123,7 +124,7 @@ export class Dashboard {
       rules: applied === undefined ? this.rules : { ...this.rules, version: applied, ...(storeId ? { storeId } : {}) },
       ...(upstreams ? { upstreams: upstreams() } : {}),
       ...(this.history.behind > 0 ? { history: { behind: this.history.behind } } : {}),
-      stats: engine.stats.view(this.now()),
+      stats: observer.stats.view(this.now()),
     };
   }
 
@@ -152,5 +153,6 @@ export class Dashboard {
     this.history.event('instance-stop');
     await Promise.all([this.history.flush(), this.usage.close()]);
     await this.feed?.stop({ ...this.snapshot(), stoppedAt: this.now() });
+    this.options.observer.detach();
   }
 }

@@ -1,5 +1,6 @@
-// How the composition root plugs the dashboard in: the engine wrapped to be
-// watched, and the dashboard publishing to the Redis the config names.
+// How the composition root plugs the dashboard in: the engine watched (its
+// observer step added to its chain), and the dashboard publishing to the
+// Redis the config names.
 import type { Logger } from 'pino';
 import type { SluiceConfig } from '../config/types.js';
 import type { Engine } from '../limiter/engine/engine.js';
@@ -8,12 +9,13 @@ import type { RulesRuntime } from '../rules/runtime.js';
 import type { StoreChange } from '../rules/store.js';
 import { Dashboard } from './dashboard.js';
 import type { EventKind } from './history-store.js';
-import { ObservedEngine } from './observed-engine.js';
+import { EngineObserver } from './engine-observer.js';
 
-export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logger): { engine: ObservedEngine; dashboard: Dashboard } {
-  const observed = new ObservedEngine(engine);
+export function withDashboard(engine: Engine, config: SluiceConfig, logger: Logger): { engine: Engine; dashboard: Dashboard } {
+  const observer = new EngineObserver(engine);
+  if (!observer.observing) logger.warn('the engine given has no decision chain (Engine.use): the dashboard will not count its decisions');
   const redis = redisTargetOf(config.store);
-  return { engine: observed, dashboard: new Dashboard({ engine: observed, ...(redis ? { redis } : {}), logger }) };
+  return { engine, dashboard: new Dashboard({ observer, ...(redis ? { redis } : {}), logger }) };
 }
 
 const CHANGE_EVENTS: Record<Exclude<StoreChange['kind'], 'disconnected' | 'version'>, EventKind> = { rule: 'rule-change', override: 'override-change', key: 'key-change', reload: 'rule-change', plan: 'rule-change', assignment: 'rule-change', list: 'rule-change' };

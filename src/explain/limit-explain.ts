@@ -188,7 +188,7 @@ function keyWhy(out: LimitExplanation): string {
   return by[out.keyedBy];
 }
 
-/** The bucket's key as the engine builds it (engine.ts storeCallsOf, plan.ts planFor for shards). */
+/** The bucket's key as the engine builds it (plan.ts planFor, for shards too). */
 function locate(tag: string, name: string, rule: Rule): BucketLocation {
   const bucket = bucketKey(tag, name);
   const out: BucketLocation = { tag, name, ...where(rule, bucket) };

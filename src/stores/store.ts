@@ -6,7 +6,11 @@ import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 
-/** One limit of a multi-limit call: its bucket, rule and cost; a shadow limit never refuses. */
+/**
+ * One limit of a multi-limit call, the store's own contract (stores know no
+ * plan): its bucket, the rule as enforced there (scaled), its cost, and
+ * whether it is a shadow limit, which the atomic call must not let refuse.
+ */
 export interface StoreCall {
   readonly bucket: BucketKey;
   readonly rule: Rule;

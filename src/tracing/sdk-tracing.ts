@@ -9,7 +9,7 @@ import type { Engine } from '../limiter/engine/engine.js';
 import type { SharedStore } from '../stores/store.js';
 import type { BoundedProcessor } from './export-queue.js';
 import { setQueueProbe } from './metrics.js';
-import { TracedEngine } from './traced-engine.js';
+import { traceEngine } from './limits-span.js';
 import { tracedStore } from './traced-store.js';
 import type { CallTrace, RequestTrace, Tracing, UpstreamTrace } from './types.js';
 
@@ -51,7 +51,7 @@ export class SdkTracing implements Tracing {
   }
 
   engine(inner: Engine): Engine {
-    return new TracedEngine(inner, this.tracer);
+    return traceEngine(inner, this.tracer);
   }
 
   store<S extends SharedStore>(inner: S): S {

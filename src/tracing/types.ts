@@ -40,7 +40,7 @@ export interface Tracing {
   request(req: IncomingMessage, res: ServerResponse): RequestTrace;
   /** A decision-service call: `name` the span's (`ShouldRateLimit`, `POST /decide`), `headers` where its parent comes from (gRPC metadata or HTTP headers). */
   call(name: string, headers: IncomingHttpHeaders | Readonly<Record<string, string | undefined>>, attributes: Readonly<Record<string, string | number>>): CallTrace;
-  /** The engine with a span around each decision, per limit its id, policy, outcome and source. */
+  /** The engine with a span around each decision, per limit its id, policy, outcome and source (limits-span.ts: a step added to its chain). */
   engine(inner: Engine): Engine;
   /** The Redis store with a span around each call. */
   store<S extends SharedStore>(inner: S): S;

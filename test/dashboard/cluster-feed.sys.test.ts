@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { DASHBOARD_KEY } from '../../src/dashboard/cluster-feed.js';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
-import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
+import { EngineObserver } from '../../src/dashboard/engine-observer.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
@@ -24,8 +24,8 @@ describe('cluster feed', () => {
   });
 
   it('merges every live instance, lists a stopped one as gone, and falls back to this instance when Redis is gone', async () => {
-    const engines = [new ObservedEngine(new StoreEngine(new MemoryStore())), new ObservedEngine(new StoreEngine(new MemoryStore()))];
-    const [a, b] = engines.map((engine, i) => new Dashboard({ engine, redis: { url: redis.url }, logger: silent, instanceId: `inst-${i}` }));
+    const engines = [new StoreEngine(new MemoryStore()), new StoreEngine(new MemoryStore())];
+    const [a, b] = engines.map((engine, i) => new Dashboard({ observer: new EngineObserver(engine), redis: { url: redis.url }, logger: silent, instanceId: `inst-${i}` }));
     await engines[0]!.decide('t1', 'r', rule);
     await engines[0]!.decide('t1', 'r', rule);
     await engines[1]!.decide('t2', 'r', rule);

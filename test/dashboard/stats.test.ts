@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Rule } from '../../src/core/rule.js';
 import { RecentHeavyHitters, SpaceSaving } from '../../src/dashboard/heavy-hitters.js';
-import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
+import { EngineObserver } from '../../src/dashboard/engine-observer.js';
 import { SecondRing } from '../../src/dashboard/second-ring.js';
 import { type InstanceSnapshot, mergeSnapshots } from '../../src/dashboard/snapshot.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
@@ -48,13 +48,14 @@ describe('second ring', () => {
   });
 });
 
-describe('ObservedEngine', () => {
+describe('EngineObserver', () => {
   const shadow: Rule = { policy: 'token_bucket', capacity: 1, refillPerSecond: 0.001, shadow: true };
   const strict: Rule = { policy: 'token_bucket', capacity: 1, refillPerSecond: 0.001 };
 
   it('returns what the engine alone returns, and counts what a shadow rule would have refused', async () => {
     const plain = new StoreEngine(new MemoryStore());
-    const observed = new ObservedEngine(new StoreEngine(new MemoryStore()), () => 5_000);
+    const observed = new StoreEngine(new MemoryStore());
+    const observer = new EngineObserver(observed, () => 5_000);
     for (let i = 0; i < 3; i++) {
       const expected = await plain.decide('t', 'r', shadow);
       const got = await observed.decide('t', 'r', shadow);
@@ -64,20 +65,23 @@ describe('ObservedEngine', () => {
     }
     await observed.decide('u', 'r', strict);
     assert.equal((await observed.decide('u', 'r', strict)).allowed, false);
-    const view = observed.stats.view(5_000);
+    const view = observer.stats.view(5_000);
     assert.deepEqual(view.routes.r?.shadowRefused.at(-1), 2);
     assert.deepEqual(view.routes.r?.refused.at(-1), 1);
     assert.deepEqual(view.routes.r?.allowed.at(-1), 2);
     assert.deepEqual(view.shadowTop, [{ tenant: 't', route: 'r', count: 2 }]);
     assert.deepEqual(view.top, [{ tenant: 'u', route: 'r', count: 1 }]);
+    observer.detach();
     await Promise.all([plain.close(), observed.close()]);
   });
 
   it('keeps a bounded top list when 5 000 tenants are refused', async () => {
-    const observed = new ObservedEngine(new StoreEngine(new MemoryStore()));
+    const observed = new StoreEngine(new MemoryStore());
+    const observer = new EngineObserver(observed);
     for (let i = 0; i < 5_000; i++) await observed.decide(`tenant-${i}`, 'r', { ...strict, capacity: 1 }, 1).then(() => observed.decide(`tenant-${i}`, 'r', strict));
-    const view = observed.stats.view(Date.now());
+    const view = observer.stats.view(Date.now());
     assert.equal(view.top.length, 20);
+    observer.detach();
     await observed.close();
   });
 });

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
-import { ObservedEngine } from '../../src/dashboard/observed-engine.js';
+import { EngineObserver } from '../../src/dashboard/engine-observer.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/dashboard/ui-routes.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
@@ -26,7 +26,8 @@ describe('the /ui routes', () => {
   let admin: AdminServer;
   let store: EmbeddedRuleStore;
   let cache: RuleCache;
-  let engine: ObservedEngine;
+  let engine: StoreEngine;
+  let observer: EngineObserver;
   let dashboard: Dashboard;
   let dir: string;
 
@@ -35,8 +36,9 @@ describe('the /ui routes', () => {
     store = new EmbeddedRuleStore({ dataDir: dir });
     cache = new RuleCache({ store, defaultRule: { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 }, logger: silentLogger });
     await cache.start();
-    engine = new ObservedEngine(new StoreEngine(new MemoryStore()));
-    dashboard = new Dashboard({ engine, logger: pino({ level: 'silent' }) });
+    engine = new StoreEngine(new MemoryStore());
+    observer = new EngineObserver(engine);
+    dashboard = new Dashboard({ observer, logger: pino({ level: 'silent' }) });
     admin = await startAdminServer({ listen: { port: 0 }, token: TOKEN, store, cache, engine, dashboard, logger: silentLogger });
   });
   after(async () => {
@@ -127,7 +129,7 @@ describe('the /ui routes', () => {
   it('closes within seconds while a page keeps polling on a keep-alive connection, a poll in flight', async () => {
     // A frozen Redis makes each overview wait about a second: close() lands while one is answered.
     const redis = await startRedis();
-    const deadRedis = new Dashboard({ engine, redis: { url: redis.url }, logger: pino({ level: 'silent' }) });
+    const deadRedis = new Dashboard({ observer, redis: { url: redis.url }, logger: pino({ level: 'silent' }) });
     await sleep(200);
     redis.pause();
     const server = await startAdminServer({ listen: { port: 0 }, token: TOKEN, store, cache, engine, dashboard: deadRedis, logger: silentLogger });

@@ -71,7 +71,7 @@ describe('the memory store decides calendar rules on its own clock', () => {
     let now = Date.parse('2026-01-31T22:00:00Z'); // 23:00 in Paris
     const store = new MemoryStore({ now: () => now });
     const rule = parseRule({ policy: 'fixed_window', limit: 2, calendar: { unit: 'month', timeZone: 'Europe/Paris' } });
-    const bucket = { key: 'k', hash: 'h', field: 'f' };
+    const bucket = { tag: 't', name: 'n', key: 'k', hash: 'h', field: 'f' };
     assert.equal((await store.consume(bucket, rule, 2)).allowed, true);
     const refused = await store.consume(bucket, rule, 1);
     assert.equal(refused.allowed, false);

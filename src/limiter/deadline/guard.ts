@@ -7,7 +7,7 @@ import type { Clock } from '../../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../../stores/store.js';
 import type { Deadline } from './adaptive-deadline.js';
 import type { RedisBreaker } from './breaker.js';
-import { consumeGroup } from '../engine/engine.js';
+import { consumeGroup } from '../steps/compose.js';
 import { type Bound, CallDeadlines, DeadlineTimer } from './deadline.js';
 import { InFlight } from './in-flight.js';
 import type { Plan } from '../engine/plan.js';

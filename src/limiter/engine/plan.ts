@@ -9,6 +9,12 @@ import { capacityOf, type Rule, ruleFingerprint } from '../../core/rule.js';
 import type { PenaltyConfig } from '../../policies/penalty/model.js';
 import { scaleRule } from './scale-rule.js';
 
+/**
+ * One limit planned (steps/compose.ts Call carries it with its cost): what a
+ * request's limit (LimitCall) adds on its way down is the bucket's key built
+ * once, the rule scaled to this region and shard, and the keys the local
+ * caches use. The store sees its StoreCall (bucket, scaled rule, cost, shadow).
+ */
 export interface Plan {
   /** The rule as the caller gave it (onStoreDown, lease, shadow are read here). */
   readonly original: Rule;
@@ -60,4 +66,18 @@ export function storeDownDecision(mode: 'open' | 'closed', rule: Rule, retryAfte
   const limit = capacityOf(rule);
   if (mode === 'open') return { allowed: true, remaining: limit, limit, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'open' };
   return { allowed: false, remaining: 0, limit, resetAfterMs: retryAfterMs, retryAfterMs, delayMs: 0, source: 'closed' };
+}
+
+const unshardedTwins = new WeakMap<Rule, Rule>();
+
+/** The rule without `shards` (kept per rule object, so the plan cache keeps its plans): a penalized limit's, and the plain engine's. */
+export function unsharded(rule: Rule): Rule {
+  if (rule.shards === undefined) return rule;
+  let twin = unshardedTwins.get(rule);
+  if (twin === undefined) {
+    const { shards: _, ...rest } = rule;
+    twin = rest as Rule;
+    unshardedTwins.set(rule, twin);
+  }
+  return twin;
 }

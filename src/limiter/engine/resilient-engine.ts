@@ -1,25 +1,29 @@
 // The engine over a shared store (Redis) that keeps deciding when the store is
 // slow or gone, and spares it when one tenant's key is hot. It plans each
 // decision (bucket key, region share, shard) and hands a request's limits, one
-// or several, to the decision chain (steps/chain.ts: leasing → negative cache
-// → refund → fallback → store groups → breaker and deadline → store); around
+// or several, to one chain of steps: those added with `use` (the dashboard's
+// observer, tracing), the penalty step (penalized limits first), then the
+// decision chain (steps/chain.ts: leasing → negative cache → refund →
+// fallback → store groups → breaker and deadline → store), the outcome with
+// shadow applied once (steps/outcome.ts); around
 // it, membership counts the live instances (the fallback's N) and an optional
 // rebalancer moves the region shares.
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
-import { assertValidCost, checkRule, type Rule } from '../../core/rule.js';
+import { checkRule, type Rule } from '../../core/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { Membership } from '../../cluster/membership.js';
 import type { RegionRebalancer } from '../../cluster/region-rebalancer.js';
 import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
 import { assertPenaltyKey, bucketKeyOfPenalty } from '../../core/ids.js';
-import { decideWithPenalties, hasPenalty, type PenalizedCall, type PenaltyParts } from './engine.js';
 import type { DecisionChain } from '../steps/chain.js';
-import { limitsDecision } from './engine.js';
-import { applyShadow, type Engine, type EngineHealth, type LimitCall, type LimitsDecision } from './engine.js';
+import type { Call, Decide, Step } from '../steps/compose.js';
+import { type Planner, RequestChain } from '../steps/outcome.js';
+import { penaltyStep } from '../steps/penalty-step.js';
+import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';
 import type { InstanceCount } from '../fallback/instances.js';
 import { degradedDecisions, showDeadline } from '../metrics/metrics.js';
-import { bucketsOf, type Plan, planFor } from './plan.js';
+import { bucketsOf, type Plan, planFor, unsharded } from './plan.js';
 import { PlanCache } from '../caches/plan-cache.js';
 import type { EngineCounters } from '../metrics/stats.js';
 
@@ -44,10 +48,12 @@ export class ResilientEngine implements Engine {
   private readonly chain: DecisionChain;
   private readonly plans = new PlanCache();
   private readonly hideDeadline: () => void;
+  private readonly requests: RequestChain;
 
   constructor(private readonly options: ResilientEngineOptions) {
     this.store = options.store;
     this.chain = options.chain;
+    this.requests = new RequestChain(penaltyStep((call, decision) => this.refundPenalized(call, decision))(this.counted), this.planned);
     this.hideDeadline = showDeadline(options.chain.deadline.ms);
     this.membership = options.membership;
     this.membership.start();
@@ -64,42 +70,32 @@ export class ResilientEngine implements Engine {
     return this.options.instances.value;
   }
 
-  async decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
-    checkRule(rule);
-    assertValidCost(rule, cost);
-    const plan = this.plan(tenant, route, rule);
-    this.membership.countRequest();
-    const decision = (await this.chain.decide([{ plan, cost }])).decisions[0]!;
-    this.noteDecision(decision);
-    return applyShadow(rule, decision);
+  decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
+    return this.requests.decide([{ tag: tenant, name: route, rule, cost }]).then(first);
   }
 
-  /** One limit or several take the same chain (with leasing for a lone one); a penalized limit its own order (decideWithPenalties, engine.ts). */
-  async decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
-    if (calls.length === 0) throw new RangeError('decideAll needs at least one limit');
-    if (calls.some(hasPenalty)) return decideWithPenalties(calls, this.penaltyParts);
-    const planned = calls.map((call, i) => {
-      // A lone limit's errors name `rule`, as the single decide's do.
-      checkRule(call.rule, calls.length === 1 ? 'rule' : `calls.${i}.rule`);
-      assertValidCost(call.rule, call.cost);
-      return { plan: this.plan(call.tag, call.name, call.rule), cost: call.cost };
-    });
-    this.membership.countRequest();
-    const reply = await this.chain.decide(planned);
-    for (const decision of reply.decisions) this.noteDecision(decision);
-    return limitsDecision(calls, reply, calls.length > 1);
+  /** One limit or several take the same chain (with leasing for a lone one); penalized limits first (steps/penalty-step.ts). */
+  decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
+    return this.requests.decide(calls);
   }
+
+  use(step: Step): void {
+    this.requests.use(step);
+  }
+
+  /** The decision chain below the penalty step, each call to it counted for membership and each decision in the stats. */
+  private readonly counted: Decide = (calls) => {
+    this.membership.countRequest();
+    return this.chain.decide(calls).then((reply) => {
+      for (const decision of reply.decisions) this.noteDecision(decision);
+      return reply;
+    });
+  };
 
   private noteDecision(decision: Decision): void {
     this.chain.stats.noteDecision(decision);
     if (decision.source !== 'redis') degradedDecisions.inc({ source: decision.source });
   }
-
-  private readonly penaltyParts: PenaltyParts = {
-    one: (call) => this.decidePenalized(call),
-    rest: (calls) => this.decideAll(calls),
-    refund: (call, decision) => this.refundPenalized(call, decision),
-  };
 
   /**
    * A limit with a penalty box: one key (a stored rule's shards are not used:
@@ -107,20 +103,15 @@ export class ResilientEngine implements Engine {
    * remembered briefly by the negative cache. Redis down: the fallback
    * decides the limit alone, without the box.
    */
-  private async decidePenalized(call: PenalizedCall): Promise<Decision> {
-    checkRule(call.rule);
-    assertValidCost(call.rule, call.cost);
-    const plan: Plan = { ...this.plan(call.tag, call.name, unsharded(call.rule)), penalty: call.penalty };
-    this.membership.countRequest();
-    const decision = (await this.chain.decide([{ plan, cost: call.cost }])).decisions[0]!;
-    this.noteDecision(decision);
-    return decision;
-  }
+  private readonly planned: Planner = (tag, name, rule, penalty) => {
+    if (penalty === undefined) return this.plan(tag, name, rule);
+    return { ...this.plan(tag, name, unsharded(rule)), penalty };
+  };
 
   /** Only what Redis took is given back; a fallback admission stays charged (it is owed to Redis as any outage admission). */
-  private async refundPenalized(call: LimitCall, decision: Decision): Promise<void> {
+  private async refundPenalized(call: Call, decision: Decision): Promise<void> {
     if (decision.source !== 'redis') return;
-    const plan = this.plan(call.tag, call.name, unsharded(call.rule));
+    const { plan } = call;
     await withTimeout(this.store.adjust(plan.bucket, plan.rule, -call.cost), this.options.adminTimeoutMs);
     this.chain.negative.forget(plan.bucket.key);
   }
@@ -225,16 +216,4 @@ export class ResilientEngine implements Engine {
   }
 }
 
-const unshardedTwins = new WeakMap<Rule, Rule>();
-
-/** The rule without `shards` (kept per rule object, so the plan cache keeps its plans). */
-function unsharded(rule: Rule): Rule {
-  if (rule.shards === undefined) return rule;
-  let twin = unshardedTwins.get(rule);
-  if (twin === undefined) {
-    const { shards: _, ...rest } = rule;
-    twin = rest as Rule;
-    unshardedTwins.set(rule, twin);
-  }
-  return twin;
-}
+const first = (outcome: LimitsDecision): Decision => outcome.decisions[0]!;

@@ -142,7 +142,11 @@ export interface LateCall {
   place: number | undefined;
 }
 
-/** One limit decided locally: its local key, this instance's rule, and what is still in flight to Redis for it. */
+/**
+ * One limit decided locally: what it adds to the plan is this instance's
+ * rule (the limit divided by the live instances) and what is still in flight
+ * to Redis for its key; the key is the whole bucket's (plan.baseKey).
+ */
 export interface LocalCall {
   key: string;
   rule: Rule;

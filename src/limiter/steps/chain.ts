@@ -9,7 +9,10 @@
 //   → groups (store-steps.ts)    one store call per group of the store (hash slot)
 //   → store (store-steps.ts)     one group's call under the guard (guard.ts: breaker, deadline)
 //
-// buildChain builds the parts and composes them for the engine.
+// buildChain builds the parts and composes them for the engine. Above them,
+// in the engine (steps/outcome.ts RequestChain): the steps added with
+// Engine.use (tracing, the dashboard's observer), the penalty step
+// (penalty-step.ts), and the outcome that applies shadow mode.
 import type { Logger } from 'pino';
 import { bucketKey } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';

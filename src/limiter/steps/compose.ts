@@ -5,10 +5,14 @@
 // same function, so one composition serves a lone limit and a request's many;
 // each can be tested alone over a stub `next`.
 import type { Decision } from '../../core/decision.js';
-import type { GroupReply } from '../../stores/store.js';
+import type { GroupReply, Store, StoreCall } from '../../stores/store.js';
 import type { Plan } from '../engine/plan.js';
 
-/** One limit of a request on its way down: where it goes (the plan) and what it costs. */
+/**
+ * One limit of a request on its way down, planned once from the LimitCall the
+ * engine was handed: where it goes (the plan: bucket key built once, scaled
+ * rule) and what it costs. Every step sees this shape.
+ */
 export interface Call {
   readonly plan: Plan;
   readonly cost: number;
@@ -50,12 +54,29 @@ export function compose(...steps: readonly Step[]): (terminal: Decide) => Decide
   return (terminal) => steps.reduceRight<Decide>((next, step) => step(next), terminal);
 }
 
-/** Whether a call's limit is a shadow one: counted, but never refusing the request. */
+/**
+ * Whether a call's limit is a shadow one: counted, but never refusing the
+ * request. The steps read it only for the request's admission (all or
+ * nothing); each decision stays as enforced on its way up, and the outcome
+ * (outcome.ts) is the one place a shadow limit's decision becomes an allow.
+ */
 export function isShadow(call: Call): boolean {
   return call.plan.original.shadow === true;
+}
+
+/** Whether a call's limit carries a penalty box (its plan says so): decided alone, first (penalty-step.ts). */
+export function hasPenalty(call: Call): boolean {
+  return call.plan.penalty !== undefined;
 }
 
 /** A lone call's reply: admitted unless its limit refuses (a shadow limit never does). */
 export function replyOfOne(call: Call, decision: Decision): Reply {
   return { admitted: decision.allowed || isShadow(call), decisions: [decision] };
+}
+
+/** One group's store call: a lone limit takes the plain (lighter) script, several the multi-limit one. */
+export function consumeGroup(store: Store, group: readonly StoreCall[]): Promise<GroupReply> {
+  if (group.length > 1) return store.consumeAll(group);
+  const call = group[0]!;
+  return store.consume(call.bucket, call.rule, call.cost).then((decision) => ({ admitted: decision.allowed || call.shadow, decisions: [decision] }));
 }

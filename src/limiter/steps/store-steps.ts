@@ -20,13 +20,13 @@ import type { FallbackLimiter } from '../fallback/fallback.js';
 import type { LateReplies } from '../fallback/late-replies.js';
 import { type Call, type Decide, isShadow, type Missed, type Reply, replyOfOne, type Step } from './compose.js';
 
-/** The store's view of planned calls (engine.ts storeCallsOf makes it from a request's limits): bucket, rule, cost and shadow flag. */
+/** The store's view of planned calls: bucket, scaled rule, cost and shadow flag (the multi-limit call must not let a shadow limit refuse). */
 export function storeCallsOfPlans(calls: readonly Call[]): StoreCall[] {
   return calls.map((call) => ({ bucket: call.plan.bucket, rule: call.plan.rule, cost: call.cost, shadow: isShadow(call) }));
 }
 
 /** Gives back, when the request is refused, what the store took for it (Reply.taken); each such limit reports the units returned. */
-export function refundStep(o: { late: Pick<LateReplies, 'adjust'>; negative: Pick<NegativeCache, 'forget'> }): Step {
+export function refundStep(o: { late: { adjust(...args: Parameters<LateReplies['adjust']>): Promise<unknown> }; negative: Pick<NegativeCache, 'forget'> }): Step {
   return (next) => (calls) => (calls.length === 1 ? next(calls) : refunded(next, calls, o));
 }
 
