@@ -80,10 +80,9 @@ export class CallDeadlines implements JudgedCall {
     private readonly now: Clock,
     private readonly firstMs: number,
     private readonly timer: DeadlineTimer = new DeadlineTimer(now),
-    private readonly idle: () => number = loopIdleMs,
   ) {
     this.started = now();
-    this.idleAtStart = idle();
+    this.idleAtStart = loopIdleMs();
   }
 
   /**
@@ -93,7 +92,7 @@ export class CallDeadlines implements JudgedCall {
    * short (a GC pause, a burst of requests, code compiled), is not in it.
    */
   idleSinceStart(): number {
-    return this.idle() - this.idleAtStart;
+    return loopIdleMs() - this.idleAtStart;
   }
 
   bound<T>(call: Promise<T>, ms: number): Promise<T> {

@@ -204,7 +204,7 @@ export class FallbackLimiter {
    */
   remember(key: string, bucket: string, redisRule: Rule, word: RedisWord, taken: number): number {
     // A word said while this instance still owes the bucket does not hold those units (a call queued through a reconnect, a probe).
-    return this.lastStates.remember(key, bucket, redisRule, word, taken, this.now(), !this.owes(bucket));
+    return this.lastStates.remember(key, { bucket, rule: redisRule, word, taken, now: this.now() }, !this.owes(bucket));
   }
 
   /** Whether the last word on bucket `key` predates the breaker's last opening (see remember). */
@@ -220,7 +220,7 @@ export class FallbackLimiter {
    * ones (about to be taken) already counted against it.
    */
   lostBeforeCharge(key: string, redisRule: Rule, word: RedisWord, charging: number): number {
-    const lost = this.lastStates.remember(key, key, redisRule, word, 0, this.now(), false);
+    const lost = this.lastStates.remember(key, { bucket: key, rule: redisRule, word, taken: 0, now: this.now() }, false);
     this.lastStates.holdLocal(key, charging);
     return lost;
   }

@@ -40,6 +40,16 @@ export interface WindowShare {
 /** A sliding window is held to its last count for at most this part of the window (what expired meanwhile is unknown). */
 const SLIDING_TRUST = 0.1;
 
+/** Redis's word on a bucket as this instance heard it: about which shard, under which rule, what it took, and when. */
+export interface SeenWord {
+  readonly bucket: string;
+  readonly rule: Rule;
+  readonly word: RedisWord;
+  /** The units the reply took. */
+  readonly taken: number;
+  readonly now: number;
+}
+
 export class LastStates {
   private readonly states: BoundedLru<string, LastState>;
   private episode = 0;
@@ -58,7 +68,7 @@ export class LastStates {
   }
 
   /**
-   * Records Redis's word on `key`; `taken`: the units this reply took. Returns
+   * Records Redis's word on `key` (`seen`); `taken`: the units this reply took. Returns
    * the units the bucket is missing against what this instance last saw, when
    * that was before the breaker last opened, about the same bucket; 0
    * otherwise (the common case). `localInRedis`: false when what this
@@ -66,7 +76,8 @@ export class LastStates {
    * owed, or its charge in flight): those units stay counted against the new
    * word, which does not hold them.
    */
-  remember(key: string, bucket: string, rule: Rule, word: RedisWord, taken: number, now: number, localInRedis = true): number {
+  remember(key: string, seen: SeenWord, localInRedis = true): number {
+    const { bucket, rule, word, taken, now } = seen;
     const last = this.states.peek(key);
     const checked = last !== undefined && this.suspect(last, bucket) ? { ...last, localUnits: localInRedis ? last.localUnits : 0 } : undefined;
     const lost = checked === undefined ? 0 : lostUnits(checked, rule, word, taken, now);

@@ -47,6 +47,15 @@ export interface LateLimit {
   cost: number;
 }
 
+/** A multi-limit call past its deadline, as the request was told: each call's base key, whether it was charged, how long it was held, and when it was sent. */
+export interface LateGroup {
+  readonly baseKeys: readonly string[];
+  readonly calls: readonly StoreCall[];
+  readonly charged: readonly boolean[];
+  readonly delays?: readonly number[];
+  readonly sentAt?: number | undefined;
+}
+
 export class LateReplies {
   constructor(private readonly options: LateRepliesOptions) {}
 
@@ -57,7 +66,7 @@ export class LateReplies {
     reply.then(
       (redis) => {
         this.restore(bucket, rule, this.options.fallback.remember(baseKey, bucket.key, rule, redis, redis.allowed ? cost : 0));
-        const heldApart = local.allowed && redis.allowed && !sameRelease(rule, local.delayMs, localAt, redis.delayMs, sentAt ?? localAt, this.options.now());
+        const heldApart = local.allowed && redis.allowed && !sameRelease(rule, { ms: local.delayMs, at: localAt }, { ms: redis.delayMs, sentAt: sentAt ?? localAt, repliedAt: this.options.now() });
         if (heldApart) this.count('delay_mismatch');
         else void this.reconcile(bucket, rule, cost, local.allowed, redis.allowed);
       },
@@ -70,7 +79,8 @@ export class LateReplies {
    * what the request was finally told, charged (`charged[i]`) or not, and held
    * (`delays[i]`, ms) or not.
    */
-  watchAll(baseKeys: readonly string[], calls: readonly StoreCall[], charged: readonly boolean[], reply: Promise<GroupReply>, delays: readonly number[] = [], sentAt?: number): void {
+  watchAll(reply: Promise<GroupReply>, told: LateGroup): void {
+    const { baseKeys, calls, charged, delays = [], sentAt } = told;
     const localAt = this.options.now();
     reply.then(
       (redis) => {
@@ -78,7 +88,7 @@ export class LateReplies {
           const decision = redis.decisions[i]!;
           const admitted = redis.admitted && decision.allowed;
           this.restore(call.bucket, call.rule, this.options.fallback.remember(baseKeys[i]!, call.bucket.key, call.rule, decision, admitted ? call.cost : 0));
-          const heldApart = charged[i]! && admitted && !sameRelease(call.rule, delays[i] ?? 0, localAt, decision.delayMs, sentAt ?? localAt, this.options.now());
+          const heldApart = charged[i]! && admitted && !sameRelease(call.rule, { ms: delays[i] ?? 0, at: localAt }, { ms: decision.delayMs, sentAt: sentAt ?? localAt, repliedAt: this.options.now() });
           if (heldApart) this.count('delay_mismatch');
           else void this.reconcile(call.bucket, call.rule, call.cost, charged[i]!, admitted);
         });
@@ -129,7 +139,9 @@ export class LateReplies {
  * `redisMs` from then. Within half a unit's leak time either way it is the same
  * place in the queue (the delays are rounded up to whole ms).
  */
-function sameRelease(rule: Rule, localMs: number, localAt: number, redisMs: number, sentAt: number, repliedAt: number): boolean {
+function sameRelease(rule: Rule, local: { ms: number; at: number }, redis: { ms: number; sentAt: number; repliedAt: number }): boolean {
+  const { ms: localMs, at: localAt } = local;
+  const { ms: redisMs, sentAt, repliedAt } = redis;
   if (localMs === 0 && redisMs === 0) return true;
   const slackMs = Math.max(1, (unitMsOf(rule) ?? 0) / 2);
   const release = localAt + localMs;

@@ -105,7 +105,7 @@ function reconcileLater(o: FallbackStepOptions, calls: readonly Call[], miss: Mi
   const charged = group.map((i) => reply.admitted && reply.decisions[i]!.allowed);
   const delays = group.map((i) => reply.decisions[i]!.delayMs);
   const storeCalls = group.map((i) => ({ bucket: calls[i]!.plan.bucket, rule: calls[i]!.plan.rule, cost: calls[i]!.cost, shadow: isShadow(calls[i]!) }));
-  o.late.watchAll(group.map((i) => calls[i]!.plan.baseKey), storeCalls, charged, late, delays, miss.sentAt);
+  o.late.watchAll(late, { baseKeys: group.map((i) => calls[i]!.plan.baseKey), calls: storeCalls, charged, delays, sentAt: miss.sentAt });
   late.then(undefined, () =>
     // The reply never came (the connection died with it): what was admitted locally is owed.
     group.forEach((i, k) => {

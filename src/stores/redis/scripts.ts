@@ -134,11 +134,20 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.includes('NOSCRIPT');
 }
 
+/** One script call: `cost` units of `bucket` under `rule`; `nowUs` (test vectors only) overrides Redis TIME. */
+interface ScriptCall {
+  readonly bucket: BucketKey;
+  readonly rule: Rule;
+  readonly cost: number;
+  readonly nowUs: number | undefined;
+}
+
 /**
  * One EVALSHA of the rule's script on the bucket's storage, the reply mapped by
  * `map`: the hot path of every Redis decision. A NOSCRIPT reply resends it once as EVAL.
  */
-function send<T>(client: RedisClient, bucket: BucketKey, given: Rule, cost: number, nowUs: number | undefined, map: (reply: Reply) => T): Promise<T> {
+function send<T>(client: RedisClient, call: ScriptCall, map: (reply: Reply) => T): Promise<T> {
+  const { bucket, rule: given, cost, nowUs } = call;
   // A calendar rule carries the boundaries around this instance's now; the script picks its window by Redis TIME.
   const rule = needsBoundaries(given) ? ruleAt(given, nowUs === undefined ? systemClock() : nowUs / 1000) : given;
   let params = argsOf.get(rule);
@@ -173,7 +182,7 @@ function decode(reply: Reply, limit: number): Decision {
 /** Decides `cost` units of `bucket` in Redis. */
 export function runDecision(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number): Promise<Decision> {
   const limit = capacityOf(rule);
-  return send(client, bucket, rule, cost, undefined, (reply) => decode(reply, limit));
+  return send(client, { bucket, rule, cost, nowUs: undefined }, (reply) => decode(reply, limit));
 }
 
 /**
@@ -182,5 +191,5 @@ export function runDecision(client: RedisClient, bucket: BucketKey, rule: Rule, 
  */
 export function runScript(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
   const limit = capacityOf(rule);
-  return send(client, bucket, rule, cost, nowUs, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
+  return send(client, { bucket, rule, cost, nowUs }, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
 }
