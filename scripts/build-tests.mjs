@@ -1,10 +1,10 @@
-// Compiles src/ and test/ once, for a test run, into a mirror of the checkout that the test
+// Compiles src/, test/, bench/ and scripts/ (the TypeScript tests import) once, for a test run, into a mirror of the checkout that the test
 // processes load as plain JavaScript. Without it every test process loads tsx, whose loader
 // hooks resolve and look up each of a few hundred modules again in that process: the cost that
 // dominated a short int file. The mirror keeps every path a test uses:
 //   - each foo.ts has its compiled foo.js beside it (imports already name ./foo.js), and the
 //     .ts itself as a link, so a test that reads or walks sources still finds them;
-//   - every other file of src/ and test/ (Lua, JSON, protos, the dashboard's UI) is a link;
+//   - every other file of those folders (Lua, JSON, protos, the dashboard's UI) is a link;
 //   - every other top-level entry (package.json, node_modules, docs, examples, migrations...)
 //     is a link, so `new URL('../../examples/x', import.meta.url)` lands where it did.
 // Child processes a test starts (`node --import tsx src/cli/main.ts`) run from the checkout
@@ -18,7 +18,7 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 
-const COMPILED = ['src', 'test'];
+const COMPILED = ['src', 'test', 'bench', 'scripts'];
 const SKIPPED = new Set(['.git', ...COMPILED]);
 
 /** Every file under dir, as paths relative to root; folders are made in the mirror on the way. */

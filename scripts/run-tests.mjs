@@ -26,21 +26,29 @@ import { buildTests } from './build-tests.mjs';
 
 const TIERS = ['unit', 'int', 'sys'];
 
-// Int files whose checks are timed against the clock tightly enough (a 1-second window that
-// must see every hit, a deadline measured while the other files load both cores) that they
-// run alone, after the parallel ones.
-const ALONE = ['test/decision-service/ratelimit-dropin.int.test.ts'];
+// Int files whose checks are timed against the clock tightly enough (three hits inside one
+// 1-second window, a block's remaining time read to the poll, a route timeout measured to the
+// request) that another file loading the second core can fail them: they run alone, after the
+// parallel ones.
+const ALONE = [
+  'test/decision-service/ratelimit-dropin.int.test.ts',
+  'test/gateway/penalty-box.int.test.ts',
+  'test/gateway/protocol-edges.int.test.ts',
+];
 
 // The slowest int files start first, so no long file begins last and runs on by itself while
 // the other core idles. Any order is correct; this one is shorter.
 const FIRST = [
-  'test/connections/redis-tls.int.test.ts',
   'test/decision-service/ratelimit-command.int.test.ts',
-  'test/connections/postgres-tls.int.test.ts',
-  'test/admin/plans-postgres.int.test.ts',
-  'test/connections/config.int.test.ts',
-  'test/admin/lists-postgres.int.test.ts',
-  'test/admin/team-postgres.int.test.ts',
+  'test/gateway/config.int.test.ts',
+  'test/gateway/limit-keys.int.test.ts',
+  'test/gateway/flow.int.test.ts',
+  'test/dashboard/history-memory.int.test.ts',
+  'test/usage/stream-memory.int.test.ts',
+  'test/decision-service/ratelimit-settings.int.test.ts',
+  'test/connections/redis-tls.int.test.ts',
+  'test/gateway/plans.int.test.ts',
+  'test/process/workers-config.int.test.ts',
 ];
 
 function find(dir, out = []) {
