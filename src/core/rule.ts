@@ -49,7 +49,16 @@ function ceil4(value: number): number {
 }
 
 /** Issue when `units` at `perSecond` take longer than MAX_FILL_SECONDS to fill (or drain). */
-function checkFillTime(ctx: Zod.RefinementCtx, units: number, perSecond: number, field: string, what: string, maxSeconds = MAX_FILL_SECONDS): void {
+/** A rate's check: `units` at `perSecond` (the `field`), `what` naming the units in the message. */
+interface FillTime {
+  readonly units: number;
+  readonly perSecond: number;
+  readonly field: string;
+  readonly what: string;
+  readonly maxSeconds?: number;
+}
+
+function checkFillTime(ctx: Zod.RefinementCtx, { units, perSecond, field, what, maxSeconds = MAX_FILL_SECONDS }: FillTime): void {
   // a hair of slack, so the slowest rate computed as units / maxSeconds passes despite rounding
   if (units / perSecond <= maxSeconds * (1 + 1e-12)) return;
   const message = `must be at least ${ceil4(units / maxSeconds)} (${what} / ${maxSeconds})`;
@@ -92,7 +101,7 @@ function refillSchemas(z: Z, { count, rate, common }: ReturnType<typeof fieldsOf
     z
       .object({ policy: z.literal(policy), capacity: count(), refillPerSecond: rate, ...common })
       .strict()
-      .superRefine((rule, ctx) => checkFillTime(ctx, rule.capacity, rule.refillPerSecond, 'refillPerSecond', 'capacity'));
+      .superRefine((rule, ctx) => checkFillTime(ctx, { units: rule.capacity, perSecond: rule.refillPerSecond, field: 'refillPerSecond', what: 'capacity' }));
   return { tokenBucketSchema: refill('token_bucket'), gcraSchema: refill('gcra') };
 }
 
@@ -168,7 +177,13 @@ function leakyBucketSchemaOf(z: Z, { rate, common }: ReturnType<typeof fieldsOf>
     .strict()
     .superRefine((rule, ctx) => {
       const delaysNothing = rule.nodelay === true || (rule.delay ?? 0) >= rule.burst;
-      checkFillTime(ctx, rule.burst + 1, rule.ratePerSecond, 'ratePerSecond', '(burst + 1)', delaysNothing ? MAX_UNDELAYED_DRAIN_SECONDS : MAX_FILL_SECONDS);
+      checkFillTime(ctx, {
+        units: rule.burst + 1,
+        perSecond: rule.ratePerSecond,
+        field: 'ratePerSecond',
+        what: '(burst + 1)',
+        maxSeconds: delaysNothing ? MAX_UNDELAYED_DRAIN_SECONDS : MAX_FILL_SECONDS,
+      });
       if (rule.delay !== undefined && rule.nodelay) {
         ctx.addIssue({ code: 'custom', path: ['nodelay'], message: 'cannot be combined with delay' });
       }

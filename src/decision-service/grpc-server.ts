@@ -25,6 +25,16 @@ const ignore = (): void => {};
 /** The name envoyproxy/ratelimit registers its health under (server_impl.go); probes ask `-service=ratelimit`. */
 const REFERENCE_HEALTH_NAME = 'ratelimit';
 
+/** What the gRPC listener takes besides its deciders and logger; each absent part is off or its default. */
+export interface GrpcServerOptions {
+  /** Counts each call (the decision service's metrics). */
+  readonly observer?: Pick<DecisionObserver, 'call'> | undefined;
+  readonly tls?: GrpcTls | undefined;
+  /** Connections closed gracefully past this age (the reference's deployment contract). */
+  readonly connectionAge?: { maxAgeMs: number; graceMs: number } | undefined;
+  readonly limits?: GrpcRequestLimits | undefined;
+}
+
 export class RlsGrpcServer {
   private readonly server: Http2Server | Http2SecureServer;
   private readonly health = new GrpcHealth(['', RLS_SERVICE_NAME, REFERENCE_HEALTH_NAME]);
@@ -34,15 +44,22 @@ export class RlsGrpcServer {
   /** A span per ShouldRateLimit, its parent from the call's traceparent metadata; undefined: tracing off. */
   tracing: Tracing | undefined;
 
+  private readonly observer: Pick<DecisionObserver, 'call'> | undefined;
+  private readonly tls: GrpcTls | undefined;
+  private readonly connectionAge: { maxAgeMs: number; graceMs: number } | undefined;
+  private readonly limits: GrpcRequestLimits;
+
   /** `deciders.decider` is read per call, so a reload swaps it under a running listener. */
   constructor(
     private readonly deciders: Pick<Deciders, 'decider'>,
     private readonly log: Logger,
-    private readonly observer?: Pick<DecisionObserver, 'call'>,
-    private readonly tls?: GrpcTls,
-    private readonly connectionAge?: { maxAgeMs: number; graceMs: number },
-    private readonly limits: GrpcRequestLimits = DEFAULT_GRPC_LIMITS,
+    options: GrpcServerOptions = {},
   ) {
+    const { tls, limits = DEFAULT_GRPC_LIMITS } = options;
+    this.observer = options.observer;
+    this.tls = tls;
+    this.connectionAge = options.connectionAge;
+    this.limits = limits;
     this.decode = (bytes) => decodeRequest(bytes, limits);
     this.server = tls ? createSecureServer(secureOptions(tls)) : createServer();
     this.stopWatching = tls ? watchTlsFiles(this.server as Http2SecureServer, tls, log) : () => {};

@@ -118,7 +118,7 @@ function configuredPlan(domain: string, descriptor: CheckedDescriptor, match: Ma
   const tag = bucketTag(domain, descriptor, undefined, match.sharedValues);
   const statKey = () => statKeyOf(domain, descriptor.entries, match);
   const own = { reported, headerId: limit.headerId, shadow: limit.shadow, quota: limit.quotaMode, unitSeconds: UNIT_SECONDS[limit.unit], calendar: limit.calendar, statKey, hits: descriptor.hits };
-  return withCalls(own, tag, limit.rules, descriptor.hits, limit.blocked, descriptor.report);
+  return withCalls(own, tag, { rules: limit.rules, cost: descriptor.hits, blocked: limit.blocked, report: descriptor.report });
 }
 
 /** Envoy's per-descriptor `limit`: the reference's fixed window with the given numbers. */
@@ -130,12 +130,20 @@ function overridePlan(domain: string, descriptor: CheckedDescriptor): Descriptor
   const rules = blocked ? [] : [fixedWindow(override.requestsPerUnit, unitSeconds)];
   const lastKey = descriptor.entries[descriptor.entries.length - 1]?.key ?? '';
   const own = { reported, headerId: headerIdOf(lastKey), shadow: false, quota: false, unitSeconds, statKey: () => overrideStatKey(domain, descriptor.entries), hits: descriptor.hits };
-  return withCalls(own, bucketTag(domain, descriptor, override, []), rules, descriptor.hits, blocked, descriptor.report);
+  return withCalls(own, bucketTag(domain, descriptor, override, []), { rules, cost: descriptor.hits, blocked, report: descriptor.report });
 }
 
 type PlanBase = Omit<DescriptorPlan, 'kind' | 'calls'>;
 
-function withCalls(base: PlanBase, tag: string, rules: readonly Rule[], cost: number, blocked: boolean, report: boolean): DescriptorPlan {
+/** A descriptor's rules, its hits (the cost) and whether it is blocked or only reports usage. */
+interface DescriptorRules {
+  readonly rules: readonly Rule[];
+  readonly cost: number;
+  readonly blocked: boolean;
+  readonly report: boolean;
+}
+
+function withCalls(base: PlanBase, tag: string, { rules, cost, blocked, report }: DescriptorRules): DescriptorPlan {
   const calls = rules.map((rule, index) => ({ tag, name: `r${index}`, rule, cost }));
   const kind: PlanKind = report ? 'report' : cost === 0 ? 'check' : blocked ? 'blocked' : rules.some((rule) => cost > capacityOf(rule)) ? 'impossible' : 'decide';
   return { ...base, kind, calls };

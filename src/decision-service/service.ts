@@ -35,7 +35,12 @@ export async function startDecisionService(config: SluiceConfig, deps: DecisionD
       return deciders.forwardAuth;
     },
   };
-  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, deps.observer, config.decisionService.grpcTls, config.decisionService.grpcConnectionAge, config.decisionService.grpcLimits) : undefined;
+  const grpc = grpcListen ? new RlsGrpcServer(current, deps.logger, {
+        observer: deps.observer,
+        tls: config.decisionService.grpcTls,
+        connectionAge: config.decisionService.grpcConnectionAge,
+        limits: config.decisionService.grpcLimits,
+      }) : undefined;
   const http = httpListen ? new DecisionHttpServer(current, deps.logger) : undefined;
   if (grpc) grpc.tracing = deps.tracing;
   if (http) http.tracing = deps.tracing;

@@ -84,7 +84,7 @@ export function answerCompletion(req: IncomingMessage, res: ServerResponse, text
   const usage = total === 'omit' ? undefined : { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
   const model = typeof body.model === 'string' ? body.model : 'demo';
   const headers: Record<string, string> = typeof total === 'number' || typeof total === 'string' ? { 'x-usage-tokens': String(total) } : {};
-  if (body.stream === true) stream(res, model, words, usage, body.test_cut === true, headers);
+  if (body.stream === true) stream(res, { model, words, usage, cut: body.test_cut === true, headers });
   else {
     const out = JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: words.join(' ') }, finish_reason: 'stop' }], ...(usage ? { usage } : {}) });
     res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(out);
@@ -93,7 +93,16 @@ export function answerCompletion(req: IncomingMessage, res: ServerResponse, text
 }
 
 /** One event per word, then the usage event and `[DONE]`; each written as it would come from a model. */
-function stream(res: ServerResponse, model: string, words: string[], usage: object | undefined, cut: boolean, headers: Record<string, string>): void {
+/** A streamed answer: the model's words, its usage (none: no usage event), whether it stops short (`cut`), extra headers. */
+interface StreamedAnswer {
+  readonly model: string;
+  readonly words: string[];
+  readonly usage: object | undefined;
+  readonly cut: boolean;
+  readonly headers: Record<string, string>;
+}
+
+function stream(res: ServerResponse, { model, words, usage, cut, headers }: StreamedAnswer): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
   const event = (data: object) => `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', model, ...data })}\n\n`;
   for (const word of words) res.write(event({ choices: [{ index: 0, delta: { content: `${word} ` }, finish_reason: null }], usage: null }));

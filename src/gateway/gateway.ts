@@ -71,6 +71,15 @@ export interface GatewayOptions {
 /** What follows a request through its steps: the dashboard's watch and the request's span. */
 type Watch = Pick<Exchange, 'watched' | 'trace'>;
 
+/** A request whose route matched and whose tenant is known: what the lists and the limits decide on. */
+interface Identified {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly identity: RequestIdentity;
+  readonly match: CompiledRoute<LimitedTarget>;
+  readonly watch: Watch;
+}
+
 export class Gateway {
   readonly server: Server;
   private readonly front: FrontServer;
@@ -240,7 +249,7 @@ export class Gateway {
         sendError(res, 'body_too_large', undefined, true);
         return;
       }
-      this.decide(req, res, identity, match, watch);
+      this.decide({ req, res, identity, match, watch });
     } catch (error) {
       this.failed(res, identity.tenant, match.route.id, error);
     }
@@ -254,7 +263,9 @@ export class Gateway {
     return ANSWERED;
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, { watched, trace }: Watch): void {
+  private decide(identified: Identified): void {
+    const { req, res, identity, match } = identified;
+    const { watched, trace } = identified.watch;
     const route = match.route.id;
     const { tenant } = identity;
     const listed = listVerdict(this.lists, this.clientIp, req, route, identity);
@@ -272,16 +283,18 @@ export class Gateway {
     if (match.target.limits.readsJson) {
       // A limit reads the JSON body (a body key, an estimate from it): read before deciding, then sent on as read.
       readRequestJson(req, this.bodyLimits).then(
-        (body) => this.limited(req, res, identity, match, { watched, trace }, listed, body),
+        (body) => this.limited(identified, listed, body),
         (error: unknown) => this.failed(res, tenant, route, error),
       );
       return;
     }
-    this.limited(req, res, identity, match, { watched, trace }, listed, undefined);
+    this.limited(identified, listed, undefined);
   }
 
   /** The request's limits formed (its JSON body read when they need it), then decided: concurrency first, then the rates. */
-  private limited(req: IncomingMessage, res: ServerResponse, identity: RequestIdentity, match: CompiledRoute<LimitedTarget>, { watched, trace }: Watch, listed: ListVerdict, body: RequestJson | undefined): void {
+  private limited(identified: Identified, listed: ListVerdict, body: RequestJson | undefined): void {
+    const { req, res, identity, match } = identified;
+    const { watched, trace } = identified.watch;
     const route = match.route.id;
     const { tenant } = identity;
     if (body?.read.kind === 'failed') {
@@ -358,11 +371,11 @@ export class Gateway {
   private forward({ req, res, tenant, route, target, claims, trace, body, settlement }: Exchange, limitHeaders: string[]): void {
     const upgrade = this.upgrades.get(req);
     if (upgrade) {
-      this.tunnels.open101(req, res, upgrade, target, limitHeaders, { tenant, route, claims, propagate: trace && ((headers) => trace.inject(headers)) });
+      this.tunnels.open101(req, res, { upgrade, target, limitHeaders, context: { tenant, route, claims, propagate: trace && ((headers) => trace.inject(headers)) } });
       return;
     }
     const upstream = trace?.upstream(req.method ?? 'GET');
-    forward(req, res, target, limitHeaders, this.bodyLimits, { tenant, route, claims, propagate: upstream && ((headers) => upstream.inject(headers)), body, tap: settlement?.reader }).then(
+    forward(req, res, { target, extraHeaders: limitHeaders, bodyLimits: this.bodyLimits }, { tenant, route, claims, propagate: upstream && ((headers) => upstream.inject(headers)), body, tap: settlement?.reader }).then(
       (outcome) => {
         upstream?.end(outcome, res.statusCode);
         // After the last byte was handed to the client: the settlement never delays it, and never fails it.

@@ -55,7 +55,14 @@ export function acceptMatches(key: string, answer: IncomingMessage): boolean {
  * timer sees both directions) closes it. The stream is always closed with
  * NO_ERROR after what was in flight is written: a clean end for the client.
  */
-export function joinHttp2(res: ServerResponse, stream: ServerHttp2Stream, upSocket: Socket, upHead: Buffer, headers: string[], idleMs: number, onClose: () => void): OpenHttp2Tunnel {
+export function joinHttp2(
+  res: ServerResponse,
+  stream: ServerHttp2Stream,
+  upstream: { readonly socket: Socket; readonly head: Buffer },
+  tunnel: { readonly headers: string[]; readonly idleMs: number; readonly onClose: () => void },
+): OpenHttp2Tunnel {
+  const { socket: upSocket, head: upHead } = upstream;
+  const { headers, idleMs, onClose } = tunnel;
   res.writeHead(200, headers);
   if (upHead.length > 0) stream.write(upHead);
   upSocket.setNoDelay(true);

@@ -28,6 +28,21 @@ const tunnels = new Counter({
 /** The raw client socket and the bytes that came after the upgrade request's headers; or an HTTP/2 stream. */
 export type Upgrade = { socket: Socket; head: Buffer } | Http2Upgrade;
 
+/** An admitted upgrade on its way upstream: where it goes, the limits' headers for the client, the request's context. */
+export interface AdmittedUpgrade {
+  readonly upgrade: Upgrade;
+  readonly target: ForwardTarget;
+  readonly limitHeaders: string[];
+  readonly context: ForwardContext;
+}
+
+/** The upstream's 101: its answer, its socket and the bytes it sent after its headers. */
+interface Upstream101 {
+  readonly answer: IncomingMessage;
+  readonly socket: Socket;
+  readonly head: Buffer;
+}
+
 export class Tunnels {
   private readonly open = new Set<{ end(): void }>();
 
@@ -38,7 +53,8 @@ export class Tunnels {
   }
 
   /** Sends the admitted upgrade upstream and joins the sockets on a 101. */
-  open101(req: IncomingMessage, res: ServerResponse, upgrade: Upgrade, target: ForwardTarget, limitHeaders: string[], context: ForwardContext): void {
+  open101(req: IncomingMessage, res: ServerResponse, admitted: AdmittedUpgrade): void {
+    const { upgrade, target, limitHeaders, context } = admitted;
     const path = target.plan.path(req.url ?? '/');
     if (path === undefined) {
       sendError(res, 'invalid_path', limitHeaders, true);
@@ -54,9 +70,10 @@ export class Tunnels {
     // A connection of its own (agent: false), closed after an answer that is no 101: an upstream that
     // ignored the Upgrade must never read a later request on it (the gateway refuses an upgrade with a body).
     const upstream: ClientRequest = send(url, { method: req.method, headers: pairs(headers), timeout: target.timeoutMs, agent: false });
-    upstream.once('upgrade', (answer, upSocket, upHead) => {
-      if ('key' in upgrade) this.joinHttp2(res, upgrade, answer, upSocket, upHead, [...target.plan.responseHeaders(answer.rawHeaders), ...limitHeaders], context.route);
-      else this.join(upgrade, answer, upSocket, upHead, limitHeaders, context.route);
+    upstream.once('upgrade', (answer, socket, head) => {
+      const up: Upstream101 = { answer, socket, head };
+      if ('key' in upgrade) this.joinHttp2(res, upgrade, up, [...target.plan.responseHeaders(answer.rawHeaders), ...limitHeaders], context.route);
+      else this.join(upgrade, up, limitHeaders, context.route);
     });
     upstream.once('response', (answer) => {
       tunnels.labels(context.route, 'refused_by_upstream').inc();
@@ -78,7 +95,8 @@ export class Tunnels {
   }
 
   /** RFC 8441: the 200 carries the 101's headers (its Accept answered our key, not the client's) and the limits'. */
-  private joinHttp2(res: ServerResponse, upgrade: Http2Upgrade, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, headers: string[], route: string): void {
+  private joinHttp2(res: ServerResponse, upgrade: Http2Upgrade, up: Upstream101, headers: string[], route: string): void {
+    const { answer, socket: upSocket } = up;
     // clientLeft, not res.destroyed: an HTTP/2 response has no such property, so a stream reset while the
     // upstream answered would be joined and the upstream socket held until the idle timeout.
     if (clientLeft(res) || !acceptMatches(upgrade.key, answer)) {
@@ -88,15 +106,20 @@ export class Tunnels {
     }
     tunnels.labels(route, 'opened').inc();
     openTunnels.labels(route).inc();
-    const tunnel = joinHttp2(res, upgrade.stream, upSocket, upHead, withoutHeader(headers, 'sec-websocket-accept'), this.idleMs(), () => {
-      this.open.delete(tunnel);
-      openTunnels.labels(route).dec();
+    const tunnel = joinHttp2(res, upgrade.stream, up, {
+      headers: withoutHeader(headers, 'sec-websocket-accept'),
+      idleMs: this.idleMs(),
+      onClose: () => {
+        this.open.delete(tunnel);
+        openTunnels.labels(route).dec();
+      },
     });
     this.open.add(tunnel);
   }
 
-  private join(upgrade: { socket: Socket; head: Buffer }, answer: IncomingMessage, upSocket: Socket, upHead: Buffer, limitHeaders: string[], route: string): void {
+  private join(upgrade: { socket: Socket; head: Buffer }, up: Upstream101, limitHeaders: string[], route: string): void {
     const { socket, head } = upgrade;
+    const { answer, socket: upSocket, head: upHead } = up;
     const lines = [`HTTP/1.1 101 ${answer.statusMessage || 'Switching Protocols'}`];
     for (let i = 0; i < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
     for (let i = 0; i < limitHeaders.length; i += 2) lines.push(`${limitHeaders[i]}: ${limitHeaders[i + 1]}`);

@@ -7,6 +7,7 @@ import type { Decision } from '../core/decision.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import type { Rule } from '../core/rule.js';
 import type { LimitsDecision } from '../limiter/engine/engine.js';
+import { policyOf } from '../policies/index.js';
 import type { RuleOrigin } from '../request-limits/types.js';
 
 export interface HeaderOptions {
@@ -48,17 +49,7 @@ export function windowSeconds(rule: Rule): number {
   }
   let seconds = windows.get(rule);
   if (seconds === undefined) {
-    switch (rule.policy) {
-      case 'token_bucket':
-      case 'gcra':
-        seconds = rule.capacity / rule.refillPerSecond;
-        break;
-      case 'leaky_bucket':
-        seconds = (rule.burst + 1) / rule.ratePerSecond;
-        break;
-      default:
-        seconds = (rule.windowMs ?? 0) / 1000;
-    }
+    seconds = policyOf(rule).model.fillMs(rule) / 1000;
     seconds = Math.max(1, headerInt(Math.ceil(seconds)));
     windows.set(rule, seconds);
   }

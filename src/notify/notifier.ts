@@ -69,7 +69,7 @@ export class Notifier {
       // A store-down decision (open, closed) says nothing of the bucket.
       if (target === undefined || decision === undefined || decision.source === 'open' || decision.source === 'closed') continue;
       const reached = reachedIndex(target.at, decision);
-      if (reached >= 0) this.reached(tenant, route, limit, decision, target, reached);
+      if (reached >= 0) this.reached({ tenant, route }, limit, decision, target, reached);
     }
   }
 
@@ -83,7 +83,8 @@ export class Notifier {
     await this.claims?.close();
   }
 
-  private reached(tenant: string | undefined, route: string, limit: NotifiedLimit, decision: Decision, target: NotifyTarget, reached: number): void {
+  private reached(request: { tenant: string | undefined; route: string }, limit: NotifiedLimit, decision: Decision, target: NotifyTarget, reached: number): void {
+    const { tenant, route } = request;
     const now = this.now();
     const window = windowOf(limit.rule, decision, now);
     for (let k = 0; k <= reached; k++) {

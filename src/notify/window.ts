@@ -7,6 +7,7 @@
 import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
+import { policyOf } from '../policies/index.js';
 
 /** The shortest slot of a rolling policy: a hot tenant at 90 % of a one-second bucket is not an event a second. */
 export const MIN_ROLLING_SLOT_MS = 60_000;
@@ -57,20 +58,8 @@ export function windowOf(rule: Rule, decision: Decision, now: number): NotifyWin
     const resetAt = Math.round((end - offset) / windowMs) * windowMs + offset;
     return { start: resetAt - windowMs, resetAt, ttlMs: Math.max(1, resetAt - now) };
   }
-  const slot = Math.max(MIN_ROLLING_SLOT_MS, Math.ceil(fillMs(rule)));
+  const slot = Math.max(MIN_ROLLING_SLOT_MS, Math.ceil(policyOf(rule).model.fillMs(rule)));
   const start = Math.floor(now / slot) * slot;
   return { start, resetAt: end, ttlMs: start + slot - now };
 }
 
-/** How long an empty bucket takes to be full again (a sliding window: its length). */
-function fillMs(rule: Exclude<Rule, { policy: 'fixed_window' }>): number {
-  switch (rule.policy) {
-    case 'token_bucket':
-    case 'gcra':
-      return (rule.capacity / rule.refillPerSecond) * 1000;
-    case 'leaky_bucket':
-      return ((rule.burst + 1) / rule.ratePerSecond) * 1000;
-    default:
-      return rule.windowMs;
-  }
-}

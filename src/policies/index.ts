@@ -25,6 +25,11 @@ export interface PolicyEntry {
    * that window has passed (limiter/fallback/last-states.ts).
    */
   carry: 'time' | 'window';
+  /**
+   * The state lives in a key of its own (the sliding log's sorted set) rather
+   * than as a field of the tenant's hash (stores/redis/scripts.ts redisKeyOf).
+   */
+  ownKey?: true;
 }
 
 const TAT_ADJUST = new URL('./tat-adjust.lua', import.meta.url);
@@ -48,6 +53,7 @@ export const POLICY_REGISTRY: Record<PolicyName, PolicyEntry> = {
     lua: new URL('./sliding-window-log/sliding-window-log.lua', import.meta.url),
     adjustLua: new URL('./sliding-window-log/adjust.lua', import.meta.url),
     carry: 'window',
+    ownKey: true,
   },
   sliding_window_counter: {
     model: slidingWindowCounter,

@@ -54,7 +54,22 @@ export interface PolicyModel<P extends PolicyName, S> {
   adjust?(state: S | undefined, now: number, rule: RuleOf<P>, delta: number): AdjustResult<S>;
   /** Rule parameters in the order the Lua twin reads them from ARGV[3..]. */
   luaArgs(rule: RuleOf<P>): (string | number)[];
+  /**
+   * How long (ms) an empty bucket takes to be whole again; a window policy's
+   * window (a calendar window's length is the caller's, as it changes): the
+   * `w=` of the RateLimit-Policy header and the notifier's slots.
+   */
+  fillMs(rule: RuleOf<P>): number;
+  /**
+   * The rule with its capacity or limit and its rate multiplied by `factor`
+   * (0 < factor ≤ 1), never below one unit (scaledUnits): a region's share, a
+   * shard's part, one instance's part of the fallback.
+   */
+  scale(rule: RuleOf<P>, factor: number): RuleOf<P>;
 }
+
+/** `value` units times `factor`, floored, never below one: a scaled rule can always admit something. */
+export const scaledUnits = (value: number, factor: number): number => Math.max(1, Math.floor(value * factor + 1e-9));
 
 export const toMicros = (nowMs: number): number => Math.round(nowMs * 1000);
 /** Whole milliseconds, rounded up, from microseconds: never promise a retry too early. */

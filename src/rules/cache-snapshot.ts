@@ -17,7 +17,7 @@ export function setFromSnapshot(path: string | undefined, cause: unknown): { set
       `cannot load rules: ${errorMessage(cause)}; and no rules snapshot ${path ? `at ${path}` : 'is configured'} to start from. Start the rule store (or fix SLUICE_DATABASE_URL) and retry.`,
     );
   }
-  return { set: buildRuleSet(snapshot.rules, snapshot.keys, snapshot.overrides ?? [], undefined, buildPlanSet(snapshot.plans ?? [], snapshot.assignments ?? []), snapshot.lists ?? []), savedAt: snapshot.savedAt };
+  return { set: buildRuleSet(snapshot.rules, snapshot.keys, { overrides: snapshot.overrides ?? [], plans: buildPlanSet(snapshot.plans ?? [], snapshot.assignments ?? []), lists: snapshot.lists ?? [] }), savedAt: snapshot.savedAt };
 }
 
 export class SnapshotWriter {

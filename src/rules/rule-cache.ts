@@ -241,7 +241,7 @@ export class RuleCache implements RuleResolver, TenantResolver {
       store.plans.listAssignments(),
       store.lists.list(),
     ]);
-    this.swap(buildRuleSet(rules, keys, overrides, this.logger, buildPlanSet(plans, assignments), lists), 'store');
+    this.swap(buildRuleSet(rules, keys, { overrides, logger: this.logger, plans: buildPlanSet(plans, assignments), lists }), 'store');
     if (version === undefined) return;
     this.storeId = version.storeId;
     this.reachedVersion(version.version);

@@ -17,7 +17,8 @@ export interface RuleColumns {
 export function toColumns(rule: Rule): RuleColumns {
   const { policy, shadow, ...rest } = rule as Rule & { capacity?: number; refillPerSecond?: number };
   const { capacity, refillPerSecond, ...params } = rest;
-  const hasBucket = policy === 'token_bucket' || policy === 'gcra';
+  // A bucket policy (token bucket, GCRA) keeps its two parameters in columns of their own.
+  const hasBucket = capacity !== undefined && refillPerSecond !== undefined;
   return {
     policy,
     capacity: hasBucket ? (capacity ?? null) : null,

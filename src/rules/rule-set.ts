@@ -64,14 +64,16 @@ export function resolvedOf(entry: Pick<StoredRule, 'tenant' | 'route' | 'rule'>)
   return Object.freeze({ rule: entry.rule, match: matchOf(entry.tenant, entry.route), version: ruleFingerprint(entry.rule) });
 }
 
-export function buildRuleSet(
-  rules: StoredRule[],
-  keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[],
-  overrides: StoredOverride[] = [],
-  logger?: RulesLogger,
-  plans: PlanSet = EMPTY_PLANS,
-  lists: readonly StoredListEntry[] = [],
-): RuleSet {
+/** What a rule set is built from besides the rules and keys; each absent part is empty. */
+export interface RuleSetParts {
+  readonly overrides?: StoredOverride[];
+  readonly logger?: RulesLogger | undefined;
+  readonly plans?: PlanSet;
+  readonly lists?: readonly StoredListEntry[];
+}
+
+export function buildRuleSet(rules: StoredRule[], keys: Pick<ApiKeyRecord, 'id' | 'tenant' | 'hash'>[], parts: RuleSetParts = {}): RuleSet {
+  const { overrides = [], logger, plans = EMPTY_PLANS, lists = [] } = parts;
   const resolved = new Map<string, ResolvedRule>();
   const stored = new Map<string, StoredRule>();
   for (const rule of rules) {

@@ -37,7 +37,7 @@ export class MemorySlotStore implements SlotStore {
   step(op: 'acquire' | 'release', call: SlotCall): SlotReply {
     const now = this.now();
     const entry = this.entries.get(call.key);
-    const result = slotStep(entry?.state, toMicros(now), op, call.max, call.leaseId, call.ttlMs);
+    const result = slotStep(entry?.state, toMicros(now), { op, max: call.max, id: call.leaseId, ttlMs: call.ttlMs });
     this.entries.delete(call.key); // re-inserted last: the map's order stays least recently used first
     if (result.inUse > 0) {
       if (this.entries.size >= this.maxKeys) this.evict(now);

@@ -7,7 +7,7 @@
 //
 // Concurrency: ioredis writes each command to the socket as soon as it is
 // issued, so many concurrent decisions share one connection's pipeline.
-// Auto-pipelining is left off: measured here, it cut EVALSHA throughput.
+// Auto-pipelining is left off: coalesce.ts batches the script calls itself, with a cap.
 import type { Redis } from 'ioredis';
 import { isCluster } from './redis/client.js';
 import type { Decision } from '../core/decision.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type ErrorCode, SLUICE_ERRORS } from '../../src/core/error-codes.js';
 import { eventually } from '../helpers/poll.js';
-import { type AdminFixture, startAdminFixture, TOKEN } from './admin-fixture.js';
+import { type AdminFixture, startAdminFixture, TOKEN } from '../helpers/admin-fixture.js';
 
 let f: AdminFixture;
 before(async () => {

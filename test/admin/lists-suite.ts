@@ -12,9 +12,9 @@ import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RulesRuntime } from '../../src/rules/runtime.js';
 import type { RuleStore } from '../../src/rules/store.js';
-import { call, silent, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, silent, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { eventually } from '../helpers/poll.js';
-import { type AdminCall, adminCaller } from './team-fixture.js';
+import { type AdminCall, adminCaller } from '../helpers/team-fixture.js';
 
 const TOKEN = 'lists-suite-admin-token-0123456789';
 const yaml = `

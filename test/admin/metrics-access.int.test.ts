@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { freePort } from '../helpers/ports.js';
-import { startAdminFixture, TOKEN } from './admin-fixture.js';
+import { startAdminFixture, TOKEN } from '../helpers/admin-fixture.js';
 
 async function get(url: string, token?: string): Promise<{ status: number; text: string }> {
   const res = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});

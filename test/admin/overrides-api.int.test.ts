@@ -16,7 +16,7 @@ import { MemoryStore } from '../../src/stores/memory-store.js';
 import { run as overrides } from '../../src/cli/overrides-command.js';
 import { headerBucketId } from '../../src/request-limits/request-limits.js';
 import { eventually } from '../helpers/poll.js';
-import { type AdminFixture, startAdminFixture, TOKEN } from './admin-fixture.js';
+import { type AdminFixture, startAdminFixture, TOKEN } from '../helpers/admin-fixture.js';
 
 let f: AdminFixture;
 before(async () => {

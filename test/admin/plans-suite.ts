@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/rules/logger.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { eventually } from '../helpers/poll.js';
-import { startTeamAdmin, type TeamAdmin } from './team-fixture.js';
+import { startTeamAdmin, type TeamAdmin } from '../helpers/team-fixture.js';
 
 const free = { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 };
 const pro = { policy: 'token_bucket', capacity: 50, refillPerSecond: 10 };

@@ -9,7 +9,7 @@ import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
-import { startTeamAdmin } from './team-fixture.js';
+import { startTeamAdmin } from '../helpers/team-fixture.js';
 
 let server: PostgresServer;
 before(async () => {

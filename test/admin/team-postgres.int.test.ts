@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/rules/logger.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { eventually } from '../helpers/poll.js';
-import { startTeamAdmin } from './team-fixture.js';
+import { startTeamAdmin } from '../helpers/team-fixture.js';
 import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 
 let server: PostgresHost;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ReloadReport } from '../../src/admin/config-reload.js';
 import type { RuleStore } from '../../src/rules/store.js';
-import { startTeamAdmin, type TeamAdmin } from './team-fixture.js';
+import { startTeamAdmin, type TeamAdmin } from '../helpers/team-fixture.js';
 
 const rule = { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 };
 

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call } from '../gateway/support.js';
-import { startDecisionSluice } from '../decision-service/support.js';
-import { sign, type TestKey, testKey } from './jwt-support.js';
+import { call } from '../helpers/gateway-support.js';
+import { startDecisionSluice } from '../helpers/decision-service-support.js';
+import { sign, type TestKey, testKey } from '../helpers/jwt-support.js';
 
 describe('forward-auth /decide with auth: jwt', () => {
   let sluice: RunningSluice;

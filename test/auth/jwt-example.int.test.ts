@@ -5,9 +5,9 @@ import { describe, it } from 'node:test';
 import { startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
 import { freePort } from '../helpers/ports.js';
-import { call, silent } from '../gateway/support.js';
-import { startJwks } from './jwks-server.js';
-import { sign, testKey } from './jwt-support.js';
+import { call, silent } from '../helpers/gateway-support.js';
+import { startJwks } from '../helpers/jwks-server.js';
+import { sign, testKey } from '../helpers/jwt-support.js';
 
 describe('examples/jwt.yaml', () => {
   it("the tenant's rule from org_id, a limit per sub, /health without a token, an expired token refused", async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JwtAuthConfig } from '../../src/auth/jwt-config.js';
 import { JwtVerifier } from '../../src/auth/jwt-verifier.js';
-import { AUDIENCE, ISSUER, sign } from './jwt-support.js';
+import { AUDIENCE, ISSUER, sign } from '../helpers/jwt-support.js';
 
 const SECRET = 's'.repeat(40);
 const hs = { secret: new TextEncoder().encode(SECRET), alg: 'HS256' };

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JwtAuthConfig } from '../../src/auth/jwt-config.js';
 import { JwtVerifier } from '../../src/auth/jwt-verifier.js';
-import { startJwks } from './jwks-server.js';
-import { AUDIENCE, ISSUER, sign, testKey } from './jwt-support.js';
+import { startJwks } from '../helpers/jwks-server.js';
+import { AUDIENCE, ISSUER, sign, testKey } from '../helpers/jwt-support.js';
 
 // The cache of verified tokens is off but where a test is about it: the others count fetches, which a hit skips.
 const verifierFor = (url: string, jwks: { timeoutMs: number; cooldownMs: number; cacheMaxAgeMs: number }, cache = { maxEntries: 0, maxAgeSeconds: 60 }) =>

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from '../helpers/browser.js';
 
 const TOKEN = 'blocks-page-bootstrap-token-0123456789';
 const ACME = { 'x-api-key': 'key-acme-blocks-page-1' };

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from '../helpers/browser.js';
 import { until } from '../helpers/poll.js';
 
 const TOKEN = 'dashboard-admin-token-0123456789';

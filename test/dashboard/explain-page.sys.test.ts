@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { startGateway } from '../helpers/gateway-support.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from '../helpers/browser.js';
 
 const TOKEN = 'explain-page-bootstrap-token-0123456789';
 const KEY = 'explain-page-key-shop-a';

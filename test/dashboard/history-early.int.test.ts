@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { until } from '../helpers/poll.js';
 
 const TOKEN = 'early-admin-token-0123456789abcd';

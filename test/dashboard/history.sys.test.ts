@@ -12,10 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { HISTORY_PREFIX } from '../../src/dashboard/history-redis.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, openView, OUTPUT_DIR, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, OUTPUT_DIR, type TestBrowser } from '../helpers/browser.js';
 import { until } from '../helpers/poll.js';
 
 const TOKEN = 'history-admin-token-0123456789ab';

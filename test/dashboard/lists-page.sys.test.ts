@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { eventually } from '../helpers/poll.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from '../helpers/browser.js';
 
 const TOKEN = 'lists-page-bootstrap-token-0123456789';
 const yaml = `

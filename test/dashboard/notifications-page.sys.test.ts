@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
-import { type Receiver, startReceiver } from '../notify/receiver.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
+import { type Receiver, startReceiver } from '../helpers/notify-receiver.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from '../helpers/browser.js';
 
 const TOKEN = 'notify-page-bootstrap-token-0123456789';
 

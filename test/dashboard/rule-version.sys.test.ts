@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { startGateway } from '../gateway/support.js';
+import { startGateway } from '../helpers/gateway-support.js';
 import { type DelayProxy, startDelayProxy } from '../helpers/delay-proxy.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { hasChromium, launchBrowser, OUTPUT_DIR, openView, type TestBrowser } from './browser.js';
+import { hasChromium, launchBrowser, OUTPUT_DIR, openView, type TestBrowser } from '../helpers/browser.js';
 import { until } from '../helpers/poll.js';
 
 const TOKEN = 'rule-version-admin-token-0123456789';

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Request } from 'playwright-core';
 import type { RunningSluice } from '../../src/app.js';
-import { startGateway } from '../gateway/support.js';
-import { hasChromium, launchBrowser, openView, type TestBrowser } from './browser.js';
+import { startGateway } from '../helpers/gateway-support.js';
+import { hasChromium, launchBrowser, openView, type TestBrowser } from '../helpers/browser.js';
 import { until } from '../helpers/poll.js';
 
 const TOKEN = 'team-page-bootstrap-token-0123456789';

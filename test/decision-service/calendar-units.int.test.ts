@@ -14,7 +14,7 @@ import { parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
 import { findLimit } from '../../src/decision-service/descriptor-tree.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const DOMAIN = `
 domain: quota

@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { findLimit } from '../../src/decision-service/descriptor-tree.js';
 import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
-import { EXAMPLES } from './support.js';
+import { EXAMPLES } from '../helpers/decision-service-support.js';
 import { sluiceCli } from '../helpers/cli.js';
 
 const errorOf = (text: string): string => {

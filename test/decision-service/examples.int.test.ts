@@ -12,7 +12,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { findLimit } from '../../src/decision-service/descriptor-tree.js';
 import { RLS_SERVICE_NAME } from '../../src/decision-service/proto-files.js';
-import { descriptor, EXAMPLES, exampleSluiceYaml, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, EXAMPLES, exampleSluiceYaml, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: walking parsed YAML
 const load = (name: string): any => parse(readFileSync(join(EXAMPLES, name), 'utf8'));

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { nodeCall, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { nodeCall, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
-import { type RunningProxy, startDecisionSluice, startNginx } from './support.js';
+import { type RunningProxy, startDecisionSluice, startNginx } from '../helpers/decision-service-support.js';
 
 const portOf = (url: string) => Number(new URL(url).port);
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { descriptor, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const DOWN_DOMAIN = `
 domain: down

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { RunningSluice } from '../../src/app.js';
-import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const yaml = (extra = '') => `
 routes:

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { GrpcStatus, MAX_MESSAGE_BYTES } from '../../src/decision-service/grpc-wire.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { EXAMPLES, startDecisionSluice } from './support.js';
+import { EXAMPLES, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 interface Reply {
   status: number;

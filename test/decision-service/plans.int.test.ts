@@ -13,8 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { eventually } from '../helpers/poll.js';
-import { call } from '../gateway/support.js';
-import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { call } from '../helpers/gateway-support.js';
+import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const TOKEN = 'plans-envoy-admin-token-0123456789';
 const DOMAIN = `

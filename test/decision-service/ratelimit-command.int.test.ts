@@ -6,9 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { ConfigMapFolder, type RatelimitProcess, startRatelimitProcess, tempDir, waitForRlconfig } from './ratelimit-support.js';
-import { descriptor, rlsClient } from './support.js';
+import { descriptor, rlsClient } from '../helpers/decision-service-support.js';
 import { sluiceCli } from '../helpers/cli.js';
 
 const limitOf = (perMinute: number) => `domain: shop\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: ${perMinute} }\n`;

@@ -11,10 +11,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProto } from 'grpc-health-check';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { ConfigMapFolder, type RatelimitProcess, startRatelimitProcess, tempDir } from './ratelimit-support.js';
-import { descriptor, EXAMPLES, rlsClient } from './support.js';
+import { descriptor, EXAMPLES, rlsClient } from '../helpers/decision-service-support.js';
 
 /** Three hits on the example's 1-per-second shadow limit, then its series: [total, within, over, shadow]. */
 async function shadowCounts(service: RatelimitProcess): Promise<number[]> {

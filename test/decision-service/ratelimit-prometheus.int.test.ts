@@ -16,9 +16,9 @@ import { sluiceConfigOf } from '../../src/decision-service/reference/sluice-conf
 import { hitCountsOf } from '../../src/decision-service/reference/stat-hits.js';
 import { statKeyOf } from '../../src/decision-service/rls-stat-key.js';
 import type { Outcome } from '../../src/decision-service/rls-status.js';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { tempDir } from './ratelimit-support.js';
-import { descriptor, rlsClient } from './support.js';
+import { descriptor, rlsClient } from '../helpers/decision-service-support.js';
 
 const CONFIG = `domain: shop
 descriptors:

@@ -12,9 +12,9 @@ import type { Env } from '../../src/config/env.js';
 import { type RunningRatelimit, startRatelimitService } from '../../src/decision-service/reference/run.js';
 import { referenceSettings } from '../../src/decision-service/reference/settings.js';
 import { sluiceConfigOf } from '../../src/decision-service/reference/sluice-config.js';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { tempDir, waitForRlconfig } from './ratelimit-support.js';
-import { descriptor, rlsClient } from './support.js';
+import { descriptor, rlsClient } from '../helpers/decision-service-support.js';
 import { until } from '../helpers/poll.js';
 
 const limitOf = (domain: string, perMinute: number) => `domain: ${domain}\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: ${perMinute} }\n`;

@@ -16,7 +16,7 @@ import { freePort } from '../helpers/ports.js';
 import { referenceSettings } from '../../src/decision-service/reference/settings.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { startRatelimitProcess, tempDir } from './ratelimit-support.js';
-import { descriptor, rlsClient } from './support.js';
+import { descriptor, rlsClient } from '../helpers/decision-service-support.js';
 
 describe('reference settings', () => {
   it('defaults are the reference’s', () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../helpers/ports.js';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { sluiceCli } from '../helpers/cli.js';
 
 export interface RatelimitProcess {

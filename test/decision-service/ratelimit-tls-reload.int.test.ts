@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { loadRls } from '../../src/decision-service/proto-files.js';
 import { ConfigMapFolder, startRatelimitProcess, tempDir } from './ratelimit-support.js';
-import { descriptor } from './support.js';
+import { descriptor } from '../helpers/decision-service-support.js';
 import { makeTestCerts, type TestCerts } from './tls-certs.js';
 
 type AskFn = (request: unknown, done: (error: grpc.ServiceError | null, answer: { overall_code: string }) => void) => void;

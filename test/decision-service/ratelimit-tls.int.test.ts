@@ -11,7 +11,7 @@ import { referenceSettings } from '../../src/decision-service/reference/settings
 import { sluiceConfigOf } from '../../src/decision-service/reference/sluice-config.js';
 import { loadRls } from '../../src/decision-service/proto-files.js';
 import { type RatelimitProcess, startRatelimitProcess, tempDir } from './ratelimit-support.js';
-import { descriptor } from './support.js';
+import { descriptor } from '../helpers/decision-service-support.js';
 import { makeTestCerts, type TestCerts } from './tls-certs.js';
 
 type AskFn = (request: unknown, done: (error: grpc.ServiceError | null, answer: { overall_code: string }) => void) => void;

@@ -11,7 +11,7 @@ import { loadAds, RATE_LIMIT_CONFIG_TYPE_URL } from '../../src/decision-service/
 import { encodeRateLimitConfig } from '../../src/decision-service/reference/xds-resources.js';
 import { freePort } from '../helpers/ports.js';
 import { type RatelimitProcess, startRatelimitProcess, tempDir, waitForRlconfig } from './ratelimit-support.js';
-import { descriptor, rlsClient } from './support.js';
+import { descriptor, rlsClient } from '../helpers/decision-service-support.js';
 import { makeTestCerts } from './tls-certs.js';
 import { until } from '../helpers/poll.js';
 

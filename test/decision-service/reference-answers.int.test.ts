@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { BASIC_CASES, WILDCARD_CASES } from './reference/cases.js';
 import { README_LOOKUPS, writeReferenceConfigs } from './reference/configs.js';
-import { descriptor, EXAMPLES, type RlsAnswer, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, EXAMPLES, type RlsAnswer, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const MAX_UINT32 = 4294967295;
 const unique = () => randomUUID().slice(0, 8);

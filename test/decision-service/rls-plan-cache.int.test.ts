@@ -14,7 +14,7 @@ import { GrpcError } from '../../src/decision-service/grpc-wire.js';
 import { checkRequest, RlsServiceError } from '../../src/decision-service/rls-request.js';
 import { MAX_KEPT_MESSAGE_BYTES, RECENT_REQUESTS, RequestPlans } from '../../src/decision-service/rls-request-plan.js';
 import { PROTO_DIR } from '../../src/decision-service/proto-files.js';
-import { EXAMPLES } from './support.js';
+import { EXAMPLES } from '../helpers/decision-service-support.js';
 
 const request = (domain: string, ...pairs: [string, string][]) => checkRequest({ domain, descriptors: [{ entries: pairs.map(([key, value]) => ({ key, value })) }] });
 

@@ -11,7 +11,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProto } from 'grpc-health-check';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const TEST_DOMAIN = `
 domain: test

@@ -12,8 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { usageReportedUnits, usageReports } from '../../src/usage/metrics.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call } from '../gateway/support.js';
-import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from './support.js';
+import { call } from '../helpers/gateway-support.js';
+import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const DOMAIN = `
 domain: llm

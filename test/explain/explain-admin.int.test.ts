@@ -12,7 +12,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { run } from '../../src/cli/explain-command.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import type { Explanation, LimitExplanation } from '../../src/explain/explain.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 
 const TOKEN = 'explain-admin-token-0123456789';

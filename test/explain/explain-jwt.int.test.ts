@@ -13,9 +13,9 @@ import type { RunningSluice } from '../../src/app.js';
 import { run } from '../../src/cli/explain-command.js';
 import { headerBucketId } from '../../src/core/ids.js';
 import type { Explanation, LimitExplanation } from '../../src/explain/explain.js';
-import { type JwksServer, startJwks } from '../auth/jwks-server.js';
-import { AUDIENCE, ISSUER, sign, type TestKey, testKey } from '../auth/jwt-support.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { type JwksServer, startJwks } from '../helpers/jwks-server.js';
+import { AUDIENCE, ISSUER, sign, type TestKey, testKey } from '../helpers/jwt-support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 
 const TOKEN = 'explain-jwt-admin-token-0123456789';

@@ -17,7 +17,7 @@ import { type ExplainContext, type Explanation, explainRequest, explainSample } 
 import { renderText } from '../../src/explain/render.js';
 import { parseSample, type SampleFields } from '../../src/explain/sample.js';
 import { resolversFor } from '../../src/rules/resolvers.js';
-import { AUDIENCE, ISSUER, sign, type TestKey, testKey, unsignedToken } from '../auth/jwt-support.js';
+import { AUDIENCE, ISSUER, sign, type TestKey, testKey, unsignedToken } from '../helpers/jwt-support.js';
 
 const SECRET = 'explain-jwt-secret-0123456789abcdef';
 const KEY = 'key-shop-a-0001';

@@ -11,7 +11,7 @@ import { calendarWindowAt } from '../../src/core/calendar.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, silent } from './support.js';
+import { call, silent } from '../helpers/gateway-support.js';
 
 const EXAMPLE = 'examples/monthly-quota.yaml';
 

@@ -9,7 +9,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { type HoldingUpstream, inFlight, startHoldingUpstream } from './concurrency-support.js';
 import { until } from '../helpers/poll.js';
-import { startGateway } from './support.js';
+import { startGateway } from '../helpers/gateway-support.js';
 
 /** Opens a GET stream; `answer` resolves with its status and body once it ends. */
 function open(session: ClientHttp2Session): { stream: ClientHttp2Stream; answer: Promise<{ status: number; body: string }> } {

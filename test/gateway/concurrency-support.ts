@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
-import { agent, startUpstream, type TestUpstream } from './support.js';
+import { agent, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 export interface HoldingUpstream extends TestUpstream {
   /** Requests held now, oldest first. */

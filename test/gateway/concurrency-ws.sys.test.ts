@@ -17,9 +17,9 @@ import type { RunningSluice } from '../../src/app.js';
 import { slotKey } from '../../src/core/ids.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { SluiceProcess } from '../process/sluice-process.js';
+import { SluiceProcess } from '../helpers/sluice-process.js';
 import { until } from '../helpers/poll.js';
-import { startGateway } from './support.js';
+import { startGateway } from '../helpers/gateway-support.js';
 
 const KEY = { 'x-api-key': 'ws-cc-key-1' };
 const TTL_MS = 3000;

@@ -9,7 +9,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { type HoldingUpstream, inFlight, send, startHoldingUpstream } from './concurrency-support.js';
 import { until } from '../helpers/poll.js';
-import { startGateway } from './support.js';
+import { startGateway } from '../helpers/gateway-support.js';
 
 const yaml = (store: string) => `
 routes:

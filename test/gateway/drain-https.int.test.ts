@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { until } from '../helpers/poll.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 describe('draining an HTTPS listener (HTTP/1.1)', () => {
   let certs: TestCertificates;

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/ports.js';
-import { KeepAliveLoad } from './drain-load.js';
-import { startUpstream, type TestUpstream } from './support.js';
+import { KeepAliveLoad } from '../helpers/drain-load.js';
+import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { sluiceCli } from '../helpers/cli.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KeepAliveLoad } from './drain-load.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { KeepAliveLoad } from '../helpers/drain-load.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { until } from '../helpers/poll.js';
 
 const YAML = `

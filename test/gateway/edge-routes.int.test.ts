@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { ConfigError } from '../../src/config/index.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
-import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { nodeCall, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const KEY = 'edge-routes-key-1';
 

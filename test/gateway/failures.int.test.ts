@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import type { Engine } from '../../src/limiter/engine/engine.js';
 import { ChainStats } from '../../src/limiter/metrics/stats.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const YAML = `
 routes: [{ id: r, path: /r, upstream: '\${UP}' }]

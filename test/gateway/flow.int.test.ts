@@ -8,7 +8,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { QUOTA_EXCEEDED_TYPE } from '../../src/http/headers.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const CONFIG = `
 routes:

@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/decision-service/load-config.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { until } from '../helpers/poll.js';
 import { h2Get, h2Session } from './h2-support.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const GET = { ':path': '/api/x', 'x-api-key': 'h2-key-1' };
 

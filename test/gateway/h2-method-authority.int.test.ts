@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { h2Get, h2Session } from './h2-support.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 describe('HTTP/2 :method and :authority', () => {
   let certs: TestCertificates;

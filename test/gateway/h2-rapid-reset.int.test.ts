@@ -17,7 +17,7 @@ import { rapidReset } from '../helpers/rapid-reset.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { until } from '../helpers/poll.js';
 import { h2Get, h2Session, type HeldEngine, heldEngine } from './h2-support.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const COOLDOWN_MS = 1_500;
 const yaml = (certs: TestCertificates, extra = '') => `

@@ -12,7 +12,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { until } from '../helpers/poll.js';
 import { h2Get, h2Session, type HeldEngine, heldEngine } from './h2-support.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const yaml = (certs: TestCertificates) => `
 tls: { cert: ${certs.serverCert}, key: ${certs.serverKey}, http2: true }

@@ -6,7 +6,7 @@ import { engineFromConfig } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import type { Engine } from '../../src/limiter/engine/engine.js';
 import type { TestCertificates } from '../helpers/tls-certs.js';
-import { silent } from './support.js';
+import { silent } from '../helpers/gateway-support.js';
 
 /** An engine whose decisions wait while `hold` is on; `waiting` counts them. */
 export interface HeldEngine extends Engine {

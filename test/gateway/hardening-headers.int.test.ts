@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { rawClient, statusOf } from './raw-client.js';
 import { recordingUpstream, sendRaw } from './hardening-support.js';
-import { startGateway, type TestUpstream } from './support.js';
+import { startGateway, type TestUpstream } from '../helpers/gateway-support.js';
 
 const KEY = 'shop-a-key-0001';
 const YAML = (extra: string) => `

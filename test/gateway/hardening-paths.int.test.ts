@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
 import { recordingUpstream, sendRaw } from './hardening-support.js';
-import { silent, startGateway, type TestUpstream } from './support.js';
+import { silent, startGateway, type TestUpstream } from '../helpers/gateway-support.js';
 
 const BIG = '{ policy: token_bucket, capacity: 1000, refillPerSecond: 100 }';
 const YAML = `

@@ -1,7 +1,7 @@
 // Requests sent as written (a fragment, `..`, `//`, a Host of any shape) to a
 // gateway under attack, and an upstream that records what reached it.
 import { request as httpRequest } from 'node:http';
-import { startUpstream, type TestUpstream } from './support.js';
+import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 export interface Sent {
   status: number;

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { rawClient, statusOf } from './raw-client.js';
-import { startGateway } from './support.js';
+import { startGateway } from '../helpers/gateway-support.js';
 
 const KEY = 'upgrade-smuggle-key-1';
 const SMUGGLED = 'POST /internal/admin/delete-everything HTTP/1.1\r\nHost: upstream\r\nContent-Length: 0\r\n\r\n';

@@ -20,7 +20,7 @@ import { parseConfig } from '../../src/decision-service/load-config.js';
 import { freePort } from '../helpers/ports.js';
 import { namedCertificate } from '../helpers/named-cert.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { startGateway, startUpstream, type TestUpstream } from './support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const run = promisify(execFile);
 const KEY = 'https-test-key-1';

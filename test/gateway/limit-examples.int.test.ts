@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
 import { freePort } from '../helpers/ports.js';
-import { call, silent } from './support.js';
+import { call, silent } from '../helpers/gateway-support.js';
 
 async function serve(file: string, run: (url: string) => Promise<void>): Promise<void> {
   const port = await freePort();

@@ -7,7 +7,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import type { ResolvedRule, RuleResolver } from '../../src/rules/types.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, startGateway, startUpstream, type TestUpstream, tally } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream, tally } from '../helpers/gateway-support.js';
 
 const KEYED = { 'x-api-key': 'key-shop-a-0001' };
 const OTHER = { 'x-api-key': 'key-shop-b-0002' };

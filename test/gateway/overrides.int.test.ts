@@ -12,7 +12,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 import { eventually } from '../helpers/poll.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const TOKEN = 'overrides-admin-token-0123456789';
 const SHOP_A = { 'x-api-key': 'key-shop-a-0001' };

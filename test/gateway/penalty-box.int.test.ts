@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, type Reply, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, type Reply, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const TOKEN = 'penalty-box-admin-token-0123456789';
 const ACME = { 'x-api-key': 'key-acme-penalty-0001' };

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
 import { freePort } from '../helpers/ports.js';
-import { call, silent } from './support.js';
+import { call, silent } from '../helpers/gateway-support.js';
 
 describe('examples/penalty-box.yaml', () => {
   it('five logins, four refusals, then blocked for 10 minutes: 429 blocked with Retry-After 600, and every request after it', async () => {

@@ -12,7 +12,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { eventually } from '../helpers/poll.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const TOKEN = 'plans-admin-token-0123456789abcdef';
 const EXAMPLE = readFileSync(join(import.meta.dirname, '../../examples/plans.yaml'), 'utf8');

@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { rawClient, statusOf, settlesWithin } from './raw-client.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { until } from '../helpers/poll.js';
 
 const YAML = `

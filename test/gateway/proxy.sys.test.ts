@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { nodeCall, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { nodeCall, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const TOTAL = 20 * 1024 * 1024;
 const CHUNK = 64 * 1024;

@@ -8,7 +8,7 @@ import { startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
 import { startDemoUpstream } from '../../src/demo/upstream.js';
 import { freePort } from '../helpers/ports.js';
-import { call, silent } from './support.js';
+import { call, silent } from '../helpers/gateway-support.js';
 import { sluiceCli } from '../helpers/cli.js';
 
 const QUICKSTART = 'examples/quickstart.yaml';

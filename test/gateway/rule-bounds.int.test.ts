@@ -10,7 +10,7 @@ import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { storeFailures } from '../../src/limiter/metrics/metrics.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const YEAR_S = MAX_WINDOW_MS / 1000;
 

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const KEY = { 'x-api-key': 'key-shop-a-0001' };
 

@@ -10,7 +10,7 @@ import { engineFromConfig } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { type GatedEngine, gatedEngine } from './gated-engine.js';
-import { call, type Reply, silent, startGateway, startUpstream, type TestUpstream, tally } from './support.js';
+import { call, type Reply, silent, startGateway, startUpstream, type TestUpstream, tally } from '../helpers/gateway-support.js';
 
 const RATE = 5; // per second: 200 ms apart, so all nine arrive before the first held one leaves
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { startGateway, startUpstream, type TestUpstream, tally } from './support.js';
+import { startGateway, startUpstream, type TestUpstream, tally } from '../helpers/gateway-support.js';
 
 describe('two gateways on one Redis', () => {
   let redis: RedisServer;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { type RawClient, rawClient, statusOf, settlesWithin } from './raw-client.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const YAML = `
 routes: [{ id: orders, path: /orders, upstream: '\${UP}' }]

@@ -7,7 +7,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { ConfigError } from '../../src/config/config-error.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, startGateway, startUpstream, type TestUpstream } from './support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const yaml = `
 routes: [{ id: orders, path: /orders, upstream: '\${UP}' }]

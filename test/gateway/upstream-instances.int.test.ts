@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
-import { call, startGateway } from './support.js';
+import { call, startGateway } from '../helpers/gateway-support.js';
 
 interface Instance {
   name: string;

@@ -9,7 +9,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway, tally } from './support.js';
+import { call, startGateway, tally } from '../helpers/gateway-support.js';
 import { until } from '../helpers/poll.js';
 
 interface Instance {

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { hasChromium, launchBrowser, type TestBrowser } from '../dashboard/browser.js';
+import { hasChromium, launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
-import { startGateway } from './support.js';
-import { type EchoUpstream, startEcho } from './ws-echo.js';
+import { startGateway } from '../helpers/gateway-support.js';
+import { type EchoUpstream, startEcho } from '../helpers/ws-echo.js';
 
 const yaml = (certs: TestCertificates) => `
 tls: { cert: ${certs.serverCert}, key: ${certs.serverKey} }

@@ -16,7 +16,7 @@ import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { until } from '../helpers/poll.js';
 import { h2Session } from './h2-support.js';
-import { startGateway } from './support.js';
+import { startGateway } from '../helpers/gateway-support.js';
 
 const yaml = (certs: TestCertificates) => `
 tls: { cert: ${certs.serverCert}, key: ${certs.serverKey} }

@@ -13,8 +13,8 @@ import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { openHttp2WebSocket } from './h2-websocket-client.js';
-import { startGateway } from './support.js';
-import { type EchoUpstream, startEcho } from './ws-echo.js';
+import { startGateway } from '../helpers/gateway-support.js';
+import { type EchoUpstream, startEcho } from '../helpers/ws-echo.js';
 
 const yaml = (certs: TestCertificates) => `
 tls: { cert: ${certs.serverCert}, key: ${certs.serverKey} }

@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
-import { startGateway } from './support.js';
-import { type EchoUpstream, startEcho } from './ws-echo.js';
+import { startGateway } from '../helpers/gateway-support.js';
+import { type EchoUpstream, startEcho } from '../helpers/ws-echo.js';
 
 /** Opens a client; resolves with it once open, or with the HTTP status the gateway answered instead. */
 function connectWs(url: string, headers: Record<string, string> = {}): Promise<{ ws?: WebSocket; status?: number; headers?: IncomingHttpHeaders }> {

@@ -1,7 +1,7 @@
 // The tests' one polling loop: wait for something that happens on its own time
 // (a listener up, a reload applied, a page redrawn) by asking again and again
-// until it holds, never by sleeping a guessed while. test/resilience and
-// test/engine keep their own helpers for now (another branch restructures them).
+// until it holds, never by sleeping a guessed while. test/helpers/resilient-engine.ts
+// keeps its own for now (another branch restructures it).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 

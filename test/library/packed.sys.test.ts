@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { call, type Reply } from './helpers.js';
+import { call, type Reply } from '../helpers/http-apps.js';
 import { buildsOnInstall, hasPackage, type Manifest, namesOf, packedProject, ROOT, run } from './packed-project.js';
 
 /** The most of its own files `import 'sluice'` may load: its bundle and the chunk it shares with the adapters. */

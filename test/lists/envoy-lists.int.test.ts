@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
-import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../decision-service/support.js';
-import { call } from '../gateway/support.js';
+import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
+import { call } from '../helpers/gateway-support.js';
 import { eventually } from '../helpers/poll.js';
 
 const TOKEN = 'envoy-lists-admin-token-0123456789';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
-import { call, silent } from '../gateway/support.js';
+import { call, silent } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
 
 const from = (ip: string, extra: Record<string, string> = {}) => ({ headers: { 'x-forwarded-for': ip, ...extra } });

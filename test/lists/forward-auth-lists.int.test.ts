@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call, startGateway } from '../gateway/support.js';
+import { call, startGateway } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
 
 const config = (port: number) => `

@@ -12,9 +12,9 @@ import type { RunningSluice } from '../../src/app.js';
 import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
 import type { ThresholdEvent } from '../../src/notify/event.js';
 import { verifySignature } from '../../src/notify/signature.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { type Receiver, startReceiver } from './receiver.js';
+import { type Receiver, startReceiver } from '../helpers/notify-receiver.js';
 
 const SECRET = 'notify-secret-0123456789';
 const TOKEN = 'notify-admin-token-0123456789abcdef';

@@ -53,7 +53,7 @@ async function runBoth(max: number, ttlMs: number, steps: Step[]) {
   const results = [];
   for (const step of steps) {
     const nowUs = toMicros(T0 + step.at);
-    const model = slotStep(state, nowUs, step.op, max, step.id, ttlMs);
+    const model = slotStep(state, nowUs, { op: step.op, max, id: step.id, ttlMs });
     state = model.state;
     const lua = await runSlot(client, step.op, { key, max, leaseId: step.id, ttlMs }, nowUs);
     results.push({ step, model: { held: model.held, inUse: model.inUse, ttlMs: model.ttlMs }, lua, modelState: serializeSlots(model.state), luaState: await luaState(key) });

@@ -10,11 +10,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KeepAliveLoad } from '../gateway/drain-load.js';
-import { startUpstream, type TestUpstream } from '../gateway/support.js';
+import { KeepAliveLoad } from '../helpers/drain-load.js';
+import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { ADMIN_TOKEN, assertNoClientErrors, freshRequest, SluiceProcess } from './sluice-process.js';
+import { ADMIN_TOKEN, assertNoClientErrors, freshRequest, SluiceProcess } from '../helpers/sluice-process.js';
 
 interface Setup {
   port: number;

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { startUpstream, type TestUpstream } from '../gateway/support.js';
+import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { freshRequest, SluiceProcess, sleep, writeWorkersConfig } from './sluice-process.js';
+import { freshRequest, SluiceProcess, sleep, writeWorkersConfig } from '../helpers/sluice-process.js';
 
 /** The drain's grace (10 s) plus the pool's margin: past this the primary is stuck, not draining. */
 const GRACE_BOUND_MS = 25_000;

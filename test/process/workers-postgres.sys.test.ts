@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { startUpstream, type TestUpstream } from '../gateway/support.js';
+import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { freshRequest, SluiceProcess, writeWorkersConfig } from './sluice-process.js';
+import { freshRequest, SluiceProcess, writeWorkersConfig } from '../helpers/sluice-process.js';
 
 describe('sluice start --workers 2 with PostgreSQL', () => {
   let redis: RedisServer;

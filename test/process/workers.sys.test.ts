@@ -9,11 +9,11 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { DASHBOARD_KEY } from '../../src/dashboard/cluster-feed.js';
-import { KeepAliveLoad } from '../gateway/drain-load.js';
-import { startUpstream, type TestUpstream } from '../gateway/support.js';
+import { KeepAliveLoad } from '../helpers/drain-load.js';
+import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { assertNoClientErrors, freshRequest, SluiceProcess, sleep, writeWorkersConfig } from './sluice-process.js';
+import { assertNoClientErrors, freshRequest, SluiceProcess, sleep, writeWorkersConfig } from '../helpers/sluice-process.js';
 
 describe('sluice start --workers 2', () => {
   let redis: RedisServer;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { floodConfig, ipFlood } from '../../bench/lib/ip-flood.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 
 const FLOOD = 3_000;

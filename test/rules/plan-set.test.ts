@@ -20,7 +20,7 @@ const plans = buildPlanSet(
   [plan('free', [limit('free', 'global', '*', 5), limit('free', 'route', 'orders', 3), limit('free', 'limit', 'orders-burst', 2)]), plan('pro', [limit('pro', 'global', '*', 50)])],
   [on('acme', 'free'), on('big', 'pro')],
 );
-const set = buildRuleSet([rule('acme', 'search', 7), rule('*', 'reports', 30), rule('*', '*', 40)], [], [], undefined, plans);
+const set = buildRuleSet([rule('acme', 'search', 7), rule('*', 'reports', 30), rule('*', '*', 40)], [], { plans });
 const capacity = (tenant: string, route: string, context?: { plan?: string; limitId?: string }) => {
   const found = lookupWithPlan(set, tenant, route, context);
   return [(found?.rule as { capacity: number } | undefined)?.capacity, found?.match, found?.plan];

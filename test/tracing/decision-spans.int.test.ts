@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { RunningSluice } from '../../src/app.js';
 import { loadRls } from '../../src/decision-service/proto-files.js';
-import { descriptor, exampleSluiceYaml, startDecisionSluice } from '../decision-service/support.js';
-import { call } from '../gateway/support.js';
+import { descriptor, exampleSluiceYaml, startDecisionSluice } from '../helpers/decision-service-support.js';
+import { call } from '../helpers/gateway-support.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 
 const newTrace = () => randomUUID().replaceAll('-', '');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { CLIENT_SPAN, CLIENT_TRACE, type HeaderUpstream, headerUpstream, parseTraceparent, TRACEPARENT, tracedGateway } from './support.js';
 

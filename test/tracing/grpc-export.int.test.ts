@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { CLIENT_TRACE, type HeaderUpstream, headerUpstream, TRACEPARENT, tracedGateway } from './support.js';
 
 const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { call, startGateway } from '../gateway/support.js';
+import { call, startGateway } from '../helpers/gateway-support.js';
 import { freePort } from '../helpers/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { CLIENT_TRACE, type HeaderUpstream, headerUpstream, TRACEPARENT } from './support.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { call } from '../gateway/support.js';
+import { call } from '../helpers/gateway-support.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { CLIENT_SPAN, CLIENT_TRACE, type HeaderUpstream, headerUpstream, parseTraceparent, TRACEPARENT, tracedGateway } from './support.js';
 

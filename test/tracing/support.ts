@@ -3,7 +3,7 @@
 // and an upstream that keeps the headers each request brought.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RunningSluice, StartOptions } from '../../src/app.js';
-import { startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 export const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 export const CLIENT_TRACE = '0af7651916cd43dd8448eb211c80319c';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import type { RunningSluice } from '../../src/app.js';
-import { type EchoUpstream, startEcho } from '../gateway/ws-echo.js';
+import { type EchoUpstream, startEcho } from '../helpers/ws-echo.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { CLIENT_SPAN, CLIENT_TRACE, parseTraceparent, TRACEPARENT, tracedGateway } from './support.js';
 

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/decision-service/load-config.js';
 import { parseRule } from '../../src/core/rule.js';
 import { usageSettlements } from '../../src/usage/metrics.js';
 import { freePort } from '../helpers/ports.js';
-import { call, silent } from '../gateway/support.js';
+import { call, silent } from '../helpers/gateway-support.js';
 
 const total = async () => (await usageSettlements.get()).values.reduce((sum, value) => sum + value.value, 0);
 

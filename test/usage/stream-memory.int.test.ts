@@ -14,7 +14,7 @@ import { runInNewContext } from 'node:vm';
 import { request } from 'undici';
 import type { RunningSluice } from '../../src/app.js';
 import { parseRule } from '../../src/core/rule.js';
-import { agent, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { agent, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -16,7 +16,7 @@ import { run as usageCli } from '../../src/cli/usage-command.js';
 import { connectRedis } from '../../src/stores/redis/connect.js';
 import { RedisUsageHistory } from '../../src/usage/usage-redis.js';
 import { until } from '../helpers/poll.js';
-import { call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 
 const TOKEN = 'usage-admin-token-0123456789';

@@ -15,7 +15,7 @@ import { type LlmUpstream, startLlmUpstream } from '../../src/demo/llm-upstream.
 import { bodyBucketName } from '../../src/usage/body-key.js';
 import { usageSettlements } from '../../src/usage/metrics.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { agent, call, startGateway, startUpstream, type TestUpstream } from '../gateway/support.js';
+import { agent, call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 const SLOW = 'refillPerSecond: 0.001';
 const COST = '{ estimate: { fromBody: max_tokens, default: 100 }, from: { json: usage.total_tokens }, fallback: 50 }';

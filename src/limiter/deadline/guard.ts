@@ -85,7 +85,7 @@ export class StoreGuard {
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
     const deadlineMs = this.options.deadline.msAt(now());
-    // A timer per call: one shared by the guard's calls (DeadlineTimer) judged a 1,000-call burst too early (test/resilience/burst.int.test.ts).
+    // A timer per call: one shared by the guard's calls (DeadlineTimer) judged a 1,000-call burst too early (test/limiter/deadline/burst.int.test.ts).
     const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs);
     if (breaker.closed) return this.runClosed(deadlines, deadlineMs, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.

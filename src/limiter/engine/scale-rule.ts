@@ -5,7 +5,6 @@ import type { Rule } from '../../core/rule.js';
 import { policyOf } from '../../policies/index.js';
 
 const memo = new WeakMap<Rule, Map<number, Rule>>();
-const units = (value: number, factor: number) => Math.max(1, Math.floor(value * factor + 1e-9));
 
 /** `rule` with its capacity/limit and rate multiplied by `factor` (0 < factor ≤ 1). */
 export function scaleRule(rule: Rule, factor: number): Rule {
@@ -17,29 +16,13 @@ export function scaleRule(rule: Rule, factor: number): Rule {
   }
   let scaled = byFactor.get(factor);
   if (scaled === undefined) {
-    scaled = compute(rule, factor);
+    scaled = policyOf(rule).model.scale(rule, factor) as Rule;
     if (byFactor.size > 64) byFactor.clear(); // factors follow instance counts and shares: few, but bounded anyway
     byFactor.set(factor, scaled);
   }
   return scaled;
 }
 
-function compute(rule: Rule, factor: number): Rule {
-  switch (rule.policy) {
-    case 'token_bucket':
-    case 'gcra':
-      return { ...rule, capacity: units(rule.capacity, factor), refillPerSecond: rule.refillPerSecond * factor };
-    case 'fixed_window':
-    case 'sliding_window_log':
-    case 'sliding_window_counter':
-      return { ...rule, limit: units(rule.limit, factor) };
-    case 'leaky_bucket': {
-      const burst = units(rule.burst + 1, factor) - 1;
-      const delay = rule.delay === undefined ? undefined : Math.min(rule.delay, burst);
-      return { ...rule, ratePerSecond: rule.ratePerSecond * factor, burst, ...(delay === undefined ? {} : { delay }) };
-    }
-  }
-}
 
 /**
  * The ms one unit moves the state of a policy carried as a time into the

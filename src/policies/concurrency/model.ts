@@ -29,8 +29,16 @@ export interface SlotStep {
 
 const byExpiry = (a: SlotLease, b: SlotLease): number => a.expiresUs - b.expiresUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/** One call on a slot set: `op` for lease `id`, at most `max` leases held, each living `ttlMs`. */
+export interface SlotCall {
+  readonly op: SlotOp;
+  readonly max: number;
+  readonly id: string;
+  readonly ttlMs: number;
+}
+
 /** Applies `op` for lease `id` at `nowUs`: expired leases are dropped first, then the lease is added or renewed (if held or below `max`) or removed. */
-export function slotStep(state: SlotState | undefined, nowUs: number, op: SlotOp, max: number, id: string, ttlMs: number): SlotStep {
+export function slotStep(state: SlotState | undefined, nowUs: number, { op, max, id, ttlMs }: SlotCall): SlotStep {
   const live = (state ?? []).filter((lease) => lease.expiresUs > nowUs);
   const others = live.filter((lease) => lease.id !== id);
   let next: SlotLease[] = others;

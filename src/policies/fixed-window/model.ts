@@ -13,7 +13,7 @@
 // model, like the Lua twin against Redis TIME, picks the window `now` falls in.
 import type { FixedWindowRule } from '../../core/rule.js';
 import { boundariesOf, type CalendarBounded } from '../calendar-rule.js';
-import { ceilMs, type PolicyModel, toMicros } from '../model.js';
+import { ceilMs, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 
 export interface FixedWindowState {
   /** Start of the window the count belongs to, in microseconds since the epoch. */
@@ -91,6 +91,9 @@ export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
     if (rule.calendar === undefined) return [rule.limit, rule.windowMs!, rule.windowStart === 'first_request' ? 1 : 0, rule.offsetMs ?? 0];
     return [rule.limit, 0, 2, 0, ...boundariesOf(rule)]; // mode 2: calendar, ARGV[7..9] the boundaries (ms)
   },
+  // A calendar window's length changes (months, DST days): its callers read the current window's.
+  fillMs: (rule) => rule.windowMs ?? 0,
+  scale: (rule, factor) => ({ ...rule, limit: scaledUnits(rule.limit, factor) }),
 };
 
 /**

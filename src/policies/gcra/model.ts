@@ -4,7 +4,7 @@
 // emission intervals T and conforms iff the pushed TAT stays within the
 // tolerance (`capacity` intervals) ahead of now.
 // The TAT is kept as `anchor + units * T` (../tat.ts explains why).
-import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+import { ceilMs, floorUnits, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
 
 export type GcraState = TatState;
@@ -68,4 +68,6 @@ export const gcra: PolicyModel<'gcra', GcraState> = {
   serialize: serializeTat,
   deserialize: deserializeTat,
   luaArgs: (rule) => [rule.capacity, rule.refillPerSecond],
+  fillMs: (rule) => (rule.capacity / rule.refillPerSecond) * 1000,
+  scale: (rule, factor) => ({ ...rule, capacity: scaledUnits(rule.capacity, factor), refillPerSecond: rule.refillPerSecond * factor }),
 };

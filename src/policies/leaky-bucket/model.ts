@@ -7,7 +7,7 @@
 // as `anchor + units * interval` for the reason given in ../tat.ts; the
 // level at `now` is (emptyAt - now) / interval requests.
 import type { LeakyBucketRule } from '../../core/rule.js';
-import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+import { ceilMs, floorUnits, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
 
 /** The queue is empty again at anchor + units * interval. */
@@ -76,4 +76,10 @@ export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
   serialize: serializeTat,
   deserialize: deserializeTat,
   luaArgs: (rule) => [rule.ratePerSecond, rule.burst, undelayed(rule)],
+  fillMs: (rule) => ((rule.burst + 1) / rule.ratePerSecond) * 1000,
+  scale(rule, factor) {
+    const burst = scaledUnits(rule.burst + 1, factor) - 1;
+    const delay = rule.delay === undefined ? undefined : Math.min(rule.delay, burst);
+    return { ...rule, ratePerSecond: rule.ratePerSecond * factor, burst, ...(delay === undefined ? {} : { delay }) };
+  },
 };

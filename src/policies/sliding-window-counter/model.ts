@@ -3,7 +3,7 @@
 // one weighs in proportion to how much of it the sliding window still covers:
 //   count = current + previous * (1 - elapsedInCurrent / window)
 // One key holds "<window start µs> <current> <previous>", all integers.
-import { ceilMs, floorUnits, type PolicyModel, toMicros } from '../model.js';
+import { ceilMs, floorUnits, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 
 export interface SlidingCounterState {
   /** Start of the current window, in microseconds since the epoch. */
@@ -121,4 +121,6 @@ export const slidingWindowCounter: PolicyModel<'sliding_window_counter', Sliding
     return { start: start ?? 0, current: current ?? 0, previous: previous ?? 0 };
   },
   luaArgs: (rule) => [rule.limit, rule.windowMs],
+  fillMs: (rule) => rule.windowMs,
+  scale: (rule, factor) => ({ ...rule, limit: scaledUnits(rule.limit, factor) }),
 };

@@ -2,7 +2,7 @@
 // log; a unit counts while it is younger than the window. Entries that have
 // left the window are dropped on every write, so a key holds at most `limit`
 // entries (the schema caps the limit to bound memory).
-import { ceilMs, type PolicyModel, toMicros } from '../model.js';
+import { ceilMs, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 
 export interface SlidingLogState {
   /** Microsecond timestamps of the admitted units, oldest first, one per unit. */
@@ -72,6 +72,8 @@ export const slidingWindowLog: PolicyModel<'sliding_window_log', SlidingLogState
   serialize: (state) => state.log.join(','),
   deserialize: (text) => ({ log: text === '' ? [] : text.split(',').map(Number) }),
   luaArgs: (rule) => [rule.limit, rule.windowMs],
+  fillMs: (rule) => rule.windowMs,
+  scale: (rule, factor) => ({ ...rule, limit: scaledUnits(rule.limit, factor) }),
 };
 
 /**

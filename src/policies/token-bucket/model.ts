@@ -4,7 +4,7 @@
 // full bucket, in millionths (a same-instant burst then adds whole tokens
 // exactly, with no rounding drift), and the µs of the last update. Keeping the
 // deficit rather than the tokens means a raised capacity applies at once.
-import { ceilMs, type PolicyModel, toMicros } from '../model.js';
+import { ceilMs, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 
 export interface TokenBucketState {
   /** Tokens missing from a full bucket after the last update, in millionths of a token. */
@@ -90,4 +90,6 @@ export const tokenBucket: PolicyModel<'token_bucket', TokenBucketState> = {
     return { deficit: Number(deficit), ts: Number(ts) };
   },
   luaArgs: (rule) => [rule.capacity, rule.refillPerSecond],
+  fillMs: (rule) => (rule.capacity / rule.refillPerSecond) * 1000,
+  scale: (rule, factor) => ({ ...rule, capacity: scaledUnits(rule.capacity, factor), refillPerSecond: rule.refillPerSecond * factor }),
 };

@@ -10,13 +10,12 @@
 // after BATCH commands or at the end of the event loop's turn (setImmediate),
 // so the decisions of all the HTTP requests read in one turn share a write.
 // The cap keeps Redis working on one batch while the next is written (one
-// batch per turn would make the two processes take turns). Measured on 2 cores:
-// at 64 callers about half the CPU per decision in both Node and Redis, 1.8×
-// the decisions/s; in the gateway with one Redis call per request, 10 % more
-// requests/s than flushing at the end of each tick.
+// batch per turn would make the two processes take turns). Fewer, larger
+// writes cost both Node and Redis less CPU per decision than a write per call
+// or one per tick (docs/performance.md, Engine).
 //
 // ioredis's own enableAutoPipelining batches through a Pipeline object per
-// turn, uncapped; measured here it cut EVALSHA throughput, so it stays off.
+// turn, uncapped: it gives up the cap's overlap above, so it stays off.
 import type { Redis } from 'ioredis';
 import { isCluster, type RedisClient } from './client.js';
 

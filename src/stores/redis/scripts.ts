@@ -2,8 +2,8 @@
 // A decision is one EVALSHA; on NOSCRIPT only (a Redis restart, SCRIPT FLUSH or
 // a failover to a node that never saw the script) the same call is resent once
 // as EVAL, which also loads the script on that node. ioredis's defineCommand
-// does the same with two more promises and a closure per call; measured here,
-// calling EVALSHA directly is about 7 % more decisions/s.
+// does the same with two more promises and a closure per call, which the hot
+// path would pay on every decision.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
@@ -106,15 +106,16 @@ export function preloadScripts(client: RedisClient): void {
 
 /**
  * The Redis key a policy keeps `bucket` in: the hash `bucket.hash` (a field of
- * it), or for the sliding log, a sorted set, the key `bucket.key` of its own.
+ * it), or for a policy with a key of its own (the registry's `ownKey`: the
+ * sliding log's sorted set), the key `bucket.key`.
  */
 export function redisKeyOf(policy: PolicyName, bucket: BucketKey): string {
-  return policy === 'sliding_window_log' ? bucket.key : bucket.hash;
+  return POLICY_REGISTRY[policy].ownKey ? bucket.key : bucket.hash;
 }
 
-/** The bucket's field in that hash; '' for the sliding log's own key. */
+/** The bucket's field in that hash; '' for a policy with a key of its own. */
 export function fieldOf(policy: PolicyName, bucket: BucketKey): string {
-  return policy === 'sliding_window_log' ? '' : bucket.field;
+  return POLICY_REGISTRY[policy].ownKey ? '' : bucket.field;
 }
 
 export interface ScriptReply {
