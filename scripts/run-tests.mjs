@@ -40,13 +40,13 @@ const ALONE = [
 // the other core idles. Any order is correct; this one is shorter.
 const FIRST = [
   'test/decision-service/ratelimit-command.int.test.ts',
-  'test/gateway/config.int.test.ts',
+  'test/config/config.int.test.ts',
   'test/gateway/limit-keys.int.test.ts',
   'test/gateway/flow.int.test.ts',
   'test/dashboard/history-memory.int.test.ts',
   'test/usage/stream-memory.int.test.ts',
   'test/decision-service/ratelimit-settings.int.test.ts',
-  'test/connections/redis-tls.int.test.ts',
+  'test/stores/redis/redis-tls.int.test.ts',
   'test/gateway/plans.int.test.ts',
   'test/process/workers-config.int.test.ts',
 ];
