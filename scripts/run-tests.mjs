@@ -18,7 +18,7 @@
 // The int tier shares one PostgreSQL (one initdb) among its files, each in a database of its
 // own (test/helpers/shared-servers.ts); the runner stops it at the end, on failure or signal.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, normalize } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -103,6 +103,14 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/** spec on the terminal; with TEST_TIMES=FILE, each top-level test's time too, into a part file that runNode appends to FILE (the runner truncates its destination). */
+const times = process.env.TEST_TIMES;
+function reporters() {
+  if (!times) return ['--test-reporter=spec'];
+  const reporter = pathToFileURL(join(import.meta.dirname, 'test-times.mjs')).href;
+  return ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${reporter}`, `--test-reporter-destination=${times}.part`];
+}
+
 /** One `node --test` over files, resolving to whether every file passed. */
 function runNode(files, concurrency, compiled, env) {
   const loader = compiled ? ['--enable-source-maps'] : ['--import', 'tsx'];
@@ -110,10 +118,16 @@ function runNode(files, concurrency, compiled, env) {
   return new Promise((done) => {
     child = spawn(
       process.execPath,
-      [...loader, '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...list],
+      [...loader, '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${FILE_TIMEOUT_MS}`, ...reporters(), ...list],
       { stdio: 'inherit', env },
     );
-    child.on('exit', (code) => done(code === 0));
+    child.on('exit', (code) => {
+      if (times && existsSync(`${times}.part`)) {
+        appendFileSync(times, readFileSync(`${times}.part`));
+        rmSync(`${times}.part`);
+      }
+      done(code === 0);
+    });
   });
 }
 
