@@ -9,19 +9,18 @@
 //     is a link, so `new URL('../../examples/x', import.meta.url)` lands where it did.
 // Child processes a test starts (`node --import tsx src/cli/main.ts`) run from the checkout
 // itself, the runner's working directory, as before.
-// Usage: node scripts/build-tests.mjs → prints the mirror's folder (under the OS temp folder,
-// one per checkout, rebuilt each time).
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+// Usage: node scripts/build-tests.mjs → prints the mirror's folder (a new one under the OS
+// temp folder; run-tests.mjs removes its own at the end, a caller of this script its).
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 
 const COMPILED = ['src', 'test', 'bench', 'scripts'];
 const SKIPPED = new Set(['.git', ...COMPILED]);
 
-/** Every file under dir, as paths relative to root; folders are made in the mirror on the way. */
+/** Links every file under dir into the mirror (folders made on the way) and collects its .ts sources. */
 function mirrorTree(root, out, dir, sources) {
   mkdirSync(join(out, dir), { recursive: true });
   for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
@@ -36,9 +35,9 @@ function mirrorTree(root, out, dir, sources) {
 
 export function buildTests(root = process.cwd()) {
   root = resolve(root);
-  const out = join(tmpdir(), `sluice-tests-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`);
-  rmSync(out, { recursive: true, force: true });
-  mkdirSync(out, { recursive: true });
+  // A folder of its own per run: two runs at once (two checkouts, or one run inside another's
+  // test) never rebuild under each other's feet.
+  const out = mkdtempSync(join(tmpdir(), 'sluice-tests-'));
   for (const entry of readdirSync(root)) if (!SKIPPED.has(entry)) symlinkSync(join(root, entry), join(out, entry));
   const sources = [];
   for (const dir of COMPILED) mirrorTree(root, out, dir, sources);
@@ -55,7 +54,7 @@ export function buildTests(root = process.cwd()) {
     sourcesContent: false,
     logLevel: 'warning',
   });
-  return { out, files: sources.length, relativeOf: (file) => relative(root, file) };
+  return { out, files: sources.length, remove: () => rmSync(out, { recursive: true, force: true }) };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) console.log(buildTests().out);

@@ -96,10 +96,15 @@ let child;
 async function stopShared() {
   while (shared.length > 0) await shared.pop().stop().catch(() => {});
 }
+/** Everything the run started: the shared servers, then the build. */
+async function cleanUp() {
+  await stopShared();
+  build?.remove();
+}
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     child?.kill(signal);
-    void stopShared().finally(() => process.exit(130));
+    void cleanUp().finally(() => process.exit(130));
   });
 }
 
@@ -164,6 +169,6 @@ try {
     if (!passed) failed = true;
   }
 } finally {
-  await stopShared();
+  await cleanUp();
 }
 process.exit(failed ? 1 : 0);
