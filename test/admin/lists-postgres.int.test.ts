@@ -1,16 +1,16 @@
-// Stored allow and deny lists on PostgreSQL (a private server this test
-// starts): the shared checks of lists-suite.ts, the second instance reading
+// Stored allow and deny lists on PostgreSQL (the run's shared server, or a private
+// one): the shared checks of lists-suite.ts, the second instance reading
 // through its own store and LISTEN.
 import { after, before } from 'node:test';
 import { silentLogger } from '../../src/rules/logger.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { createDatabase } from '../helpers/postgres-db.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { listsSuite } from './lists-suite.js';
 
-let server: PostgresServer;
+let server: PostgresHost;
 before(async () => {
-  server = await startPostgres();
+  server = await postgresForFile();
 });
 after(async () => {
   await server?.stop();

@@ -1,19 +1,19 @@
-// Tokens, roles and the audit log on PostgreSQL (a private server this test
-// starts), and a token revoked on one instance refused by another sharing the
+// Tokens, roles and the audit log on PostgreSQL (the run's shared server, or a private one),
+// and a token revoked on one instance refused by another sharing the
 // database within the token cache's time (polled, never timed).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { eventually } from '../helpers/poll.js';
 import { startTeamAdmin } from '../helpers/team-fixture.js';
 import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 
-let server: PostgresServer;
+let server: PostgresHost;
 before(async () => {
-  server = await startPostgres();
+  server = await postgresForFile();
 });
 after(async () => {
   await server?.stop();

@@ -18,7 +18,7 @@ function testFiles(dir: string, out: string[] = []): string[] {
 
 /** What only a process or a socket needs: a unit file imports none of it. */
 const SERVER_IMPORTS =
-  /^import (?!type )[^;]*from '(?:node:(?:child_process|net|tls|http2?|https|dgram)|ioredis|pg|undici|playwright-core|@grpc\/grpc-js|[./]+helpers\/(?:redis-server|redis-cluster|redis-sentinel|postgres|postgres-db|delay-proxy|delay-proxy-process)\.js)'/m;
+  /^import (?!type )[^;]*from '(?:node:(?:child_process|net|tls|http2?|https|dgram)|ioredis|pg|undici|playwright-core|@grpc\/grpc-js|[./]+helpers\/(?:redis-server|redis-cluster|redis-sentinel|postgres|postgres-db|shared-servers|delay-proxy|delay-proxy-process)\.js)'/m;
 const SERVER_CALLS = /\.listen\(|\bfetch\(/;
 /** A real server frozen or killed: the system tier's business. */
 const FREEZES = /SIGSTOP|SIGKILL|\b(?:redis|server|pg|postgres)\.(?:pause|kill|restart|freeze)\(\)/;

@@ -13,6 +13,7 @@ import { isSluiceError } from '../../src/core/errors.js';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { hashApiKeyHex } from '../../src/rules/keys.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 const GOOD = `listen: 127.0.0.1:9000
 routes:
@@ -243,7 +244,7 @@ describe('sluice check / start with a bad file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
   const cli = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    spawnSync(process.execPath, [...sluiceCli(), ...args], {
       encoding: 'utf8',
       env: { ...process.env, SHOP_A_KEY: 'secret-key-a', SLUICE_LISTEN: '127.0.0.1:0', ...env },
       timeout: 30_000,

@@ -11,6 +11,7 @@ import { parseConfig } from '../../src/decision-service/load-config.js';
 import { findLimit } from '../../src/decision-service/descriptor-tree.js';
 import { loadEnvoyConfig, parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
 import { EXAMPLES } from '../helpers/decision-service-support.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 const errorOf = (text: string): string => {
   try {
@@ -99,7 +100,7 @@ descriptors:
   it('sluice check prints the warning of a file with a reference key out of place, and passes', () => {
     writeFileSync(join(dir, 'misplaced.yaml'), 'domain: d\ndescriptors:\n  - key: a\n    replaces: [{ name: x }]\n');
     writeFileSync(join(dir, 'sluice.yaml'), "routes: [{ id: r, path: /r, upstream: 'http://127.0.0.1:9' }]\ndecisionService: { envoyConfig: misplaced.yaml }\n");
-    const checked = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'check', '--config', join(dir, 'sluice.yaml')], { encoding: 'utf8', timeout: 30_000 });
+    const checked = spawnSync(process.execPath, [...sluiceCli(), 'check', '--config', join(dir, 'sluice.yaml')], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(checked.status, 0, checked.stderr);
     assert.equal(checked.stderr, `warning: ${join(dir, 'misplaced.yaml')}: ignored, as envoyproxy/ratelimit ignores them: descriptors[0].replaces (line 4) is read only in rate_limit\n`);
   });

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { call } from '../helpers/gateway-support.js';
 import { ConfigMapFolder, type RatelimitProcess, startRatelimitProcess, tempDir, waitForRlconfig } from './ratelimit-support.js';
 import { descriptor, rlsClient } from '../helpers/decision-service-support.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 const limitOf = (perMinute: number) => `domain: shop\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: minute, requests_per_unit: ${perMinute} }\n`;
 
@@ -88,7 +89,7 @@ describe('sluice ratelimit: a bad variable or folder stops it at start, naming i
   writeFileSync(join(root, 'twice', 'a.yaml'), limitOf(1));
   writeFileSync(join(root, 'twice', 'b.yaml'), 'domain: shop\n');
   after(() => rmSync(root, { recursive: true, force: true }));
-  const run = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'ratelimit'], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '', RUNTIME_ROOT: root, ...env } });
+  const run = (env: Record<string, string>) => spawnSync(process.execPath, [...sluiceCli(), 'ratelimit'], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '', RUNTIME_ROOT: root, ...env } });
   const cases: [string, Record<string, string>, RegExp][] = [
     ['a port that is not one', { GRPC_PORT: 'eighty' }, /^sluice ratelimit: GRPC_PORT: must be a port from 0 to 65535, not "eighty"$/],
     ['a boolean that is not one', { RUNTIME_WATCH_ROOT: 'yes' }, /^sluice ratelimit: RUNTIME_WATCH_ROOT: must be true or false, not "yes"$/],
@@ -118,7 +119,7 @@ describe('sluice ratelimit: a listener that cannot bind', () => {
     mkdirSync(join(root, 'config'));
     try {
       const env = { PATH: process.env.PATH ?? '', RUNTIME_ROOT: root, HOST: '127.0.0.1', PORT: String(port), GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', DEBUG_PORT: '0', DEBUG_HOST: '127.0.0.1', REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: '127.0.0.1:1' };
-      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'ratelimit'], { encoding: 'utf8', timeout: 30_000, env });
+      const result = spawnSync(process.execPath, [...sluiceCli(), 'ratelimit'], { encoding: 'utf8', timeout: 30_000, env });
       assert.equal(result.status, 1, result.stderr);
       assert.match(result.stderr, new RegExp(`EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}`));
     } finally {

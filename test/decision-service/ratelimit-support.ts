@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../helpers/ports.js';
 import { call } from '../helpers/gateway-support.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 export interface RatelimitProcess {
   readonly grpc: string;
@@ -28,7 +29,7 @@ export interface RatelimitProcess {
 export async function startRatelimitProcess(env: Record<string, string>): Promise<RatelimitProcess> {
   const [grpcPort, httpPort, debugPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const base = { PATH: process.env.PATH ?? '', GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), HOST: '127.0.0.1', PORT: String(httpPort), DEBUG_HOST: '127.0.0.1', DEBUG_PORT: String(debugPort), PROMETHEUS_ADDR: `127.0.0.1:${metricsPort}`, LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'ratelimit'], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...sluiceCli(), 'ratelimit'], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   let partial = '';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { until } from '../helpers/poll.js';
@@ -30,7 +30,7 @@ function admin(app: RunningSluice, method: string, path: string, body?: unknown)
 }
 
 describe('two gateways on one PostgreSQL and one Redis', () => {
-  let pg: PostgresServer;
+  let pg: PostgresHost;
   let redis: RedisServer;
   let upstream: TestUpstream;
   let a: RunningSluice;
@@ -38,7 +38,7 @@ describe('two gateways on one PostgreSQL and one Redis', () => {
   const dirs: string[] = [];
 
   before(async () => {
-    [pg, redis, upstream] = await Promise.all([startPostgres(), startRedis(), startUpstream()]);
+    [pg, redis, upstream] = await Promise.all([postgresForFile(), startRedis(), startUpstream()]);
     const database = await createDatabase(pg);
     const start = () => {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-e2e-'));

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/ports.js';
 import { KeepAliveLoad } from '../helpers/drain-load.js';
 import { startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -43,7 +44,7 @@ tenants: { unknownKeys: default-rule }
 defaultRule: { policy: token_bucket, capacity: 100000, refillPerSecond: 100000 }
 `,
     );
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [...sluiceCli(), 'start', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const listening = new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 import { eventually } from '../helpers/poll.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
@@ -120,12 +120,12 @@ describe('overrides through the gateway on the embedded store', () => {
 });
 
 describe('overrides through two gateways on one PostgreSQL', () => {
-  let pg: PostgresServer;
+  let pg: PostgresHost;
   let upstream: TestUpstream;
   let a: RunningSluice;
   let b: RunningSluice;
   before(async () => {
-    [pg, upstream] = await Promise.all([startPostgres(), startUpstream()]);
+    [pg, upstream] = await Promise.all([postgresForFile(), startUpstream()]);
     const database = await createDatabase(pg);
     a = await start(upstream, database);
     b = await start(upstream, database);

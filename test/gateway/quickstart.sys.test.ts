@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/decision-service/load-config.js';
 import { startDemoUpstream } from '../../src/demo/upstream.js';
 import { freePort } from '../helpers/ports.js';
 import { call, silent } from '../helpers/gateway-support.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 const QUICKSTART = 'examples/quickstart.yaml';
 
@@ -42,7 +43,7 @@ describe('quick start', () => {
     const demo = await startDemoUpstream({ port: 0 });
     const port = await freePort();
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--demo-upstream', '--config', QUICKSTART], {
+      child = spawn(process.execPath, [...sluiceCli(), 'start', '--demo-upstream', '--config', QUICKSTART], {
         env: { ...process.env, SLUICE_LISTEN: `127.0.0.1:${port}`, UPSTREAM_URL: demo.url, SLUICE_LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

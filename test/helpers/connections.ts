@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SluiceConfig } from '../../src/config/index.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 /** `ACL SETUSER sluice …` from docs/redis.md, as arguments after `ACL`, with `password` for CHANGE-ME. */
 export function documentedAcl(password: string, user = 'sluice'): string[] {
@@ -25,7 +26,7 @@ export function configIn(dir: string, yaml: string): SluiceConfig {
 export function checkConnect(dir: string, yaml: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const file = join(dir, 'check.yaml');
   writeFileSync(file, yaml);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'check', '--config', file, '--connect'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...sluiceCli(), 'check', '--config', file, '--connect'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {

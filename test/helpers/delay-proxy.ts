@@ -43,8 +43,10 @@ export interface DelayProxy {
 export type ProxyMessage = { port: number } | { applied: true };
 
 export async function startDelayProxy(options: DelayProxyOptions): Promise<DelayProxy> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./delay-proxy-process.ts', import.meta.url)), [JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx'],
+  // Compiled (scripts/build-tests.mjs), this module has the proxy's compiled process beside it.
+  const compiled = import.meta.url.endsWith('.js');
+  const child: ChildProcess = fork(fileURLToPath(new URL(compiled ? './delay-proxy-process.js' : './delay-proxy-process.ts', import.meta.url)), [JSON.stringify(options)], {
+    execArgv: compiled ? [] : ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const next = () => new Promise<ProxyMessage>((resolve, reject) => {

@@ -1,10 +1,11 @@
-// Fresh databases on one private PostgreSQL (test/helpers/postgres.ts), so each
+// Fresh databases on one PostgreSQL (a private test/helpers/postgres.ts, or the run's shared
+// one: test/helpers/shared-servers.ts), so each
 // store under test starts empty without a new initdb each time.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { PostgresServer } from './postgres.js';
 
-export async function createDatabase(server: PostgresServer): Promise<string> {
+export async function createDatabase(server: Pick<PostgresServer, 'url'>): Promise<string> {
   const name = `sluice_test_${randomBytes(4).toString('hex')}`;
   const client = new pg.Client({ connectionString: server.url });
   await client.connect();

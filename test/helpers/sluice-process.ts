@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { freePort } from './ports.js';
 import { Agent, request } from 'undici';
 import type { KeepAliveLoad } from './drain-load.js';
+import { sluiceCli } from './cli.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,7 +19,7 @@ export class SluiceProcess {
   readonly exited: Promise<number | null>;
 
   constructor(configFile: string, readonly adminUrl: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    this.child = spawn(process.execPath, [...sluiceCli(), 'start', '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const keep = (chunk: Buffer) => {
       this.output += chunk.toString();
     };

@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/index.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { restartOnlyChanges } from '../../src/admin/config-reload.js';
+import { sluiceCli } from '../helpers/cli.js';
 
 const BASE = `routes:
   - { id: r, path: /r, upstream: 'http://127.0.0.1:8090' }
@@ -61,7 +62,7 @@ describe('workers in the config', () => {
 describe('sluice check / start --workers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-workers-config-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
-  const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, SLUICE_LISTEN: '127.0.0.1:0' } });
+  const cli = (args: string[]) => spawnSync(process.execPath, [...sluiceCli(), ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, SLUICE_LISTEN: '127.0.0.1:0' } });
 
   it('check and start refuse workers: 2 with store: memory the same way; start --workers 2 too', () => {
     const file = join(dir, 'memory.yaml');

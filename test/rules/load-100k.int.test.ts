@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/rules/logger.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { RuleStore } from '../../src/rules/store.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 
 const COUNT = 100_000;
@@ -44,10 +44,10 @@ async function measure(name: string, store: RuleStore): Promise<void> {
 }
 
 describe('100,000 rules', () => {
-  let server: PostgresServer;
+  let server: PostgresHost;
   const dirs: string[] = [];
   before(async () => {
-    server = await startPostgres();
+    server = await postgresForFile();
   });
   after(async () => {
     await server?.stop();

@@ -4,15 +4,15 @@ import { loadMigrations, migrate } from '../../src/rules/migrations.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
 import { RuleCache } from '../../src/rules/rule-cache.js';
 import type { StoreChange } from '../../src/rules/store.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { recordingLogger, type StoreFactory, storeContract } from './store-contract.js';
 import { eventually } from '../helpers/poll.js';
 import { overrideContract } from './override-contract.js';
 
-let server: PostgresServer;
+let server: PostgresHost;
 before(async () => {
-  server = await startPostgres();
+  server = await postgresForFile();
 });
 after(async () => {
   await server?.stop();

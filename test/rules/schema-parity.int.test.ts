@@ -12,7 +12,7 @@ import pg from 'pg';
 import { POLICIES } from '../../src/core/rule.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
 import { PostgresRuleStore } from '../../src/rules/pg-store.js';
-import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
+import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 
 type RuleCase = [name: string, ok: boolean, tenant: string, route: string, policy: string | null, capacity: unknown, refill: unknown, params: string, shadow?: boolean];
@@ -83,7 +83,7 @@ const OVERRIDE_INSERT = 'INSERT INTO limit_override (limit_id, selector, policy,
 const RULE_INSERT = 'INSERT INTO rate_limit_rule (tenant_id, route_id, policy, capacity, refill_per_second, params, shadow)';
 const KEY_INSERT = 'INSERT INTO api_key (id, key_hash, tenant_id)';
 
-let server: PostgresServer;
+let server: PostgresHost;
 let pgClient: pg.Client;
 let sqlite: Database.Database;
 let dataDir: string;
@@ -114,7 +114,7 @@ function takesSqlite(text: string, values: unknown[]): boolean {
 }
 
 before(async () => {
-  server = await startPostgres();
+  server = await postgresForFile();
   const url = await createDatabase(server);
   const store = new PostgresRuleStore({ connectionString: url });
   await store.listRules(); // migrates

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { sluiceCli } from '../helpers/cli.js';
 
 const cli = (args: string[], env: Record<string, string>) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', env: { ...process.env, SLUICE_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_LISTEN: '127.0.0.1:0', ...env }, timeout: 30_000 });
+  spawnSync(process.execPath, [...sluiceCli(), ...args], { encoding: 'utf8', env: { ...process.env, SLUICE_LISTEN: '127.0.0.1:0', SLUICE_ADMIN_LISTEN: '127.0.0.1:0', ...env }, timeout: 30_000 });
 
 describe('sluice check / start with a bad OTEL_* variable', () => {
   it('both refuse OTEL_TRACES_SAMPLER=sometimes, naming it', () => {
