@@ -1,6 +1,7 @@
 // What every operator command shares: its output streams and environment,
 // argument parsing, and the exit codes (0 done, 1 a failed call, 2 bad usage).
 // A failure is printed with its code from the catalogue (docs/errors.md).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CLI_ERRORS, type CliErrorCode, type ErrorCode, isCatalogued } from '../core/error-codes.js';
 
 export interface CliIo {
@@ -36,6 +37,37 @@ export function parseCommandArgs(argv: string[]): { positional: string[]; option
     else options.set(arg.slice(2), true);
   }
   return { positional, options };
+}
+
+type DeclaredOptions = NonNullable<ParseArgsConfig['options']>;
+export type DeclaredValues<T extends DeclaredOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true }>>['values'];
+
+/**
+ * Declared options through node:util's parseArgs, with two differences a user
+ * meets: a string option takes the next argument whatever it starts with (a
+ * generated token or key may start with `-`, which parseArgs would call
+ * ambiguous), and a mistake is a UsageError naming the option.
+ */
+export function parseDeclaredArgs<T extends DeclaredOptions>(argv: string[], options: T): DeclaredValues<T> {
+  const takesValue = (arg: string): string | undefined => {
+    const name = arg.startsWith('--') ? arg.slice(2) : Object.keys(options).find((key) => arg === `-${options[key]!.short}`);
+    return name !== undefined && options[name]?.type === 'string' ? name : undefined;
+  };
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = takesValue(argv[i]!);
+    if (name !== undefined && i + 1 < argv.length && argv[i + 1]!.startsWith('-')) joined.push(`--${name}=${argv[++i]!}`);
+    else joined.push(argv[i]!);
+  }
+  try {
+    const { values, positionals } = parseArgs({ args: joined, options, allowPositionals: true });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
+    return values;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    // node names the option: "Unknown option '--pth'", "Option '--path <value>' argument missing"
+    throw new UsageError((error as Error).message.split('. ')[0]!);
+  }
 }
 
 /** Runs a CLI body: 0 on success, 1 on a failed call, 2 on a usage error. */

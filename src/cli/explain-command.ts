@@ -3,13 +3,12 @@
 // or from a running instance's admin API (GET /explain: the rule store's
 // rules, overrides and keys as that instance holds them, and each bucket's
 // state now). Text for a person by default, `--format json` for scripts.
-import { parseArgs } from 'node:util';
 import { type Explanation, explainSample } from '../explain/explain.js';
 import { renderText } from '../explain/render.js';
 import { parseSample, type SampleRequest, sampleQuery } from '../explain/sample.js';
 import { resolversFor } from '../rules/resolvers.js';
 import { AdminClient, DEFAULT_ADMIN_URL } from './admin-client.js';
-import { type CliIo, processIo, runCli, UsageError } from './cli-io.js';
+import { type CliIo, parseDeclaredArgs, processIo, runCli, UsageError } from './cli-io.js';
 import type { Command } from './command.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
 
@@ -57,15 +56,7 @@ export function run(argv: string[], io: CliIo = processIo): Promise<number> {
 }
 
 function optionsOf(argv: string[]) {
-  try {
-    const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
-    return values;
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    // node names the option: "Unknown option '--pth'", "Option '--path <value>' argument missing"
-    throw new UsageError((error as Error).message.split('. ')[0]!);
-  }
+  return parseDeclaredArgs(argv, OPTIONS);
 }
 
 /** The sample from the options; a bad one is a usage error naming its option. */

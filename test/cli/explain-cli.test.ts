@@ -86,6 +86,16 @@ describe('sluice explain --config', () => {
       assert.equal(io.stdout, '');
     });
   }
+
+  // A generated token is base64url: one in 64 starts with '-', one in 4096 with '--'.
+  for (const token of ['-dashToken', '--twoDashes', '-']) {
+    it(`--token ${token} is taken as the token, not read as an option`, async () => {
+      const io = capture();
+      assert.equal(await run(['--admin', 'http://127.0.0.1:1', '--token', token, '--path', '/x'], io), 1);
+      assert.doesNotMatch(io.stderr, /ambiguous|usage:/);
+      assert.match(io.stderr, /^error: /);
+    });
+  }
 });
 
 describe('sluice explain --config on a JWT route', () => {
