@@ -8,7 +8,7 @@
 // token refused now may be one that is not yet valid, and a flood of bad
 // tokens must not push out the good ones.
 import { createHash } from 'node:crypto';
-import { BoundedLru } from '../limiter/caches/lru.js';
+import { BoundedLru } from '../core/lru.js';
 
 export interface VerifiedTokenCacheConfig {
   /** 0: no cache, every request verifies its token. */

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
-import { ADAPTIVE_DEADLINE } from '../limiter/deadline/adaptive-deadline.js';
+import { ADAPTIVE_DEADLINE } from '../limiter/deadline/deadline.js';
 import type { ConfigPath } from './config-error.js';
 import type { tlsFilesSchema } from './connection-schema.js';
 import type { ConfigFile } from './schema.js';

@@ -15,19 +15,18 @@
 // with no limit decided.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { VerifierPool } from '../auth/verifier-pool.js';
 import type { ForwardAuthProxy } from '../config/decision-service.js';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
-import { VerifierPool } from '../auth/verifier-pool.js';
 import { claimHeaderValue } from '../core/claims.js';
 import { sendAuthFailure, sendError } from '../http/errors.js';
 import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../http/headers.js';
-import { identityOfToken, type RequestIdentity, tenantOfRequest } from '../http/identify.js';
-import { listVerdict } from '../http/list-check.js';
+import { identityOfToken, listVerdict, type RequestIdentity, tenantOfRequest } from '../http/identify.js';
 import { RouteTable } from '../http/routes.js';
-import { countListed } from '../request-limits/list-metrics.js';
-import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 import type { Engine, LimitsDecision } from '../limiter/engine/engine.js';
+import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 import { ClientIpResolver } from '../request-limits/client-ip.js';
+import { countListed } from '../request-limits/list-metrics.js';
 import { type LimitRequest, RouteLimits } from '../request-limits/request-limits.js';
 import type { RequestLimit } from '../request-limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';

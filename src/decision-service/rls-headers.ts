@@ -5,7 +5,7 @@
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
 import { type HeaderOptions, pushLimitHeaders } from '../http/headers.js';
-import { closestToExhaustion } from '../limiter/steps/outcome.js';
+import { closestToExhaustion } from '../limiter/steps/compose.js';
 import { type Code, type Outcome, type RlsStatus, untilResetMs } from './rls-status.js';
 
 interface View {

@@ -6,7 +6,7 @@
 // again is neither decoded, checked nor planned again (each of those made
 // objects per call: docs/decision-service.md#measured).
 import type { LimitCall } from '../limiter/engine/engine.js';
-import { BoundedLru } from '../limiter/caches/lru.js';
+import { BoundedLru } from '../core/lru.js';
 import type { Domains } from './descriptor-tree.js';
 import { type DescriptorPlan, type Planned, planRequest } from './rls-plan.js';
 import { type ListSubject, listSubjectOf } from './rls-lists.js';

@@ -1,13 +1,13 @@
 // The concurrency limiter for an engine: on the engine's Redis when it has one
 // (the resilient engine: with the fallback and its live instance count; the
 // plain engine over Redis: no fallback), else in process.
-import { ADAPTIVE_DEADLINE } from '../limiter/deadline/adaptive-deadline.js';
 import { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
+import { ADAPTIVE_DEADLINE } from '../limiter/deadline/deadline.js';
 import { type Engine, StoreEngine } from '../limiter/engine/engine.js';
 import { ResilientEngine } from '../limiter/engine/resilient-engine.js';
 import { MemorySlotStore } from '../stores/memory-slots.js';
-import { RedisSlotStore } from '../stores/redis/slots.js';
 import { RedisStore } from '../stores/redis-store.js';
+import { RedisSlotStore } from '../stores/redis/slots.js';
 
 /** `fixedMs`: store.deadlineMs; absent, the resilient engine's own (adaptive) deadline, or the adaptive floor. */
 export function concurrencyLimiterFor(engine: Engine, fixedMs: number | undefined, maxKeys?: number): ConcurrencyLimiter {

@@ -6,28 +6,26 @@
 // skipped and why, each limit's key, rule and its source, and its bucket's
 // Redis key. Pure: no I/O (bucket-state.ts adds the buckets' current state).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { JwtAuthConfig } from '../auth/jwt-config.js';
+import type { JwtVerifier } from '../auth/jwt-verifier.js';
+import { VerifierPool } from '../auth/verifier-pool.js';
 import type { SluiceConfig } from '../config/types.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
 import { parseIp } from '../core/ip-address.js';
+import { acceptableMethod } from '../gateway/listener.js';
 import { requestHost } from '../http/hop-by-hop.js';
 import { identityOfToken, tenantOfRequest } from '../http/identify.js';
-import { acceptableMethod } from '../gateway/listener.js';
-import { screenRequest } from '../http/request-screen.js';
-import { RouteTable } from '../http/routes.js';
+import { RouteTable, screenRequest } from '../http/routes.js';
 import { ClientIpResolver } from '../request-limits/client-ip.js';
 import { RouteLimits } from '../request-limits/request-limits.js';
 import { type RequestIdentity, usesTenant } from '../request-limits/types.js';
-import { VerifierPool } from '../auth/verifier-pool.js';
 import { hashApiKeyHex } from '../rules/keys.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import { type AuthExplanation, authExplanation, authRefusal, type TokenOutcome } from './auth-explain.js';
-import { explainLimit, type LimitExplanation, skippedLimit } from './limit-explain.js';
+import { explainLimit, type LimitExplanation, skippedLimit, type SkipReason } from './limit-explain.js';
 import { explainRoutes, type RouteExplanation } from './route-explain.js';
 import type { SampleRequest } from './sample.js';
 
-import type { SkipReason } from './limit-explain.js';
 export type { LimitExplanation, SkipReason } from './limit-explain.js';
 export type { RouteExplanation } from './route-explain.js';
 export type { AuthExplanation } from './auth-explain.js';
@@ -173,7 +171,7 @@ function ownVerifiers(context: ExplainContext): VerifierPool {
 }
 
 function refused(out: Explanation, error: GatewayErrorName | 'no_client_address', summary: string): Explanation {
-  // A connection already gone is not answered: the gateway cuts it (refusals.ts answerUnlimitable).
+  // A connection already gone is not answered: the gateway cuts it (gateway.ts answerUnlimitable).
   if (error === 'no_client_address') out.outcome = { status: 0, summary: `${summary} (the connection is closed, not answered)`, decided: false };
   else out.outcome = { status: GATEWAY_ERRORS[error].status, error, summary: `${summary}: ${GATEWAY_ERRORS[error].meaning}`, decided: false };
   return out;

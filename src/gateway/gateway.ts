@@ -2,50 +2,51 @@
 // anonymous; on a route with auth: jwt, the verified token first), the request's limits (the route's and the global ones), decided
 // together by the engine, then forward, hold (shaping) or refuse. The front is
 // node's http server; nothing a client sends can throw out of here.
+//
+// refuseRated and answerUnlimitable, below: the gateway's answers to a request it will not forward: refused by a rate
+// limit (429), or whose limits cannot be formed (400, 503, or a connection
+// already gone). Never forwarded unlimited.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { JwtVerifier } from '../auth/jwt-verifier.js';
+import { VerifierPool } from '../auth/verifier-pool.js';
 import type { RouteConfig, SluiceConfig } from '../config/types.js';
 import { parseIp } from '../core/ip-address.js';
+import { abandonBody, gatewayStatus, sendAuthFailure, sendError } from '../http/errors.js';
+import { type HeaderOptions, type LimitView, limitViews, pushLimitsHeaders, type Rejection, rejectionOf, retryAfterSeconds } from '../http/headers.js';
+import { requestHost } from '../http/hop-by-hop.js';
+import { identityOfToken, listVerdict, type RequestIdentity, tenantOfRequest } from '../http/identify.js';
+import { type CompiledRoute, RouteTable, screenRequest } from '../http/routes.js';
 import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
 import { localConcurrencyLimiter } from '../limiter/concurrency/local.js';
 import type { Engine, LimitsDecision } from '../limiter/engine/engine.js';
-import { ClientIpResolver } from '../request-limits/client-ip.js';
-import { countDecision, countersFor, type LimitCounters } from '../request-limits/metrics.js';
-import { countListed } from '../request-limits/list-metrics.js';
 import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
+import type { ListVerdict } from '../lists/types.js';
+import { type NotificationsView, Notifier } from '../notify/notifier.js';
+import { ClientIpResolver } from '../request-limits/client-ip.js';
+import { countListed } from '../request-limits/list-metrics.js';
+import { countDecision, countersFor, type LimitCounters } from '../request-limits/metrics.js';
+import type { LimitProblem, LimitRequest } from '../request-limits/request-limits.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
+import type { RequestTrace, Tracing } from '../tracing/types.js';
+import { Settlement } from '../usage/settlement.js';
+import type { UsageObserver } from '../usage/usage-recorder.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { Drain } from './drain.js';
-import { sendAuthFailure, sendError } from '../http/errors.js';
 import { createFrontServer, type FrontServer } from './front-server.js';
-import { type HeaderOptions, limitViews, pushLimitsHeaders, rejectionOf, retryAfterSeconds } from '../http/headers.js';
 import { AfterRead } from './h2-after-read.js';
-import { requestHost } from '../http/hop-by-hop.js';
-import { identityOfToken, type RequestIdentity, tenantOfRequest } from '../http/identify.js';
-import { VerifierPool } from '../auth/verifier-pool.js';
-import type { JwtVerifier } from '../auth/jwt-verifier.js';
-import type { LimitRequest } from '../request-limits/request-limits.js';
-import { listVerdict } from '../http/list-check.js';
 import { acceptableMethod, answerClientError, listenerOptions } from './listener.js';
 import { forward, Upstreams } from './proxy.js';
-import { ResetCooldown } from './reset-cooldown.js';
-import { answerUnlimitable, refuseRated } from './refusals.js';
 import type { BodyLimits } from './request-body.js';
-import { screenRequest } from '../http/request-screen.js';
+import { readRequestJson, type RequestJson } from './request-json.js';
 import { type Exchange, NO_ROUTE, NO_VERDICT, type RequestObserver, watchRequest } from './request-observer.js';
+import { ResetCooldown } from './reset-cooldown.js';
 import { type LimitedTarget, routeTarget } from './route-target.js';
-import { type CompiledRoute, RouteTable } from '../http/routes.js';
 import { ShapingQueue } from './shaping.js';
 import { Tunnels, type Upgrade } from './tunnel.js';
 import { routeUpgrades } from './unsupported.js';
-import type { RequestTrace, Tracing } from '../tracing/types.js';
-import type { UsageObserver } from '../usage/usage-recorder.js';
-import { type RequestJson, readRequestJson } from './request-json.js';
-import { Settlement } from '../usage/settlement.js';
-import type { ListVerdict } from '../lists/types.js';
-import { type NotificationsView, Notifier } from '../notify/notifier.js';
 
 /** Marks a request already answered (a 401) while its tenant was looked up. */
 const ANSWERED = Symbol('answered');
@@ -202,7 +203,7 @@ export class Gateway {
         sendError(res, 'bad_request');
         return;
       }
-      const refused = screenRequest(req); // a bad Host, path or upgrade: 400 (request-screen.ts); else req.url normalized
+      const refused = screenRequest(req); // a bad Host, path or upgrade: 400 (routes.ts); else req.url normalized
       if (refused !== undefined) {
         sendError(res, refused, undefined, true);
         return;
@@ -394,4 +395,29 @@ export class Gateway {
       res.destroy();
     }
   }
+}
+
+interface Context {
+  tenant: string | undefined;
+  route: string;
+}
+
+/** The 429 of a rate limit: its rejection's headers and body; a body still on its way is not waited for. */
+export function refuseRated(req: IncomingMessage, res: ServerResponse, { headers, body }: Rejection, log: Logger, refused: Context & LimitView): void {
+  if (!req.complete) abandonBody(res);
+  headers.push('Content-Length', String(Buffer.byteLength(body)));
+  res.writeHead(gatewayStatus('rate_limited'), headers);
+  res.end(body);
+  // The limit's id, never the bucket: that may hold a client's address.
+  log.debug({ tenant: refused.tenant, route: refused.route, limit: refused.limitId, rule: refused.from, retryAfterMs: refused.decision.retryAfterMs, ...(refused.decision.blockedUntilMs === undefined ? {} : { blockedUntilMs: refused.decision.blockedUntilMs }) }, refused.decision.blockedUntilMs === undefined ? 'rate limited' : 'blocked by a penalty box');
+}
+
+/** A request whose limits cannot be formed: answered, never forwarded unlimited. */
+export function answerUnlimitable(res: ServerResponse, problem: LimitProblem, log: Logger, { tenant, route }: Context): void {
+  if (problem === 'no_client_address') {
+    res.destroy(); // the connection is already gone
+    return;
+  }
+  if (problem === 'cost_exceeds_capacity') log.warn({ tenant, route }, "the route's cost exceeds the capacity of the tenant's rule: no request can pass");
+  sendError(res, problem);
 }

@@ -6,7 +6,7 @@
 // trusted proxy's address is never refused (every client behind it would lose
 // the gateway); behind a balancer that hides client addresses, turn it off.
 import { Counter } from 'prom-client';
-import { BoundedLru } from '../limiter/caches/lru.js';
+import { BoundedLru } from '../core/lru.js';
 import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 
 /** Addresses refused at once; a flood from many addresses forgets the oldest first. */

@@ -4,10 +4,10 @@
 // response headers (hop-by-hop dropped, the route's set/remove). Built once per route.
 import type { IncomingMessage } from 'node:http';
 import type { HeaderEdits, RouteConfig } from '../config/types.js';
-import type { ClientIpResolver } from '../request-limits/client-ip.js';
 import { claimHeaderValue } from '../core/claims.js';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from '../http/hop-by-hop.js';
-import { normalizePath, splitTarget } from '../http/request-path.js';
+import { normalizePath, splitTarget } from '../http/routes.js';
+import type { ClientIpResolver } from '../request-limits/client-ip.js';
 
 /** Who is asking, for the `{tenant}`, `{route}` and `{clientIp}` placeholders. */
 export interface RequestContext {

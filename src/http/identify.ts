@@ -4,13 +4,21 @@
 // verified token's identity (its tenant, plan and claims), with the API key's
 // tenant when the token names none (no tenantClaim). Rule resolution uses the
 // identity's plan when that plan exists.
-import type { IncomingHttpHeaders } from 'node:http';
+//
+// listVerdict, below: the allow and deny lists asked about one request, as the gateway and the
+// decision service's forward-auth both ask: the route, the identity found
+// (tenant, verified claims), the headers, and the client address the
+// trusted-proxy rules resolve, worked out only when a network entry exists.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { AuthFailure } from '../auth/failures.js';
 import type { JwtVerifier } from '../auth/jwt-verifier.js';
 import type { RouteConfig } from '../config/types.js';
+import type { ListChecker } from '../lists/list-set.js';
+import type { ListVerdict } from '../lists/types.js';
+import type { ClientIpResolver } from '../request-limits/client-ip.js';
 import type { RequestIdentity } from '../request-limits/types.js';
 import type { KeyOwner, TenantResolver } from '../rules/types.js';
-import { countHeader } from './request-screen.js';
+import { countHeader } from './routes.js';
 
 export type { RequestIdentity } from '../request-limits/types.js';
 
@@ -64,3 +72,14 @@ export async function identityOfToken(verifier: JwtVerifier, request: TokenReque
 }
 
 const optionalTenant = (tenant: string | undefined): KeyOwner | undefined => (tenant === undefined ? undefined : { tenant });
+
+export function listVerdict(lists: ListChecker, clientIp: ClientIpResolver, req: IncomingMessage, route: string, identity: RequestIdentity): ListVerdict {
+  return lists.check({
+    route,
+    tenant: identity.tenant,
+    headers: req.headers,
+    claims: identity.claims,
+    now: Date.now(),
+    ip: () => clientIp.clientIp(req.socket.remoteAddress, req.headers),
+  });
+}

@@ -2,12 +2,29 @@
 // Patterns: `/orders` (exact), `/orders/:id` (one segment per parameter),
 // `/api/*` (the prefix itself and anything under it), `/*` (every path); a
 // route with a `host` matches only requests for that host. Paths are matched
-// normalized (request-path.ts), lower-cased on a `caseInsensitive` route; host
+// normalized (normalizeTarget, below), lower-cased on a `caseInsensitive` route; host
 // names lower-cased, without their port and trailing dot. `explain` runs the
 // same checks on every route and says which one each route fails.
+//
+// normalizeTarget: the path a route is matched on and the upstream is sent: the request's path
+// normalized as RFC 3986 §6.2.2 says (percent-encoded unreserved characters
+// decoded, the other escapes' hex upper-cased, `.` and `..` segments
+// resolved), with empty segments collapsed as nginx's merge_slashes does. An
+// upstream that decodes `%2e` or merges `//` itself would otherwise serve a
+// path no route was matched on (and no limit applied to).
+//
+// screenRequest, below: what the gateway refuses before it routes a request, each with a 400 of its
+// own: a Host that is no host name (it would reach X-Forwarded-Host raw and
+// could dodge a host route), a path that cannot be normalized, and an upgrade
+// that carries a body (the body would not follow the upgrade upstream, and an
+// upstream that ignored the Upgrade would read it as the next request). An
+// accepted request's url is rewritten to its normalized form, so the route is
+// matched on, and the upstream sent, the same path.
+import type { IncomingMessage } from 'node:http';
 import type { RouteConfig } from '../config/types.js';
+import { countHeader } from '../core/raw-headers.js';
+import type { GatewayErrorName } from './errors.js';
 import { hostName } from './hop-by-hop.js';
-import { normalizeTarget, splitTarget } from './request-path.js';
 
 type PathMatcher = (path: string) => boolean;
 
@@ -158,3 +175,101 @@ export function compilePath(pattern: string): PathMatcher {
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Characters RFC 3986 §2.3 calls unreserved: decoding them never changes what a path means. */
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/**
+ * The normalized path, or undefined when it cannot be served: a fragment
+ * (`#` never belongs in a request target; refused as Envoy does), a malformed
+ * escape (`%zz`), a `..` that climbs above the root, or no leading `/`.
+ */
+export function normalizePath(path: string): string | undefined {
+  if (path.charCodeAt(0) !== 47) return undefined;
+  // Nearly every request: nothing to decode, resolve or merge.
+  if (!path.includes('%') && !path.includes('/.') && !path.includes('//') && !path.includes('#')) return path;
+  if (path.includes('#')) return undefined;
+  const decoded = decodeUnreserved(path);
+  if (decoded === undefined) return undefined;
+  return resolveSegments(decoded);
+}
+
+function decodeUnreserved(path: string): string | undefined {
+  if (!path.includes('%')) return path;
+  let out = '';
+  for (let i = 0; i < path.length; i++) {
+    const char = path[i]!;
+    if (char !== '%') {
+      out += char;
+      continue;
+    }
+    const hex = path.slice(i + 1, i + 3);
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return undefined;
+    const decoded = String.fromCharCode(Number.parseInt(hex, 16));
+    out += UNRESERVED.test(decoded) ? decoded : `%${hex.toUpperCase()}`;
+    i += 2;
+  }
+  return out;
+}
+
+/** `.` dropped, `..` takes the segment before it, empty segments merged; a trailing slash is kept. */
+function resolveSegments(path: string): string | undefined {
+  const segments = path.split('/');
+  const out: string[] = [];
+  let trailingSlash = false;
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const last = i === segments.length - 1;
+    if (segment === '..') {
+      if (out.length === 0) return undefined; // above the root: nginx answers 400 too
+      out.pop();
+      trailingSlash = last;
+    } else if (segment === '.' || segment === '') {
+      trailingSlash = last;
+    } else {
+      out.push(segment);
+      trailingSlash = false;
+    }
+  }
+  return `/${out.join('/')}${trailingSlash && out.length > 0 ? '/' : ''}`;
+}
+
+/** Splits a request target into its path and the rest (`?query`, kept as sent). */
+export function splitTarget(url: string): [path: string, rest: string] {
+  const query = url.indexOf('?');
+  return query === -1 ? [url, ''] : [url.slice(0, query), url.slice(query)];
+}
+
+/** The request target with its path normalized and its query as sent; undefined as for normalizePath (a `#` in the query too). */
+export function normalizeTarget(url: string): string | undefined {
+  if (url.includes('#')) return undefined;
+  const [path, rest] = splitTarget(url);
+  const normal = normalizePath(path);
+  return normal === undefined ? undefined : normal === path ? url : `${normal}${rest}`;
+}
+
+/** A host name (labels, an optional trailing dot), an IPv4 address or `[IPv6]`, with an optional port. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+\.?)(?::[0-9]{1,5})?$/;
+
+/** Why the request is refused, or undefined (its url then normalized). */
+export function screenRequest(req: IncomingMessage): GatewayErrorName | undefined {
+  if (!validHost(req)) return 'invalid_host';
+  if ((req as { upgrade?: boolean }).upgrade === true && hasBody(req)) return 'upgrade_with_body';
+  const url = req.url ?? '/';
+  const normal = normalizeTarget(url);
+  if (normal === undefined) return 'invalid_path';
+  if (normal !== url) req.url = normal;
+  return undefined;
+}
+
+function validHost(req: IncomingMessage): boolean {
+  const { host } = req.headers;
+  const authority = req.headers[':authority'];
+  if (host !== undefined && (!HOST.test(host) || countHeader(req.rawHeaders, 'host') > 1)) return false;
+  return authority === undefined || (typeof authority === 'string' && HOST.test(authority));
+}
+
+export { countHeader };
+
+/** Whether the request says a body follows. */
+const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && Number(req.headers['content-length']) !== 0);

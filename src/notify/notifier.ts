@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
 import type { Rule } from '../core/rule.js';
-import { BoundedLru } from '../limiter/caches/lru.js';
+import { BoundedLru } from '../core/lru.js';
 import type { NotificationsConfig, NotifyTarget } from './config.js';
 import { claimKey, type EventIdentity, eventId, type ThresholdEvent } from './event.js';
 import type { NotificationRecord } from './recent.js';

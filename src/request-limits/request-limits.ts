@@ -2,18 +2,26 @@
 // (tag and name, always valid ids: bucketKey builds the Redis key from them),
 // the rule and the cost. The gateway decides them; the multi-limit engine will
 // decide a whole list together.
+//
+// overrideRule, below: the per-key override of one limit for one request, if any: in-memory map
+// reads, no I/O. Precedence (docs/limits.md#overrides): the client's exact IP,
+// then the longest CIDR holding it, then the tenant, then a header's value;
+// the caller falls back to the limit's inline rule and then the rule store's.
+// The IP matched is the real address, not its IPv6 bucket prefix: an override
+// for one /128 admits that host more, while its bucket stays the /64's.
 import type { IncomingHttpHeaders } from 'node:http';
-import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
-import { capacityOf, type Rule } from '../core/rule.js';
-import type { ResolvedRule, RuleMatch, RuleResolver } from '../rules/types.js';
-import type { ClientIpResolver } from './client-ip.js';
-import { ipBucketId, type ParsedIp } from '../core/ip-address.js';
-import { type KeyIdentity, overrideRule } from './override-lookup.js';
-import type { SlotLimitCall } from '../limiter/concurrency/types.js';
-import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit, RuleOrigin } from './types.js';
 import { claimText } from '../core/claims.js';
+import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
+import { ipBucketId, ipv6Hex, ipv6Key, type ParsedIp } from '../core/ip-address.js';
+import { capacityOf, type Rule } from '../core/rule.js';
+import type { SlotLimitCall } from '../limiter/concurrency/types.js';
+import { ipv4Network, ipv4Number } from '../rules/override-selector.js';
+import type { LimitOverrides, OverrideSet, PrefixTable } from '../rules/override-set.js';
+import type { ResolvedRule, RuleMatch, RuleResolver } from '../rules/types.js';
 import { bodyBucketName } from '../usage/body-key.js';
 import { estimateOf } from '../usage/estimate.js';
+import type { ClientIpResolver } from './client-ip.js';
+import type { ConcurrencyLimitConfig, LimitConfig, LimitedRoute, RequestIdentity, RequestLimit, RuleOrigin } from './types.js';
 
 /** Why a request has no limits to decide: the gateway answers with this error. */
 export type LimitProblem =
@@ -229,3 +237,45 @@ export interface LimitTrace {
 }
 
 export { headerBucketId } from '../core/ids.js';
+
+/** What identifies the request's key for this limit, already worked out for its bucket. */
+export interface KeyIdentity {
+  readonly tenant: string | undefined;
+  /** The client's address (ip and tenant+ip limits). */
+  readonly ip?: ParsedIp;
+  /** The header value's bucket id (header limits). */
+  readonly headerId?: string;
+}
+
+export function overrideRule(set: OverrideSet | undefined, limit: LimitConfig, key: KeyIdentity): Rule | undefined {
+  const entry = set?.byLimit.get(limit.id);
+  if (entry === undefined) return undefined;
+  if (key.ip !== undefined && (entry.ipv4.lengths.length > 0 || entry.ipv6.lengths.length > 0)) {
+    const byIp = ipOverride(entry, key.ip);
+    if (byIp) return byIp;
+  }
+  const kind = limit.key.kind;
+  if ((kind === 'tenant' || kind === 'tenant+ip') && key.tenant !== undefined) {
+    const byTenant = entry.tenants.get(key.tenant);
+    if (byTenant) return byTenant;
+  }
+  return key.headerId === undefined ? undefined : entry.headers.get(key.headerId);
+}
+
+/** The override of the longest prefix holding `ip` (an exact address is its /32 or /128). */
+function ipOverride(entry: LimitOverrides, ip: ParsedIp): Rule | undefined {
+  if (ip.family === 'ipv4') {
+    const address = ipv4Number(ip.address);
+    return longest(entry.ipv4, (prefix) => ipv4Network(address, prefix));
+  }
+  const hex = ipv6Hex(ip.address);
+  return longest(entry.ipv6, (prefix) => ipv6Key(hex, prefix));
+}
+
+function longest(table: PrefixTable, networkOf: (prefix: number) => number | string): Rule | undefined {
+  for (const prefix of table.lengths) {
+    const rule = table.byLength.get(prefix)?.get(networkOf(prefix));
+    if (rule) return rule;
+  }
+  return undefined;
+}

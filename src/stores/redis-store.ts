@@ -9,7 +9,6 @@
 // issued, so many concurrent decisions share one connection's pipeline.
 // Auto-pipelining is left off: coalesce.ts batches the script calls itself, with a cap.
 import type { Redis } from 'ioredis';
-import { isCluster } from './redis/client.js';
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
@@ -17,15 +16,15 @@ import { withTimeout } from '../core/timeout.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 import { type Clock, systemClock } from './clock.js';
 import { canAdjust, runAdjust } from './redis/adjust.js';
+import { isCluster } from './redis/client.js';
 import { ConnectionProblem, type StoreProblem } from './redis/connection-problem.js';
 import { ConnectionWatch } from './redis/connection-watch.js';
-import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import { keySlot } from './redis/key-slot.js';
-import { isLeasable, runLease } from './redis/lease.js';
 import { runAll } from './redis/multi-script.js';
 import { type BlockedKey, liftRedisBlock, listBlocked, runPenalized } from './redis/penalty-script.js';
 import { type ReplicaWait, type ReplicaWaiter, replicaWaiterFor } from './redis/replica-wait.js';
-import { preloadScripts, type RedisClient, redisKeyOf, runDecision, runScript } from './redis/scripts.js';
+import { isLeasable, preloadScripts, type RedisClient, redisKeyOf, runDecision, runLease, runScript } from './redis/scripts.js';
+import { scrubErrorsOf } from './redis/scrub-secrets.js';
 import type { BucketInfo, GroupReply, LeaseReply, SharedStore, StoreCall } from './store.js';
 
 export interface RedisStoreOptions {

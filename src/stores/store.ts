@@ -80,7 +80,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** What a lease took from a shared bucket (stores/redis/lease.ts). */
+/** What a lease took from a shared bucket (stores/redis/scripts.ts runLease). */
 export interface LeaseReply {
   /** Units taken (0 when refused: fewer than the batch were available). */
   granted: number;

@@ -5,12 +5,11 @@
 // its id, policy, outcome and source (redis, fallback, cache, memory, shadow
 // ...) as parallel array attributes; bucket keys only hashed. The calls and
 // their decisions pass untouched.
-import { context, SpanKind, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { context, type Span, SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import type { Decision } from '../core/decision.js';
 import { hashedId } from '../core/ids.js';
 import type { Engine } from '../limiter/engine/engine.js';
-import type { Call, Step } from '../limiter/steps/compose.js';
-import { outcomeOf } from '../limiter/steps/outcome.js';
+import { type Call, outcomeOf, type Step } from '../limiter/steps/compose.js';
 
 const SPAN_NAME = 'sluice.limits';
 

@@ -5,7 +5,7 @@
 // dozen small hashes whatever the number of tenants, and nothing is a
 // Prometheus series per tenant. Redis holds the cluster's (usage-redis.ts);
 // without Redis, this process holds its own (LocalUsageHistory below).
-import { BoundedLru } from '../limiter/caches/lru.js';
+import { BoundedLru } from '../core/lru.js';
 
 export interface UsageCell {
   /** Units admitted (a request's cost on that limit). */

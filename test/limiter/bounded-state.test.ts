@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRule } from '../../src/core/rule.js';
+import { InFlight } from '../../src/limiter/deadline/guard.js';
+import { MAX_PLANS, PlanCache } from '../../src/limiter/engine/plan.js';
 import { FallbackLimiter } from '../../src/limiter/fallback/fallback.js';
-import { InFlight } from '../../src/limiter/deadline/in-flight.js';
-import { MAX_PLANS, PlanCache } from '../../src/limiter/caches/plan-cache.js';
 
 const KEYS = 30_000;
 const rule = parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 });

@@ -2,16 +2,24 @@
 // last part of the decision chain before the store. A call rejects with the
 // breaker's EOPENBREAKER or a DeadlineError; the fallback above turns that
 // into a decision.
+//
+// InFlight, below: units per bucket sent to the store and not answered yet. They count until
+// the store answers, even after the deadline gave up on the call: the
+// fallback must not hand them out a second time.
+//
+// The calls on one bucket travel on one connection and Redis runs them in the
+// order sent, so a late call's decision in Redis follows exactly the units
+// sent before it: `take` returns the call's place (the units sent before it),
+// and `aheadOf` the units of those still unanswered. The calls sent after it
+// run after it in Redis too, and do not weigh on its local decision.
 import type { Decision } from '../../core/decision.js';
 import type { Clock } from '../../stores/clock.js';
 import type { GroupReply, LeaseReply, SharedStore, StoreCall } from '../../stores/store.js';
-import type { Deadline } from './adaptive-deadline.js';
-import type { RedisBreaker } from './breaker.js';
-import { consumeGroup } from '../steps/compose.js';
-import { type Bound, CallDeadlines, DeadlineTimer } from './deadline.js';
-import { InFlight } from './in-flight.js';
 import type { Plan } from '../engine/plan.js';
 import type { ChainStats } from '../metrics/stats.js';
+import { consumeGroup } from '../steps/compose.js';
+import type { RedisBreaker } from './breaker.js';
+import { type Bound, CallDeadlines, type Deadline, DeadlineTimer } from './deadline.js';
 
 /** Where the guard leaves the call it sent, for reconciling a reply that comes after the deadline. */
 export interface Sent<T> {
@@ -178,5 +186,59 @@ export class StoreGuard {
   private failureSilenceMs(deadlineMs: number): number {
     const { store, breaker } = this.options;
     return !store.connection.lost() && breaker.closed ? Math.max(deadlineMs, breaker.options.silenceMs) : deadlineMs;
+  }
+}
+
+interface Flow {
+  /** Units sent since the bucket last had nothing in flight. */
+  sent: number;
+  /** Of those, units answered (or failed). */
+  answered: number;
+}
+
+export class InFlight {
+  /** Only keys with calls outstanding. */
+  private readonly flows = new Map<string, Flow>();
+
+  /** Counts `units` of `key` as pending until `call` settles. */
+  add(key: string, units: number, call: Promise<unknown>): void {
+    this.take(key, units);
+    const settle = () => this.release(key, units);
+    call.then(settle, settle);
+  }
+
+  /** Counts `units` of `key` as pending until release() (the caller watches the call); returns the call's place for aheadOf. */
+  take(key: string, units: number): number {
+    let flow = this.flows.get(key);
+    if (flow === undefined) {
+      flow = { sent: 0, answered: 0 };
+      this.flows.set(key, flow);
+    }
+    const place = flow.sent;
+    flow.sent += units;
+    return place;
+  }
+
+  release(key: string, units: number): void {
+    const flow = this.flows.get(key);
+    if (flow === undefined) return;
+    flow.answered += units;
+    if (flow.answered >= flow.sent) this.flows.delete(key);
+  }
+
+  /** Buckets with units in flight (none once every call is answered). */
+  get size(): number {
+    return this.flows.size;
+  }
+
+  pending(key: string): number {
+    const flow = this.flows.get(key);
+    return flow === undefined ? 0 : flow.sent - flow.answered;
+  }
+
+  /** The units sent before the call at `place` (from take, the call still unanswered) and not answered yet. */
+  aheadOf(key: string, place: number): number {
+    const flow = this.flows.get(key);
+    return flow === undefined ? 0 : Math.max(0, place - flow.answered);
   }
 }

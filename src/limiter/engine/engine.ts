@@ -9,7 +9,7 @@
 // request's limits checked and planned, steps added with `use` (the
 // dashboard's observer, tracing), the penalty step (penalized limits first,
 // steps/penalty-step.ts), the engine's own steps down to its store, and the
-// outcome with shadow applied once (steps/outcome.ts).
+// outcome with shadow applied once (steps/compose.ts).
 //
 // Within one of the store's groups (one hash slot on Redis, everything on the
 // memory store: Store.groups) the store decides the limits in one atomic call:
@@ -24,14 +24,12 @@ import type { Decision } from '../../core/decision.js';
 import { bucketKey } from '../../core/ids.js';
 import { checkRule, type Rule } from '../../core/rule.js';
 import type { BlockedKey, BucketInfo, Store } from '../../stores/store.js';
-import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';
-import { type Plan, storeDownDecision, unsharded } from './plan.js';
 import { ChainStats, type EngineCounters } from '../metrics/stats.js';
-import { PlanCache } from '../caches/plan-cache.js';
-import { type Call, compose, type Decide, isShadow, type Reply, replyOfOne, type Step } from '../steps/compose.js';
-import { RequestChain } from '../steps/outcome.js';
+import { type Call, compose, type Decide, isShadow, type Reply, replyOfOne, RequestChain, type Step } from '../steps/compose.js';
 import { penaltyStep } from '../steps/penalty-step.js';
 import { groupsStep, refundStep, storeCallsOfPlans } from '../steps/store-steps.js';
+import { type Plan, PlanCache, storeDownDecision, unsharded } from './plan.js';
+import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';
 
 export type { EngineCounters } from '../metrics/stats.js';
 export type { Engine, EngineHealth, EngineMode, LimitCall, LimitsDecision } from './types.js';

@@ -8,7 +8,7 @@ import { MAX_ID_LENGTH } from '../../core/ids.js';
 import { lazily } from '../../core/lazy.js';
 import { loadPackage } from '../../core/load-package.js';
 import { MIN_REGION_SHARE } from '../../core/rule.js';
-import { ADAPTIVE_DEADLINE } from '../deadline/adaptive-deadline.js';
+import { ADAPTIVE_DEADLINE } from '../deadline/deadline.js';
 
 type Z = typeof Zod;
 
@@ -74,7 +74,7 @@ function fieldsSchemaOf(z: Z) {
   const helpers = helpersOf(z);
   const { int, id, share } = helpers;
   return z.object({
-    /** Budget of one Redis call: how long its connection may stay silent, ms; absent = adaptive (adaptive-deadline.ts: 5 to 50 ms). */
+    /** Budget of one Redis call: how long its connection may stay silent, ms; absent = adaptive (deadline.ts AdaptiveDeadline: 5 to 50 ms). */
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /**
      * Opt-in WAIT: an admission waits until `replicas` replicas acknowledged its

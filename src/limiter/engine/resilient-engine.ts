@@ -5,27 +5,25 @@
 // observer, tracing), the penalty step (penalized limits first), then the
 // decision chain (steps/chain.ts: leasing → negative cache → refund →
 // fallback → store groups → breaker and deadline → store), the outcome with
-// shadow applied once (steps/outcome.ts); around
+// shadow applied once (steps/compose.ts); around
 // it, membership counts the live instances (the fallback's N) and an optional
 // rebalancer moves the region shares.
-import type { Decision } from '../../core/decision.js';
-import { SluiceError } from '../../core/errors.js';
-import { checkRule, type Rule } from '../../core/rule.js';
-import { withTimeout } from '../../core/timeout.js';
 import type { Membership } from '../../cluster/membership.js';
 import type { RegionRebalancer } from '../../cluster/region-rebalancer.js';
-import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
+import type { Decision } from '../../core/decision.js';
+import { SluiceError } from '../../core/errors.js';
 import { assertPenaltyKey, bucketKeyOfPenalty } from '../../core/ids.js';
-import type { DecisionChain } from '../steps/chain.js';
-import type { Call, Decide, Step } from '../steps/compose.js';
-import { type Planner, RequestChain } from '../steps/outcome.js';
-import { penaltyStep } from '../steps/penalty-step.js';
-import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';
+import { checkRule, type Rule } from '../../core/rule.js';
+import { withTimeout } from '../../core/timeout.js';
+import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
 import type { InstanceCount } from '../fallback/instances.js';
 import { degradedDecisions, showDeadline } from '../metrics/metrics.js';
-import { bucketsOf, type Plan, planFor, unsharded } from './plan.js';
-import { PlanCache } from '../caches/plan-cache.js';
 import type { EngineCounters } from '../metrics/stats.js';
+import type { DecisionChain } from '../steps/chain.js';
+import { type Call, type Decide, type Planner, RequestChain, type Step } from '../steps/compose.js';
+import { penaltyStep } from '../steps/penalty-step.js';
+import { bucketsOf, type Plan, PlanCache, planFor, unsharded } from './plan.js';
+import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';
 
 export interface ResilientEngineOptions {
   store: SharedStore;

@@ -1,13 +1,15 @@
-// The engine's contract and the shapes it decides: a request's limits
+// The engine's contract. The shapes it decides, a request's limits
 // (LimitCall, what the library, the adapters and the gateway hand it) and
-// their outcome (LimitsDecision). The engines are in engine.ts (StoreEngine)
+// their outcome (LimitsDecision), belong to the chain (steps/compose.ts) and
+// are re-exported here. The engines are in engine.ts (StoreEngine)
 // and resilient-engine.ts.
 import type { Decision } from '../../core/decision.js';
 import type { Rule } from '../../core/rule.js';
-import type { PenaltyConfig } from '../../policies/penalty/model.js';
 import type { BlockedKey, BucketInfo } from '../../stores/store.js';
 import type { EngineCounters } from '../metrics/stats.js';
-import type { Step } from '../steps/compose.js';
+import type { LimitCall, LimitsDecision, Step } from '../steps/compose.js';
+
+export type { LimitCall, LimitsDecision } from '../steps/compose.js';
 
 export type EngineMode = 'memory' | 'redis' | 'fallback';
 
@@ -21,39 +23,6 @@ export interface EngineHealth {
   reason?: string;
   /** Over Redis: what a decision waits for it now, ms (store.deadlineMs, or the adaptive deadline). */
   deadlineMs?: number;
-}
-
-/**
- * One limit of a request as the engine is handed it (the library's and the
- * adapters' shape): its bucket's ids (`rl:{tag}:name`), rule, cost and box.
- * The engine plans it once into a call (steps/compose.ts Call: the bucket's
- * key built, the rule scaled), which is what every step below sees.
- */
-export interface LimitCall {
-  readonly tag: string;
-  readonly name: string;
-  readonly rule: Rule;
-  readonly cost: number;
-  /** The limit's penalty box (policies/penalty/): decided with it in one store call, before the other limits (steps/penalty-step.ts); absent = none. */
-  readonly penalty?: PenaltyConfig | undefined;
-}
-
-/** The limits of one request, decided together. */
-export interface LimitsDecision {
-  /** Whether every limit admitted the request. */
-  allowed: boolean;
-  /** One decision per call, in the calls' order. */
-  decisions: Decision[];
-  /** The limit the response describes: the one that refused, else the one closest to exhaustion. */
-  governing: number;
-  /** Each limit's own decision before shadow mode (a shadow limit's would-be refusal, for the dashboard). */
-  enforced?: Decision[];
-  /**
-   * Whether each limit was consulted; absent = all were. A request refused by
-   * the negative cache consults only the refusing limit: the others' decisions
-   * are placeholders (not charged, their state unknown) and headers leave them out.
-   */
-  consulted?: boolean[];
 }
 
 export interface Engine {

@@ -18,7 +18,7 @@ import type { BucketKey } from '../../core/ids.js';
 import { capacityOf, type Rule } from '../../core/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { SharedStore } from '../../stores/store.js';
-import { BoundedLru } from '../caches/lru.js';
+import { BoundedLru } from '../../core/lru.js';
 import type { RedisWord } from './last-states.js';
 import { fallbackChargedUnits } from '../metrics/metrics.js';
 import type { ChainStats } from '../metrics/stats.js';

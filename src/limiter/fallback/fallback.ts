@@ -12,7 +12,7 @@
 // key was never seen. Otherwise the bucket starts from the last state Redis
 // reported for the key (full for a key it never reported), minus what may still
 // be taken from it: the calls in flight to Redis that run before this one
-// there (in-flight.ts) and, while the breaker is closed, what this instance
+// there (guard.ts InFlight) and, while the breaker is closed, what this instance
 // admitted locally that no call in flight counts. How a word is carried is the
 // policy registry's `carry`: a time-based state (token bucket, GCRA, leaky
 // bucket: a shaped request keeps its place in the queue, so its delay) is
@@ -25,16 +25,15 @@ import type { Rule } from '../../core/rule.js';
 import { type Clock, systemClock } from '../../stores/clock.js';
 import { MemoryStore } from '../../stores/memory-store.js';
 import type { BucketInfo, GroupReply, LeaseReply } from '../../stores/store.js';
-import type { DebtCollector } from './debt-collector.js';
+import { BoundedLru } from '../../core/lru.js';
 import { isDeadlineError } from '../deadline/deadline.js';
 import type { StoreGuard } from '../deadline/guard.js';
+import { type Plan, scaleRule, seedState, storeDownDecision, unitMsOf } from '../engine/plan.js';
+import type { ChainStats } from '../metrics/stats.js';
+import type { DebtCollector } from './debt-collector.js';
 import type { InstanceCount } from './instances.js';
 import { LastStates, type RedisWord } from './last-states.js';
 import type { LateReplies } from './late-replies.js';
-import { BoundedLru } from '../caches/lru.js';
-import { type Plan, storeDownDecision } from '../engine/plan.js';
-import { scaleRule, seedState, unitMsOf } from '../engine/scale-rule.js';
-import type { ChainStats } from '../metrics/stats.js';
 
 export interface StoreDownOptions {
   guard: StoreGuard;
@@ -364,7 +363,7 @@ export class FallbackLimiter {
     if (unitMsOf(rule) === undefined) return;
     const known = this.lastStates.peek(key);
     const last = known?.rule.policy === rule.policy ? known : undefined;
-    // Deficit times are the same for the global and the 1/N bucket (scale-rule.ts), so they add up.
+    // Deficit times are the same for the global and the 1/N bucket (plan.ts scaleRule), so they add up.
     const debtMs = Math.max(0, (this.debtUntil.peek(key) ?? now) - now);
     const redisMs = last === undefined ? 0 : Math.max(0, last.at + last.resetAfterMs - now);
     const resetAfterMs = redisMs + pendingMs + debtMs;

@@ -9,8 +9,8 @@
 //    died with acknowledged writes not yet replicated hands its replica a
 //    bucket fuller than it was, and those units (`lostUnits`) are charged back.
 import { capacityOf, type Rule } from '../../core/rule.js';
-import { BoundedLru } from '../caches/lru.js';
-import { unitMsOf } from '../engine/scale-rule.js';
+import { BoundedLru } from '../../core/lru.js';
+import { unitMsOf } from '../engine/plan.js';
 
 /** The part of a Redis reply kept: a decision's or a lease's. */
 export interface RedisWord {

@@ -15,13 +15,13 @@ import type { Logger } from 'pino';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';
-import type { Clock } from '../../stores/clock.js';
 import { withTimeout } from '../../core/timeout.js';
+import type { Clock } from '../../stores/clock.js';
 import type { GroupReply, SharedStore, StoreCall } from '../../stores/store.js';
-import type { RedisWord } from './last-states.js';
+import { unitMsOf } from '../engine/plan.js';
 import { lateReplies } from '../metrics/metrics.js';
-import { unitMsOf } from '../engine/scale-rule.js';
 import type { ChainStats, LateOutcome } from '../metrics/stats.js';
+import type { RedisWord } from './last-states.js';
 
 export type { LateOutcome } from '../metrics/stats.js';
 

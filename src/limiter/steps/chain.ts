@@ -3,14 +3,14 @@
 //
 //   leasing (leaser.ts)          a lone leased key spends local units; a hot key starts leasing
 //   → negative cache             a key the store refused stays refused until its retry time
-//     (negative-step.ts)         (a limit with a penalty box: only its blocks cached)
+//     (negative-cache.ts)        (a limit with a penalty box: only its blocks cached)
 //   → refund (store-steps.ts)    a refused request gives back what admitting groups took
-//   → fallback (fallback-step.ts) a failed call becomes the rule's onStoreDown decision
+//   → fallback (store-steps.ts)  a failed call becomes the rule's onStoreDown decision
 //   → groups (store-steps.ts)    one store call per group of the store (hash slot)
 //   → store (store-steps.ts)     one group's call under the guard (guard.ts: breaker, deadline)
 //
 // buildChain builds the parts and composes them for the engine. Above them,
-// in the engine (steps/outcome.ts RequestChain): the steps added with
+// in the engine (steps/compose.ts RequestChain): the steps added with
 // Engine.use (tracing, the dashboard's observer), the penalty step
 // (penalty-step.ts), and the outcome that applies shadow mode.
 import type { Logger } from 'pino';
@@ -18,9 +18,8 @@ import { bucketKey } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';
 import type { Clock } from '../../stores/clock.js';
 import type { SharedStore } from '../../stores/store.js';
-import { NegativeCache } from '../caches/negative-cache.js';
-import { AdaptiveDeadline, FixedDeadline } from '../deadline/adaptive-deadline.js';
 import { type BreakerOptions, RedisBreaker } from '../deadline/breaker.js';
+import { AdaptiveDeadline, FixedDeadline } from '../deadline/deadline.js';
 import { StoreGuard } from '../deadline/guard.js';
 import { DebtCollector } from '../fallback/debt-collector.js';
 import { FallbackLimiter, StoreDown } from '../fallback/fallback.js';
@@ -28,14 +27,13 @@ import type { InstanceCount } from '../fallback/instances.js';
 import { LateReplies } from '../fallback/late-replies.js';
 import { ChainStats } from '../metrics/stats.js';
 import { compose, type Decide } from './compose.js';
-import { fallbackStep } from './fallback-step.js';
 import { LeasingStep } from './leaser.js';
-import { negativeStep } from './negative-step.js';
-import { groupsStep, refundStep, storeTerminal } from './store-steps.js';
+import { NegativeCache, negativeStep } from './negative-cache.js';
+import { fallbackStep, groupsStep, refundStep, storeTerminal } from './store-steps.js';
 
 export interface ChainOptions {
   store: SharedStore;
-  /** A fixed deadline, ms; undefined: adaptive (adaptive-deadline.ts). */
+  /** A fixed deadline, ms; undefined: adaptive (deadline.ts AdaptiveDeadline). */
   deadlineMs?: number | undefined;
   breaker: BreakerOptions;
   hotKey: { autoLeaseRatePerSec: number; batch: number; leaseTtlMs: number };

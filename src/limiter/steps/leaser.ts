@@ -1,5 +1,5 @@
 // The leasing part of the decision chain, first in it. A rule with `lease`, or
-// a hot key (one key too busy for one Redis slot, hot-keys.ts), leases: one
+// a hot key (one key too busy for one Redis slot, HotKeyDetector below), leases: one
 // store call takes a whole `batch` of units, this instance spends them locally
 // (source `cache`). Other keys, and requests of several limits or with a
 // penalty box, go on down the chain.
@@ -13,19 +13,22 @@
 // units it has not spent, so over any interval the cluster admits at most what
 // the exact limiter would admit plus instances × batch (for cost 1). Unspent
 // units expire after `leaseTtlMs` (lost, never over-admitted).
+//
+// Spots hot keys from this instance's own traffic: a key seen more than
+// `ratePerSec` times within one second switches to leasing, and back once a
+// whole second passes below half that rate (hysteresis, so it does not flap).
 import type { Decision } from '../../core/decision.js';
 import { capacityOf } from '../../core/rule.js';
 import type { Clock } from '../../stores/clock.js';
 import type { LeaseReply } from '../../stores/store.js';
-import type { StoreDown } from '../fallback/fallback.js';
-import { HotKeyDetector } from './hot-keys.js';
-import type { InstanceCount } from '../fallback/instances.js';
-import { BoundedLru } from '../caches/lru.js';
-import { leaseCalls } from '../metrics/metrics.js';
-import type { NegativeCache } from '../caches/negative-cache.js';
+import { BoundedLru } from '../../core/lru.js';
 import type { Plan } from '../engine/plan.js';
+import type { StoreDown } from '../fallback/fallback.js';
+import type { InstanceCount } from '../fallback/instances.js';
+import { leaseCalls } from '../metrics/metrics.js';
 import type { ChainStats } from '../metrics/stats.js';
 import { type Call, type Reply, replyOfOne, type Step } from './compose.js';
+import type { NegativeCache } from './negative-cache.js';
 
 interface Pool {
   fingerprint: string;
@@ -173,5 +176,45 @@ export class LeasingStep {
     };
     this.options.negative.add(plan.bucket.key, plan.fingerprint, need, decision, this.options.now());
     return decision;
+  }
+}
+
+interface Counter {
+  /** Start of the current one-second window (ms). */
+  windowStart: number;
+  count: number;
+  hot: boolean;
+}
+
+const WINDOW_MS = 1000;
+
+export class HotKeyDetector {
+  private readonly counters: BoundedLru<string, Counter>;
+
+  constructor(
+    private readonly ratePerSec: number,
+    maxKeys: number,
+  ) {
+    this.counters = new BoundedLru(maxKeys);
+  }
+
+  /** Counts one request on `key` at `now` and says whether the key is hot. */
+  observe(key: string, now: number): boolean {
+    if (!(this.ratePerSec > 0)) return false;
+    let counter = this.counters.get(key);
+    if (counter === undefined) {
+      counter = { windowStart: now, count: 0, hot: false };
+      this.counters.set(key, counter);
+    }
+    if (now - counter.windowStart >= WINDOW_MS) {
+      // A window ended: cool down when it ran below half the threshold, or when whole windows passed idle.
+      const idle = now - counter.windowStart >= 2 * WINDOW_MS;
+      if (counter.hot && (idle || counter.count < this.ratePerSec / 2)) counter.hot = false;
+      counter.windowStart = idle ? now : counter.windowStart + WINDOW_MS;
+      counter.count = 0;
+    }
+    counter.count++;
+    if (counter.count > this.ratePerSec) counter.hot = true;
+    return counter.hot;
   }
 }

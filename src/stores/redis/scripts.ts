@@ -4,6 +4,15 @@
 // as EVAL, which also loads the script on that node. ioredis's defineCommand
 // does the same with two more promises and a closure per call, which the hot
 // path would pay on every decision.
+//
+// Leasing (runLease, below), for hot keys that one Redis slot could not serve
+// alone: one call takes a whole batch of units so an instance can spend them locally. It runs the policy's own script (no second
+// Lua program to keep in step with the model), asking for the batch: when
+// fewer units are left, the lease is refused with the exact time until the
+// batch is free, and the leaser's negative cache holds further requests until
+// then. So a lease is always one round trip, even when the limit is exhausted
+// (taking the dribble of units left would cost a call every few units), and
+// the price is that up to batch − 1 units may wait in Redis for a batch.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
@@ -13,6 +22,7 @@ import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rul
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { systemClock } from '../clock.js';
+import type { LeaseReply } from '../store.js';
 import { isCluster, type RedisClient } from './client.js';
 import { coalescerOf } from './coalesce.js';
 
@@ -192,4 +202,19 @@ export function runDecision(client: RedisClient, bucket: BucketKey, rule: Rule, 
 export function runScript(client: RedisClient, bucket: BucketKey, rule: Rule, cost: number, nowUs?: number): Promise<ScriptReply> {
   const limit = capacityOf(rule);
   return send(client, { bucket, rule, cost, nowUs }, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
+}
+
+/** Shaping delays requests instead of admitting them in advance: it cannot lease. */
+export function isLeasable(rule: Rule): boolean {
+  return rule.policy !== 'leaky_bucket';
+}
+
+export type { LeaseReply } from '../store.js';
+
+/** Takes max(`need`, `want`) units of `bucket` (at most the rule's capacity) in one call, or none. */
+export async function runLease(client: RedisClient, bucket: BucketKey, rule: Rule, need: number, want: number): Promise<LeaseReply> {
+  if (!isLeasable(rule)) throw new Error(`policy ${rule.policy} cannot lease`);
+  const ask = Math.min(Math.max(need, want), capacityOf(rule));
+  const decision = await runDecision(client, bucket, rule, ask);
+  return { granted: decision.allowed ? ask : 0, remaining: decision.remaining, resetAfterMs: decision.resetAfterMs, retryAfterMs: decision.retryAfterMs };
 }

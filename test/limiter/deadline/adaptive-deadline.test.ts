@@ -2,7 +2,7 @@
 // silences and times: no Redis, no clock.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ADAPTIVE_DEADLINE, AdaptiveDeadline, FixedDeadline } from '../../../src/limiter/deadline/adaptive-deadline.js';
+import { ADAPTIVE_DEADLINE, AdaptiveDeadline, FixedDeadline } from '../../../src/limiter/deadline/deadline.js';
 
 const { floorMs, ceilingMs, windowMs, slots } = ADAPTIVE_DEADLINE;
 const slotMs = windowMs / slots;

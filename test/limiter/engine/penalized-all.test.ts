@@ -9,7 +9,7 @@ import type { Decision } from '../../../src/core/decision.js';
 import { parseRule } from '../../../src/core/rule.js';
 import { rejectionOf } from '../../../src/http/headers.js';
 import { StoreEngine } from '../../../src/limiter/engine/engine.js';
-import { BLOCK_CACHE_MS, NegativeCache } from '../../../src/limiter/caches/negative-cache.js';
+import { BLOCK_CACHE_MS, NegativeCache } from '../../../src/limiter/steps/negative-cache.js';
 import { parsePenalty } from '../../../src/policies/penalty/config.js';
 import { MemoryStore } from '../../../src/stores/memory-store.js';
 

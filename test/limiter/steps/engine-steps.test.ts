@@ -8,14 +8,13 @@ import type { Decision } from '../../../src/core/decision.js';
 import { parseRule, type Rule } from '../../../src/core/rule.js';
 import { DecisionStats } from '../../../src/dashboard/decision-stats.js';
 import { observerStep } from '../../../src/dashboard/engine-observer.js';
+import { verdictOf } from '../../../src/gateway/request-observer.js';
 import { StoreEngine } from '../../../src/limiter/engine/engine.js';
 import { type Plan, planFor } from '../../../src/limiter/engine/plan.js';
-import type { Call, Decide, Reply, Step } from '../../../src/limiter/steps/compose.js';
-import { outcomeOf, RequestChain } from '../../../src/limiter/steps/outcome.js';
+import { type Call, type Decide, outcomeOf, type Reply, RequestChain, type Step } from '../../../src/limiter/steps/compose.js';
 import { penaltyStep } from '../../../src/limiter/steps/penalty-step.js';
-import { verdictOf } from '../../../src/gateway/request-observer.js';
-import { MemoryStore } from '../../../src/stores/memory-store.js';
 import type { PenaltyConfig } from '../../../src/policies/penalty/model.js';
+import { MemoryStore } from '../../../src/stores/memory-store.js';
 
 const rule = (extra: Record<string, unknown> = {}): Rule => parseRule({ policy: 'token_bucket', capacity: 5, refillPerSecond: 5, ...extra });
 const decision = (allowed: boolean, extra: Partial<Decision> = {}): Decision => ({

@@ -3,15 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Decision } from '../../../src/core/decision.js';
-import { NegativeCache } from '../../../src/limiter/caches/negative-cache.js';
 import { planFor } from '../../../src/limiter/engine/plan.js';
 import { InstanceCount } from '../../../src/limiter/fallback/instances.js';
 import { ChainStats } from '../../../src/limiter/metrics/stats.js';
 import { type Call, compose, type Decide, type Reply, type Step } from '../../../src/limiter/steps/compose.js';
-import { fallbackStep, type FallbackStepOptions } from '../../../src/limiter/steps/fallback-step.js';
 import { LeasingStep } from '../../../src/limiter/steps/leaser.js';
-import { negativeStep } from '../../../src/limiter/steps/negative-step.js';
-import { groupsStep, refundStep, storeTerminal, type StoreTerminalOptions } from '../../../src/limiter/steps/store-steps.js';
+import { NegativeCache, negativeStep } from '../../../src/limiter/steps/negative-cache.js';
+import { fallbackStep, type FallbackStepOptions, groupsStep, refundStep, storeTerminal, type StoreTerminalOptions } from '../../../src/limiter/steps/store-steps.js';
 import { bucket } from '../../helpers/resilient-engine.js';
 
 const decision = (allowed: boolean, extra: Partial<Decision> = {}): Decision => ({

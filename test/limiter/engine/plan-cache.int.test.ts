@@ -5,8 +5,7 @@
 // with its own limit, never with the cached plan of the old one.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { MAX_PLANS, PlanCache } from '../../../src/limiter/caches/plan-cache.js';
-import { planFor } from '../../../src/limiter/engine/plan.js';
+import { MAX_PLANS, PlanCache, planFor } from '../../../src/limiter/engine/plan.js';
 import { type RedisServer, startRedis } from '../../helpers/redis-server.js';
 import { bucket, resilientEngine } from '../../helpers/resilient-engine.js';
 
