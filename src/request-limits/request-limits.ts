@@ -49,6 +49,8 @@ export { ROUTE_TAG } from '../core/ids.js';
 
 export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   readonly route: R;
+  /** Whether a limit reads the request's JSON body (a body key, an estimate from the body): the gateway reads it before deciding. */
+  readonly readsJson: boolean;
   private readonly limits: readonly LimitConfig[];
   private readonly concurrency: readonly ConcurrencyLimitConfig[];
 
@@ -61,11 +63,7 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     this.route = route;
     this.limits = route.limits;
     this.concurrency = route.concurrency ?? [];
-  }
-
-  /** Whether a limit reads the request's JSON body (a body key, an estimate from the body): the gateway reads it before deciding. */
-  get readsJson(): boolean {
-    return this.limits.some((limit) => limit.key.kind === 'body' || (limit.usage !== undefined && 'fromBody' in limit.usage.estimate));
+    this.readsJson = this.limits.some((limit) => limit.key.kind === 'body' || (limit.usage !== undefined && 'fromBody' in limit.usage.estimate));
   }
 
   /** Whether the route has `kind: concurrency` limits. */
@@ -118,8 +116,8 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     const rates = this.limits.map((limit): LimitTrace => {
       const bucket = this.bucketOf(limit, tenant, request, ipOf);
       if (typeof bucket === 'string') return { limit, kind: 'rate', problem: bucket };
-      const choice = this.ruleFor(limit, who, bucket);
-      return { limit, kind: 'rate', bucket, ...choice, ...(this.costExceeds(choice) ? { problem: 'cost_exceeds_capacity' as const } : {}) };
+      const { plan, ...choice } = this.ruleFor(limit, who, bucket);
+      return { limit, kind: 'rate', bucket, ...choice, ...(plan === undefined ? {} : { plan }), ...(this.costExceeds(choice) ? { problem: 'cost_exceeds_capacity' as const } : {}) };
     });
     const slots = this.concurrency.map((limit): LimitTrace => {
       const bucket = this.bucketOf(limit, tenant, request, ipOf);
@@ -134,18 +132,30 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     // The bucket is the same whichever rule applies: a plan change keeps its state (docs/plans.md#bucket-state).
     const choice = this.ruleFor(limit, who, bucket);
     if (limit.usage === undefined && this.costExceeds(choice)) return 'cost_exceeds_capacity';
-    const base = { limitId: limit.id, tag: bucket.tag, name: bucket.name, rule: choice.rule, from: originOf(choice), ...(limit.count ? { count: limit.count } : {}), ...(limit.penalty === undefined ? {} : { penalty: limit.penalty }) };
-    if (limit.usage === undefined) return { ...base, cost: this.route.cost };
-    return { ...base, cost: estimateOf(limit.usage, request.json, choice.rule), usage: limit.usage };
+    // One object literal of one shape for every limit (absent options undefined): the engine's
+    // steps, the headers and the counters read these objects on every request, and a shape per
+    // combination of options (as spreads made) turns each of those reads megamorphic.
+    const usage = limit.usage;
+    return {
+      limitId: limit.id,
+      tag: bucket.tag,
+      name: bucket.name,
+      rule: choice.rule,
+      cost: usage === undefined ? this.route.cost : estimateOf(usage, request.json, choice.rule),
+      from: originOf(choice),
+      penalty: limit.penalty,
+      usage,
+      count: limit.count,
+    };
   }
 
   /** Per-key override > the plan's limit of this id > inline rule > the rule store's (docs/limits.md#overrides, docs/plans.md#precedence). */
   private ruleFor(limit: LimitConfig, who: Who, bucket: Bucket): RuleChoice {
     const override = overrideRule(this.rules.overrides?.(), limit, bucket);
-    if (override !== undefined) return { rule: override, from: 'override' };
+    if (override !== undefined) return { rule: override, from: 'override', plan: undefined };
     const resolved = this.ruleOf(limit, who);
-    if (resolved === undefined) return { rule: limit.rule as Rule, from: 'limit' };
-    return { rule: resolved.rule, from: resolved.match, ...(resolved.plan === undefined ? {} : { plan: resolved.plan }) };
+    if (resolved === undefined) return { rule: limit.rule as Rule, from: 'limit', plan: undefined };
+    return { rule: resolved.rule, from: resolved.match, plan: resolved.plan };
   }
 
   /** The store's rule for a limit without an inline rule; a plan's limit of this id over an inline one; undefined: the inline rule. */
@@ -155,7 +165,7 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   }
 
   /** Config rules were checked at load; a rule from the store, a plan or an override may have shrunk since. */
-  private costExceeds(choice: RuleChoice): boolean {
+  private costExceeds(choice: Pick<RuleChoice, 'rule' | 'from'>): boolean {
     const cost = this.route.cost;
     return cost > 1 && choice.from !== 'limit' && cost > capacityOf(choice.rule);
   }
@@ -203,10 +213,25 @@ interface Who {
 /** The plan the request names: the caller's (the Envoy face's descriptor entry), else its identity's (a JWT's planClaim, an API key's own plan). */
 const whoOf = (tenant: string | undefined, request: LimitRequest, plan: string | undefined): Who => ({ tenant, plan: plan ?? request.identity?.plan });
 
+/** The origins without a plan, one object each: a request's limits share them instead of allocating one per limit. */
+const ORIGINS = new Map<RuleFrom, RuleOrigin>();
+/** A plan's origin per plan name: only plans the rule store holds resolve, and a bound keeps it so. */
+const PLAN_ORIGINS = new Map<string, RuleOrigin>();
+const MAX_PLAN_ORIGINS = 10_000;
+
 function originOf(choice: RuleChoice): RuleOrigin {
-  if (choice.from === 'limit') return { match: 'inline' };
-  if (choice.from === 'plan') return { match: 'plan', plan: choice.plan as string };
-  return { match: choice.from };
+  const plan = choice.from === 'plan' ? (choice.plan as string) : undefined;
+  const kept = plan === undefined ? ORIGINS.get(choice.from) : PLAN_ORIGINS.get(plan);
+  if (kept !== undefined) return kept;
+  if (plan === undefined) {
+    const origin: RuleOrigin = Object.freeze({ match: choice.from === 'limit' ? 'inline' : (choice.from as Exclude<RuleFrom, 'limit' | 'plan'>) });
+    ORIGINS.set(choice.from, origin);
+    return origin;
+  }
+  if (PLAN_ORIGINS.size >= MAX_PLAN_ORIGINS) PLAN_ORIGINS.clear();
+  const origin: RuleOrigin = Object.freeze({ match: 'plan', plan });
+  PLAN_ORIGINS.set(plan, origin);
+  return origin;
 }
 
 /** A limit's bucket for one request, with the key identity it came from. */
@@ -221,8 +246,8 @@ export type RuleFrom = 'override' | 'limit' | RuleMatch;
 interface RuleChoice {
   readonly rule: Rule;
   readonly from: RuleFrom;
-  /** The plan whose limit this is (from `plan`). */
-  readonly plan?: string;
+  /** The plan whose limit this is (from `plan`); undefined otherwise. */
+  readonly plan: string | undefined;
 }
 
 /** One limit of a request as explain shows it; `problem` is what the gateway would answer instead of deciding. */
