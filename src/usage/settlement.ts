@@ -37,6 +37,12 @@ export interface ResponseEnd {
   readonly aborted: boolean;
 }
 
+/** Whether any of an admitted request's limits is priced by usage or counted by outcome: only then is there something to settle. */
+export function needsSettlement(limits: readonly Pick<SettledLimit, 'usage' | 'count'>[]): boolean {
+  for (const limit of limits) if (limit.usage !== undefined || limit.count !== undefined) return true;
+  return false;
+}
+
 /** Sources a decision's charge stands in the store (not the local fallback's, not an `open` pass). */
 export const CHARGED = new Set<Decision['source']>(['redis', 'memory', 'cache', 'shadow']);
 
@@ -55,7 +61,7 @@ export class Settlement {
   /** A settlement for an admitted request whose limits need one; undefined when none does. */
   /** `onAdjusted` hears of each adjustment the store took (each tenant's usage: usage-recorder.ts settled). */
   static of(engine: Pick<Engine, 'adjust'>, limits: readonly SettledLimit[], decisions: readonly Decision[], onAdjusted?: (limit: SettledLimit, delta: number) => void): Settlement | undefined {
-    if (!limits.some((limit) => limit.usage !== undefined || limit.count !== undefined)) return undefined;
+    if (!needsSettlement(limits)) return undefined;
     return new Settlement(engine, limits, decisions, onAdjusted);
   }
 
