@@ -12,9 +12,9 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Database from 'better-sqlite3';
-import { EmbeddedRuleStore } from '../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../src/rules/embedded/store.js';
 import { silentLogger } from '../src/rules/logger.js';
-import { RuleCache } from '../src/rules/rule-cache.js';
+import { RuleCache } from '../src/rules/cache/rule-cache.js';
 
 const { values } = parseArgs({ options: { tenants: { type: 'string', default: '100000' }, lookups: { type: 'string', default: '2000000' }, quick: { type: 'boolean', default: false } } });
 const TENANTS = Number(values.tenants);

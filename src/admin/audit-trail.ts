@@ -2,20 +2,20 @@
 // token's name), from where, what (kind, endpoint, target), the state before
 // and after, and whether it succeeded. A refused or failed write is logged as
 // failed, with its error. The entry of a change to the store goes into the
-// change's own transaction (call-scope.ts): if the entry cannot be written the
+// change's own transaction (admin/call-scope.ts): if the entry cannot be written the
 // change is rolled back and the call fails. A bucket reset or a reload (no store
 // change) and a failed write get an entry of their own; if the store cannot take
 // it, that is logged to stderr and the call's answer still goes back, never
 // later than the call's deadline.
 import type { IncomingMessage } from 'node:http';
 import { isSluiceError } from '../core/errors.js';
-import { currentCall, outsideCall } from '../rules/call-scope.js';
+import { currentCall, outsideCall } from '../rules/admin/call-scope.js';
 import { errorMessage, type RulesLogger } from '../rules/logger.js';
-import { waitAtMost } from '../rules/pg-timed.js';
+import { waitAtMost } from '../rules/postgres/timed.js';
 import { overrideTarget } from '../rules/override-rows.js';
 import type { PlanSubject } from '../rules/plans.js';
 import type { RuleStore } from '../rules/store.js';
-import type { AuditKind, NewAuditEntry } from '../rules/admin-tokens-and-audit.js';
+import type { AuditKind, NewAuditEntry } from '../rules/admin/tokens-and-audit.js';
 import type { Principal } from './auth.js';
 import type { Reply } from './handlers.js';
 import { listEntryBefore } from './list-handlers.js';

@@ -1,5 +1,5 @@
 // Bearer tokens for the admin API. SLUICE_ADMIN_TOKEN is the `admin` token
-// named `bootstrap`; the others are the rule store's named tokens (rules/admin-tokens-and-audit.ts),
+// named `bootstrap`; the others are the rule store's named tokens (rules/admin/tokens-and-audit.ts),
 // looked up by their SHA-256. Every comparison is of two digests in constant
 // time, and no token is ever logged. A stored token's answer is kept for at
 // most `cacheMs` (500 ms): a token revoked on any instance sharing the store is
@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SluiceError } from '../core/errors.js';
-import { BOOTSTRAP_NAME, type Role, roleAllows, type TeamStore } from '../rules/admin-tokens-and-audit.js';
+import { BOOTSTRAP_NAME, type Role, roleAllows, type TeamStore } from '../rules/admin/tokens-and-audit.js';
 
 export interface Principal {
   name: string;

@@ -5,7 +5,7 @@ import { assertValidId } from '../core/ids.js';
 import { parseRule } from '../core/rule.js';
 import type { Engine, EngineHealth } from '../limiter/engine/engine.js';
 import { assertValidKeyId } from '../rules/keys.js';
-import type { RuleCacheStatus } from '../rules/rule-cache.js';
+import type { RuleCacheStatus } from '../rules/cache/rule-cache.js';
 import { assertTenantId } from '../rules/anonymous-tenant.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
 import type { RuleStore } from '../rules/store.js';
@@ -14,7 +14,7 @@ import { asObject } from '../dashboard/http-util.js';
 
 export interface AdminCache extends RuleResolver {
   status(): RuleCacheStatus;
-  /** The tenant of an active key of the rule store, by its SHA-256 hex (rule-cache.ts). */
+  /** The tenant of an active key of the rule store, by its SHA-256 hex (cache/rule-cache.ts). */
   tenantForHash?(keyHash: string): string | undefined;
 }
 

@@ -9,7 +9,7 @@ import { SluiceError } from '../core/errors.js';
 import { sendAdminError } from '../dashboard/http-util.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
 import { resilienceRegistry } from '../limiter/metrics/metrics.js';
-import { inCall } from '../rules/call-scope.js';
+import { inCall } from '../rules/admin/call-scope.js';
 import { errorMessage, type RulesLogger } from '../rules/logger.js';
 import { tracingRegistry } from '../tracing/metrics.js';
 import { assertAllowed, type TokenAuth } from './auth.js';

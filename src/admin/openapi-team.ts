@@ -1,6 +1,6 @@
 // The OpenAPI paths and schemas of named tokens, the audit log, /whoami and the
 // tenant of a key's hash (team-handlers.ts).
-import { AUDIT_KINDS, ROLES } from '../rules/admin-tokens-and-audit.js';
+import { AUDIT_KINDS, ROLES } from '../rules/admin/tokens-and-audit.js';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

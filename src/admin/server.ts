@@ -12,7 +12,7 @@ import { SluiceError } from '../core/errors.js';
 import { errorMessage, type RulesLogger, stderrLogger } from '../rules/logger.js';
 import { assertAllowed, type Principal, requiredRole, TokenAuth } from './auth.js';
 import { audited } from './audit-trail.js';
-import { inCall } from '../rules/call-scope.js';
+import { inCall } from '../rules/admin/call-scope.js';
 import { routeTeam } from './team-handlers.js';
 import * as h from './handlers.js';
 import { routeOverrides } from './override-handlers.js';

@@ -3,7 +3,7 @@
 // (/tenants/by-key-hash/{sha256}, which the page asks after hashing a pasted
 // key in the browser: the clear key never reaches the server).
 import { SluiceError } from '../core/errors.js';
-import { AUDIT_KINDS, type AuditFilter, type AuditKind, assertRole, assertTokenName, BOOTSTRAP_NAME } from '../rules/admin-tokens-and-audit.js';
+import { AUDIT_KINDS, type AuditFilter, type AuditKind, assertRole, assertTokenName, BOOTSTRAP_NAME } from '../rules/admin/tokens-and-audit.js';
 import type { Principal, TokenAuth } from './auth.js';
 import type { AdminDeps, Reply } from './handlers.js';
 import { asObject } from '../dashboard/http-util.js';

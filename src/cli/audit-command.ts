@@ -4,7 +4,7 @@
 // target), so a CSV cell that a spreadsheet would run as a formula (= + - @,
 // tab, CR) is prefixed with a single quote (OWASP's CSV injection advice).
 import { stringify } from 'csv-stringify/sync';
-import type { AuditEntry } from '../rules/admin-tokens-and-audit.js';
+import type { AuditEntry } from '../rules/admin/tokens-and-audit.js';
 import { clientFrom } from './admin-client.js';
 import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 

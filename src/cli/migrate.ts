@@ -2,8 +2,8 @@
 // to SLUICE_DATABASE_URL. `sluice start` does the same on its first store call.
 import pg from 'pg';
 import { CliError, type CliIo, processIo, runCli, UsageError } from './cli-io.js';
-import { migrate } from '../rules/migrations.js';
-import { describeUrl, isConnectionError } from '../rules/pg-errors.js';
+import { migrate } from '../rules/postgres/migrations.js';
+import { describeUrl, isConnectionError } from '../rules/postgres/errors.js';
 
 const USAGE = 'usage: SLUICE_DATABASE_URL=postgres://... sluice migrate\n';
 

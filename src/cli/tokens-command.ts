@@ -1,6 +1,6 @@
 // `sluice tokens create|list|revoke`: named admin tokens through the admin API
 // (an `admin` token in SLUICE_ADMIN_TOKEN). The clear token is printed once.
-import type { AdminToken, CreatedToken } from '../rules/admin-tokens-and-audit.js';
+import type { AdminToken, CreatedToken } from '../rules/admin/tokens-and-audit.js';
 import { clientFrom } from './admin-client.js';
 import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 

@@ -4,7 +4,7 @@ import { type Env, envOverrides, referencedVariables } from './env.js';
 
 /**
  * Read outside envOverrides: the file to load, the CLI's admin API, the audit
- * log's retention (rules/admin-tokens-and-audit.ts), and `sluice ratelimit`'s own options
+ * log's retention (rules/admin/tokens-and-audit.ts), and `sluice ratelimit`'s own options
  * (decision-service/reference/sluice-config.ts). test/config/connections.int.test.ts finds
  * every SLUICE_* name src/ reads and fails when one is missing here; the
  * descriptions go to docs/environment-variables.md.

@@ -7,7 +7,7 @@ import { type ErrorCode, SLUICE_ERRORS } from '../core/error-codes.js';
 import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, OverrideStore, RuleSetVersion, RuleStore, StoreChange } from '../rules/store.js';
 import type { ListEntryStore } from '../rules/list-entries.js';
 import type { PlanStore } from '../rules/plans.js';
-import type { TeamStore } from '../rules/admin-tokens-and-audit.js';
+import type { TeamStore } from '../rules/admin/tokens-and-audit.js';
 import type { StoredRule } from '../rules/types.js';
 import { type FromWorker, isSluiceMessage, type RemoteError, type RuleStoreMethod, type ToWorker } from './messages.js';
 

@@ -11,7 +11,7 @@ import { dashboardRegistry } from '../dashboard/metrics.js';
 import { resilienceRegistry } from '../limiter/metrics/metrics.js';
 import { tracingRegistry } from '../tracing/metrics.js';
 import type { RulesLogger } from '../rules/logger.js';
-import { RuleCache } from '../rules/rule-cache.js';
+import { RuleCache } from '../rules/cache/rule-cache.js';
 import type { RulesRuntime } from '../rules/runtime.js';
 import { acceptHandedConnections } from './hand-off.js';
 import { IpcRuleStore } from './ipc-rule-store.js';

@@ -1,4 +1,4 @@
-// Rows of limit_override (migrations/004_limit_overrides.sql, embedded-schema.ts)
+// Rows of limit_override (migrations/004_limit_overrides.sql, embedded/schema.ts)
 // as either driver returns them. The rule takes the same columns as a rule of
 // rate_limit_rule (rule-columns.ts), with the limit id and selector in place
 // of tenant and route; every row read is checked again, as rules are.

@@ -1,7 +1,7 @@
 // The resolvers the gateway reads: from the rule cache when a rule store runs
 // (its keys first, then the config file's), else from the config file alone.
 import { ConfigRuleResolver } from './config-rules.js';
-import type { RuleCache } from './rule-cache.js';
+import type { RuleCache } from './cache/rule-cache.js';
 import { configKeyTable, type KeyTable, KeyTenantResolver } from './tenant-resolver.js';
 import type { RuleResolver, RulesConfig, TenantResolver } from './types.js';
 

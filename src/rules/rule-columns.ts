@@ -1,5 +1,5 @@
 // One rule ↔ the columns both stores keep (see migrations/001_rules_and_keys.sql
-// and embedded-schema.ts): token bucket and GCRA keep capacity/refill in their
+// and embedded/schema.ts): token bucket and GCRA keep capacity/refill in their
 // own columns, every other parameter goes to `params`, and shadow has its own flag.
 import { assertValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';

@@ -2,7 +2,7 @@
 // batch and swapped in whole, so a lookup never sees half an update.
 import { type Rule, ruleFingerprint } from '../core/rule.js';
 import type { StoredListEntry } from './list-entries.js';
-import { applyListChanges, buildStoredLists, type StoredLists } from './list-state.js';
+import { applyListChanges, buildStoredLists, type StoredLists } from './cache/list-state.js';
 import type { RulesLogger } from './logger.js';
 import { applyOverrideChanges, buildOverrideSet, type OverrideSet } from './override-set.js';
 import { applyPlanChanges, EMPTY_PLANS, type PlanSet, type PlanSetChanges, planOf, planRule } from './plan-set.js';
@@ -30,7 +30,7 @@ export interface RuleSet {
   readonly overrides: OverrideSet;
   /** Plans and who is on which (plan-set.ts). */
   readonly plans: PlanSet;
-  /** The store's allow and deny list entries (list-state.ts). */
+  /** The store's allow and deny list entries (cache/list-state.ts). */
   readonly lists: StoredLists;
 }
 

@@ -3,13 +3,13 @@
 // embedded SQLite store in SLUICE_DATA_DIR otherwise.
 import { join, resolve } from 'node:path';
 import type { Rule } from '../core/rule.js';
-import { EmbeddedRuleStore } from './embedded-store.js';
+import { EmbeddedRuleStore } from './embedded/store.js';
 import { type RulesLogger, stderrLogger } from './logger.js';
-import type { PgConnection } from './pg-connection.js';
-import { PostgresRuleStore } from './pg-store.js';
-import { waitAtMost } from './pg-timed.js';
-import { RuleCache } from './rule-cache.js';
-import { SNAPSHOT_FILE } from './snapshot-file.js';
+import type { PgConnection } from './postgres/connection.js';
+import { PostgresRuleStore } from './postgres/store.js';
+import { waitAtMost } from './postgres/timed.js';
+import { RuleCache } from './cache/rule-cache.js';
+import { SNAPSHOT_FILE } from './cache/snapshot-file.js';
 import type { RuleStore, SeedRule } from './store.js';
 
 export interface RuleStoreOptions {

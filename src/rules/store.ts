@@ -8,7 +8,7 @@
 import type { Rule } from '../core/rule.js';
 import type { ListEntryStore } from './list-entries.js';
 import type { PlanStore, PlanSubject } from './plans.js';
-import type { TeamStore } from './admin-tokens-and-audit.js';
+import type { TeamStore } from './admin/tokens-and-audit.js';
 import type { StoredOverride, StoredRule } from './types.js';
 
 export interface ApiKeyInfo {
@@ -95,11 +95,11 @@ export interface RuleStore {
   readonly plans: PlanStore;
   /** Allow and deny list entries (list-entries.ts). */
   readonly lists: ListEntryStore;
-  /** Named admin tokens and the audit log (admin-tokens-and-audit.ts). */
+  /** Named admin tokens and the audit log (admin/tokens-and-audit.ts). */
   readonly team: TeamStore;
   /** Where the store lives, for logs and errors (never a password). */
   readonly location: string;
-  /** How long one admin call may wait on the store, all its calls together (call-scope.ts); absent for a local store. */
+  /** How long one admin call may wait on the store, all its calls together (admin/call-scope.ts); absent for a local store. */
   readonly callTimeoutMs?: number;
 
   listRules(filter?: RuleFilter): Promise<StoredRule[]>;

@@ -3,7 +3,7 @@
 // through its own store and LISTEN.
 import { after, before } from 'node:test';
 import { silentLogger } from '../../src/rules/logger.js';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { listsSuite } from './lists-suite.js';

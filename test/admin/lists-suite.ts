@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { type RunningSluice, startSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { silentLogger } from '../../src/rules/logger.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import type { RulesRuntime } from '../../src/rules/runtime.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { call, silent, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';

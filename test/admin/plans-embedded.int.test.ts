@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { plansSuite } from './plans-suite.js';
 
 plansSuite('embedded store', async () => {

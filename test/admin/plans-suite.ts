@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/rules/logger.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { eventually } from '../helpers/poll.js';
 import { startTeamAdmin, type TeamAdmin } from '../helpers/team-fixture.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openApiDocument } from '../../src/admin/openapi.js';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { startTeamAdmin, type TeamAdmin } from '../helpers/team-fixture.js';
 
 const SAMPLE: Record<string, string> = { tenant: 'acme', route: 'orders', id: 'key_abc', limitId: 'per-ip', selector: 'ip:10.0.0.1', name: 'someone' };

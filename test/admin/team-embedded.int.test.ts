@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { startTeamAdmin } from '../helpers/team-fixture.js';
 import { floodRefusedWrites, teamSuite, withRetention } from './team-suite.js';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';

@@ -3,7 +3,7 @@
 // database within the token cache's time (polled, never timed).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';

@@ -11,7 +11,7 @@ import { ConfigError } from '../../src/config/index.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
 import { isSluiceError } from '../../src/core/errors.js';
 import { createEngine } from '../../src/engine-factory/create-engine.js';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { hashApiKeyHex } from '../../src/rules/keys.js';
 import { sluiceCli } from '../helpers/cli.js';
 

@@ -10,7 +10,7 @@ import type { Env } from '../../src/config/index.js';
 import { loadConfig, parseConfig } from '../../src/decision-service/load-config.js';
 import { knownVariables, unknownVariableMessage, unknownVariables } from '../../src/config/env-names.js';
 import { redisTargetOf } from '../../src/config/redis-target.js';
-import { pgClientConfig } from '../../src/rules/pg-connection.js';
+import { pgClientConfig } from '../../src/rules/postgres/connection.js';
 import { checkConnect, ROUTES } from '../helpers/connections.js';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

@@ -14,9 +14,9 @@ import { Dashboard } from '../../src/dashboard/dashboard.js';
 import { EngineObserver } from '../../src/dashboard/engine-observer.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/dashboard/ui-routes.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { silentLogger } from '../../src/rules/logger.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { startRedis } from '../helpers/redis-server.js';
 

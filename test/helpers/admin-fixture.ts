@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AdminServer, type AdminServerOptions, startAdminServer } from '../../src/admin/server.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { silentLogger } from '../../src/rules/logger.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type AdminCall, adminCaller } from './team-fixture.js';
 

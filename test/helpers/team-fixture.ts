@@ -3,7 +3,7 @@
 import { type AdminServer, type AdminServerOptions, startAdminServer } from '../../src/admin/server.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import type { RuleStore } from '../../src/rules/store.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 

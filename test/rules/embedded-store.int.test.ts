@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { type StoreFactory, storeContract } from './store-contract.js';
 import { overrideContract } from './override-contract.js';
 
@@ -63,7 +63,7 @@ describe('embedded store', () => {
     const dir = tempDir();
     const first = new EmbeddedRuleStore({ dataDir: dir });
     await first.putRule('shop-a', 'orders', bucket);
-    const script = `import { EmbeddedRuleStore } from ${JSON.stringify(new URL('../../src/rules/embedded-store.ts', import.meta.url).href)};
+    const script = `import { EmbeddedRuleStore } from ${JSON.stringify(new URL('../../src/rules/embedded/store.ts', import.meta.url).href)};
       try { new EmbeddedRuleStore({ dataDir: ${JSON.stringify(dir)} }); process.exit(0); } catch (e) { console.error(e.message); process.exit(3); }`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
     assert.equal(child.status, 3, child.stderr);

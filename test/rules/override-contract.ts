@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Rule } from '../../src/core/rule.js';
 import { headerBucketId } from '../../src/request-limits/request-limits.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import type { RuleStore, StoreChange } from '../../src/rules/store.js';
 import { recordingLogger, type StoreFactory } from './store-contract.js';
 import { eventually } from '../helpers/poll.js';

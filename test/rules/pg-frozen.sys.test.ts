@@ -10,7 +10,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { type AdminServer, startAdminServer } from '../../src/admin/server.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { silentLogger } from '../../src/rules/logger.js';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
 import { type RulesRuntime, startRules } from '../../src/rules/runtime.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';

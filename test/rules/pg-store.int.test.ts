@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadMigrations, migrate } from '../../src/rules/migrations.js';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
+import { loadMigrations, migrate } from '../../src/rules/postgres/migrations.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import type { StoreChange } from '../../src/rules/store.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase, sql } from '../helpers/postgres-db.js';

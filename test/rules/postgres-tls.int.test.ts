@@ -11,7 +11,7 @@ import pg from 'pg';
 import { rulesOptions } from '../../src/app.js';
 import { checkConnections } from '../../src/cli/check-connect.js';
 import { parseRule } from '../../src/core/rule.js';
-import { pgClientConfig } from '../../src/rules/pg-connection.js';
+import { pgClientConfig } from '../../src/rules/postgres/connection.js';
 import { startRules } from '../../src/rules/runtime.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';

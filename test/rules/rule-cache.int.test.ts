@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Rule } from '../../src/core/rule.js';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { silentLogger } from '../../src/rules/logger.js';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
-import { RuleCache } from '../../src/rules/rule-cache.js';
-import { readSnapshot } from '../../src/rules/snapshot-file.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
+import { RuleCache } from '../../src/rules/cache/rule-cache.js';
+import { readSnapshot } from '../../src/rules/cache/snapshot-file.js';
 import { eventually } from '../helpers/poll.js';
 
 const dirs: string[] = [];

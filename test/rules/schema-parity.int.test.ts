@@ -1,4 +1,4 @@
-// The PostgreSQL schema (migrations/) and the embedded one (embedded-schema.ts)
+// The PostgreSQL schema (migrations/) and the embedded one (embedded/schema.ts)
 // are written twice, in two dialects: the same rows go to both, and both must
 // take or refuse each one alike, with the same columns. A CHECK added to one
 // side only fails here.
@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { POLICIES } from '../../src/core/rule.js';
-import { EmbeddedRuleStore } from '../../src/rules/embedded-store.js';
-import { PostgresRuleStore } from '../../src/rules/pg-store.js';
+import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
+import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';
 import { createDatabase } from '../helpers/postgres-db.js';
 

@@ -1,9 +1,9 @@
 // The PostgreSQL store's allow and deny list entries (list_entry:
 // migrations/009): reads and writes through the store's bounded `query` and
 // deadline-carrying `write`, as plans and overrides are.
-import type { ListEntry } from '../lists/types.js';
-import { assertListEntryId, entryFromRow, LIST_COLUMNS, type ListEntryRow, type ListEntryStore, listEntryValues, newListEntryId, type StoredListEntry } from './list-entries.js';
-import type { PgAccess } from './pg-overrides.js';
+import type { ListEntry } from '../../lists/types.js';
+import { assertListEntryId, entryFromRow, LIST_COLUMNS, type ListEntryRow, type ListEntryStore, listEntryValues, newListEntryId, type StoredListEntry } from '../list-entries.js';
+import type { PgAccess } from './overrides.js';
 
 export class PgListStore implements ListEntryStore {
   constructor(private readonly db: PgAccess) {}

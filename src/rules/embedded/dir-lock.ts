@@ -4,7 +4,7 @@
 // a lock left by a dead process is cleaned.
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { SluiceError } from '../core/errors.js';
+import { SluiceError } from '../../core/errors.js';
 
 const LOCK_FILE = 'sluice.lock';
 /** Dirs this process holds, so opening one twice in one process is refused too. */

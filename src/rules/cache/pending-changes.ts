@@ -2,14 +2,14 @@
 // overrides, plans, plan assignments and list entries by id, or "everything" (a full reload). A batch reads each pending
 // entry back from the store (a notification carries ids, never values); if the
 // read fails the entries go back, so nothing heard is ever dropped.
-import { isValidId } from '../core/ids.js';
-import { isListEntryId } from './list-entries.js';
-import { canonicalTarget } from './override-rows.js';
-import { overrideKey } from './override-set.js';
-import { assignmentKey } from './plan-set.js';
-import type { PlanSubject } from './plans.js';
-import { ruleKey, type RuleSetChanges, SEP } from './rule-set.js';
-import type { RuleStore, StoreChange } from './store.js';
+import { isValidId } from '../../core/ids.js';
+import { isListEntryId } from '../list-entries.js';
+import { canonicalTarget } from '../override-rows.js';
+import { overrideKey } from '../override-set.js';
+import { assignmentKey } from '../plan-set.js';
+import type { PlanSubject } from '../plans.js';
+import { ruleKey, type RuleSetChanges, SEP } from '../rule-set.js';
+import type { RuleStore, StoreChange } from '../store.js';
 
 export class PendingChanges {
   /** A full reload is due; it covers every entry below. */

@@ -1,11 +1,11 @@
 // The rule cache's snapshot file: read once when the store is unreachable at
 // start, then kept in step with every new set (one write at a time, each taking
 // the latest set, so a burst of changes costs few writes).
-import { SluiceError } from '../core/errors.js';
-import { errorMessage, type RulesLogger } from './logger.js';
-import { buildPlanSet } from './plan-set.js';
-import type { PlanSubject } from './plans.js';
-import { buildRuleSet, type RuleSet } from './rule-set.js';
+import { SluiceError } from '../../core/errors.js';
+import { errorMessage, type RulesLogger } from '../logger.js';
+import { buildPlanSet } from '../plan-set.js';
+import type { PlanSubject } from '../plans.js';
+import { buildRuleSet, type RuleSet } from '../rule-set.js';
 import { readSnapshot, writeSnapshot } from './snapshot-file.js';
 
 /** The set saved at `path`, or a clear error naming why the store failed (`cause`) when there is none. */

@@ -1,10 +1,10 @@
 // Who may do what, and who did what: named admin tokens with a role, and the
 // audit log of every change. Both live in the rule store beside the rules
-// (PostgreSQL: migrations/005; embedded: embedded-schema.ts), so every
+// (PostgreSQL: migrations/005; embedded: embedded/schema.ts), so every
 // instance sharing a PostgreSQL store sees the same tokens and the same log.
 // A token is 32 random bytes shown once; only its SHA-256 is kept.
-import { SluiceError } from '../core/errors.js';
-import { errorMessage } from './logger.js';
+import { SluiceError } from '../../core/errors.js';
+import { errorMessage } from '../logger.js';
 
 export const ROLES = ['read', 'write', 'admin'] as const;
 export type Role = (typeof ROLES)[number];

@@ -4,18 +4,18 @@
 // a full reload runs every `refreshIntervalMs` as a safety net. When the store
 // is unreachable the last set keeps serving; a snapshot file lets an instance
 // start without the store at all.
-import type { Rule } from '../core/rule.js';
-import type { ListSet } from '../lists/list-set.js';
-import { hashApiKeyHex } from './keys.js';
-import type { StoredListEntry } from './list-entries.js';
-import { errorMessage, type RulesLogger, stderrLogger } from './logger.js';
-import type { OverrideSet } from './override-set.js';
+import type { Rule } from '../../core/rule.js';
+import type { ListSet } from '../../lists/list-set.js';
+import { hashApiKeyHex } from '../keys.js';
+import type { StoredListEntry } from '../list-entries.js';
+import { errorMessage, type RulesLogger, stderrLogger } from '../logger.js';
+import type { OverrideSet } from '../override-set.js';
 import { PendingChanges } from './pending-changes.js';
-import { assignmentKey, buildPlanSet, planOf, planRule } from './plan-set.js';
-import { applyChanges, buildRuleSet, defaultResolved, lookupWithPlan, type RuleSet } from './rule-set.js';
+import { assignmentKey, buildPlanSet, planOf, planRule } from '../plan-set.js';
+import { applyChanges, buildRuleSet, defaultResolved, lookupWithPlan, type RuleSet } from '../rule-set.js';
 import { setFromSnapshot, SnapshotWriter } from './cache-snapshot.js';
-import type { RuleStore, StoreChange } from './store.js';
-import type { KeyOwner, ResolveContext, ResolvedRule, RuleResolver, StoredRule, TenantResolver } from './types.js';
+import type { RuleStore, StoreChange } from '../store.js';
+import type { KeyOwner, ResolveContext, ResolvedRule, RuleResolver, StoredRule, TenantResolver } from '../types.js';
 
 export interface RuleCacheOptions {
   store: RuleStore;

@@ -2,13 +2,13 @@
 // writes go through the store's own bounded `query` and deadline-carrying
 // `write`, so an override write can never commit after its answer said it failed.
 import type pg from 'pg';
-import { assertValidId } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
-import type { RulesLogger } from './logger.js';
-import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from './override-rows.js';
-import { updateRuleColumns } from './rule-rows.js';
-import type { OverrideStore } from './store.js';
-import type { StoredOverride } from './types.js';
+import { assertValidId } from '../../core/ids.js';
+import type { Rule } from '../../core/rule.js';
+import type { RulesLogger } from '../logger.js';
+import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from '../override-rows.js';
+import { updateRuleColumns } from '../rule-rows.js';
+import type { OverrideStore } from '../store.js';
+import type { StoredOverride } from '../types.js';
 
 export interface PgAccess {
   query<R extends pg.QueryResultRow>(sql: string, params: unknown[], timeoutMs?: number): Promise<pg.QueryResult<R>>;

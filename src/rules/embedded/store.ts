@@ -1,24 +1,24 @@
 // The embedded rule store: one SQLite file (WAL mode) in SLUICE_DATA_DIR, for a
 // single gateway without PostgreSQL. Same columns and CHECKs as the PostgreSQL
-// schema (embedded-schema.ts), same row mapping (rule-rows.ts); changes are
+// schema (schema.ts), same row mapping (rule-rows.ts); changes are
 // announced in-process, since only this process writes.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { assertValidId } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import { assertValidId } from '../../core/ids.js';
+import type { Rule } from '../../core/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
-import { EmbeddedOverrideStore } from './embedded-overrides.js';
-import { EmbeddedListStore } from './embedded-lists.js';
-import { EmbeddedPlanStore } from './embedded-plans.js';
-import { EmbeddedTeamStore } from './embedded-team.js';
-import { migrateEmbedded } from './embedded-schema.js';
-import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
-import { type RulesLogger, silentLogger } from './logger.js';
-import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
-import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from './store.js';
-import type { StoredRule } from './types.js';
+import { EmbeddedOverrideStore } from './overrides.js';
+import { EmbeddedListStore } from './lists.js';
+import { EmbeddedPlanStore } from './plans.js';
+import { EmbeddedTeamStore } from './tokens-and-audit.js';
+import { migrateEmbedded } from './schema.js';
+import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from '../keys.js';
+import { type RulesLogger, silentLogger } from '../logger.js';
+import { assertRuleTarget } from '../rule-columns.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, seededMessage, seedValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from '../rule-rows.js';
+import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from '../store.js';
+import type { StoredRule } from '../types.js';
 
 export interface EmbeddedStoreOptions {
   /** SLUICE_DATA_DIR; created if missing. */

@@ -1,9 +1,9 @@
 // The PostgreSQL store's admin tokens and audit log (migrations/005), through
 // the store's own bounded `query` and deadline-carrying `write`.
-import { SluiceError } from '../core/errors.js';
-import { hashApiKey, newApiKey } from './keys.js';
-import type { PgAccess } from './pg-overrides.js';
-import { type AdminToken, auditCap, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from './admin-tokens-and-audit.js';
+import { SluiceError } from '../../core/errors.js';
+import { hashApiKey, newApiKey } from '../keys.js';
+import type { PgAccess } from './overrides.js';
+import { type AdminToken, auditCap, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, retentionFromEnv, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, tokenFromRow } from '../admin/tokens-and-audit.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 

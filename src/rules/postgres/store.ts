@@ -3,26 +3,26 @@
 // connection that turns them into `watch` callbacks on every instance.
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { assertValidId } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
-import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from './keys.js';
-import { type RulesLogger, silentLogger } from './logger.js';
+import { assertValidId } from '../../core/ids.js';
+import type { Rule } from '../../core/rule.js';
+import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from '../keys.js';
+import { type RulesLogger, silentLogger } from '../logger.js';
 import { migrate } from './migrations.js';
-import { describeUrl, isConnectionError, storeError, unavailable } from './pg-errors.js';
-import { type PgConnection, pgClientConfig } from './pg-connection.js';
-import { PgListener } from './pg-listener.js';
-import { seedOnce } from './pg-seed.js';
-import { PgOverrideStore } from './pg-overrides.js';
-import { PgListStore } from './pg-lists.js';
-import { PgPlanStore } from './pg-plans.js';
-import { PgTeamStore } from './pg-team.js';
-import { auditRefused } from './admin-tokens-and-audit.js';
-import { StoreTimeoutError, waitAtMost, withTimedClient, writeBeforeDeadline } from './pg-timed.js';
-import { currentCall, pendingEntry } from './call-scope.js';
-import { assertRuleTarget } from './rule-columns.js';
-import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from './rule-rows.js';
-import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from './store.js';
-import type { StoredRule } from './types.js';
+import { describeUrl, isConnectionError, storeError, unavailable } from './errors.js';
+import { type PgConnection, pgClientConfig } from './connection.js';
+import { PgListener } from './listener.js';
+import { seedOnce } from './seed.js';
+import { PgOverrideStore } from './overrides.js';
+import { PgListStore } from './lists.js';
+import { PgPlanStore } from './plans.js';
+import { PgTeamStore } from './tokens-and-audit.js';
+import { auditRefused } from '../admin/tokens-and-audit.js';
+import { StoreTimeoutError, waitAtMost, withTimedClient, writeBeforeDeadline } from './timed.js';
+import { currentCall, pendingEntry } from '../admin/call-scope.js';
+import { assertRuleTarget } from '../rule-columns.js';
+import { type KeyRow, RULE_COLUMNS, RULE_WRITE_COLUMNS, type RuleRow, ruleValues, storedFromRow, storedFromWrite, toKeyInfo, toKeyRecord, updateRuleColumns } from '../rule-rows.js';
+import type { ApiKeyInfo, ApiKeyRecord, CreatedKey, RuleFilter, RuleSetVersion, RuleStore, SeedRule, StoreChange } from '../store.js';
+import type { StoredRule } from '../types.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -48,7 +48,7 @@ export class PostgresRuleStore implements RuleStore {
   readonly plans: PgPlanStore;
   readonly lists: PgListStore;
   readonly team: PgTeamStore;
-  /** How long one admin call may wait on this store, all its calls together (call-scope.ts). */
+  /** How long one admin call may wait on this store, all its calls together (admin/call-scope.ts). */
   readonly callTimeoutMs: number;
   private readonly pool: pg.Pool;
   private readonly logger: RulesLogger;

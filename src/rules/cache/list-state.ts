@@ -1,8 +1,8 @@
 // The rule store's list entries in memory, as the hot path reads them: a
 // ListSet (prefix table and hash maps) built once per load or per batch of
 // changes and swapped in whole with the rule set, never per request.
-import { ListSet } from '../lists/list-set.js';
-import type { StoredListEntry } from './list-entries.js';
+import { ListSet } from '../../lists/list-set.js';
+import type { StoredListEntry } from '../list-entries.js';
 
 export interface StoredLists {
   /** id → entry, for snapshots, the admin API and the next change. */

@@ -7,7 +7,7 @@
 // keep their signatures, and a store call made outside an admin call has no
 // scope (its own timeout, no entry).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { NewAuditEntry } from './admin-tokens-and-audit.js';
+import type { NewAuditEntry } from './tokens-and-audit.js';
 
 export interface CallScope {
   /** Epoch ms by our clock: no store call of this admin call is waited on, nor any of its writes let commit, after it (Infinity: no bound). */

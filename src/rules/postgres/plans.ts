@@ -3,8 +3,8 @@
 // deadline-carrying `write`, as overrides do. Each write is one statement, so a
 // refusal (no such plan, a plan still in use) is decided inside it, never
 // between two statements another writer could slip between.
-import type { Rule } from '../core/rule.js';
-import type { PgAccess } from './pg-overrides.js';
+import type { Rule } from '../../core/rule.js';
+import type { PgAccess } from './overrides.js';
 import {
   type AssignmentRow,
   ASSIGNMENT_COLUMNS,
@@ -27,7 +27,7 @@ import {
   planTarget,
   type StoredPlan,
   storedRule,
-} from './plans.js';
+} from '../plans.js';
 
 
 export class PgPlanStore implements PlanStore {

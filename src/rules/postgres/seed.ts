@@ -3,9 +3,9 @@
 // admin API owns them. The claim in sluice_meta makes two instances starting
 // together seed once.
 import type pg from 'pg';
-import type { RulesLogger } from './logger.js';
-import { RULE_WRITE_COLUMNS, seededMessage, seedValues } from './rule-rows.js';
-import type { SeedRule } from './store.js';
+import type { RulesLogger } from '../logger.js';
+import { RULE_WRITE_COLUMNS, seededMessage, seedValues } from '../rule-rows.js';
+import type { SeedRule } from '../store.js';
 
 export async function seedOnce(client: pg.PoolClient, seeds: readonly SeedRule[], logger: RulesLogger, location: string): Promise<void> {
   await client.query('BEGIN');

@@ -1,14 +1,14 @@
 // The embedded store's overrides (limit_override in the SQLite file, the schema
-// of embedded-schema.ts): written in process, each change announced to the
+// of schema.ts): written in process, each change announced to the
 // store's watchers after the write, as rules are.
 import type Database from 'better-sqlite3';
-import { assertValidId } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
-import type { RulesLogger } from './logger.js';
-import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from './override-rows.js';
-import { updateRuleColumns } from './rule-rows.js';
-import type { OverrideStore, StoreChange } from './store.js';
-import type { StoredOverride } from './types.js';
+import { assertValidId } from '../../core/ids.js';
+import type { Rule } from '../../core/rule.js';
+import type { RulesLogger } from '../logger.js';
+import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from '../override-rows.js';
+import { updateRuleColumns } from '../rule-rows.js';
+import type { OverrideStore, StoreChange } from '../store.js';
+import type { StoredOverride } from '../types.js';
 
 export interface SqliteAccess {
   db: Database.Database;

@@ -1,9 +1,9 @@
 // The embedded store's allow and deny list entries (list_entry in the SQLite
-// file: embedded-schema.ts, mirroring migrations/009): written in process, each
+// file: schema.ts, mirroring migrations/009): written in process, each
 // change announced to the store's watchers after the write, as plans are.
-import type { ListEntry } from '../lists/types.js';
-import type { SqliteAccess } from './embedded-overrides.js';
-import { assertListEntryId, entryFromRow, LIST_COLUMNS, type ListEntryRow, type ListEntryStore, listEntryValues, newListEntryId, type StoredListEntry } from './list-entries.js';
+import type { ListEntry } from '../../lists/types.js';
+import type { SqliteAccess } from './overrides.js';
+import { assertListEntryId, entryFromRow, LIST_COLUMNS, type ListEntryRow, type ListEntryStore, listEntryValues, newListEntryId, type StoredListEntry } from '../list-entries.js';
 
 export class EmbeddedListStore implements ListEntryStore {
   constructor(private readonly access: SqliteAccess) {}

@@ -1,8 +1,8 @@
 // The embedded store's plans (plan, plan_limit, plan_assignment in the SQLite
-// file: embedded-schema.ts, mirroring migrations/008): written in process, each
+// file: schema.ts, mirroring migrations/008): written in process, each
 // change announced to the store's watchers after the write, as rules are.
-import type { Rule } from '../core/rule.js';
-import type { SqliteAccess } from './embedded-overrides.js';
+import type { Rule } from '../../core/rule.js';
+import type { SqliteAccess } from './overrides.js';
 import {
   type AssignmentRow,
   ASSIGNMENT_COLUMNS,
@@ -24,7 +24,7 @@ import {
   planTarget,
   type StoredPlan,
   storedRule,
-} from './plans.js';
+} from '../plans.js';
 
 type PlanRow = { name: string; created_at: string };
 

@@ -4,7 +4,7 @@
 // (test/rules/schema-parity.int.test.ts feeds the same rows to both); SQLite has no
 // regex, so the id patterns are written as GLOBs of the forbidden characters.
 import type Database from 'better-sqlite3';
-import type { RulesLogger } from './logger.js';
+import type { RulesLogger } from '../logger.js';
 
 /** The first schema (no id or policy CHECKs): what data dirs made before migrations hold. */
 const V1_TABLES = `

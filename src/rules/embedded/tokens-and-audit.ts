@@ -1,18 +1,18 @@
-// The embedded store's admin tokens and audit log (tables of embedded-schema.ts,
+// The embedded store's admin tokens and audit log (tables of schema.ts,
 // mirroring migrations/005). Tokens live in this instance's own file: with the
 // embedded store, each instance has its own tokens.
 import type Database from 'better-sqlite3';
-import { SluiceError } from '../core/errors.js';
-import { pendingEntry } from './call-scope.js';
-import { hashApiKey, newApiKey } from './keys.js';
-import { type AdminToken, auditCap, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from './admin-tokens-and-audit.js';
+import { SluiceError } from '../../core/errors.js';
+import { pendingEntry } from '../admin/call-scope.js';
+import { hashApiKey, newApiKey } from '../keys.js';
+import { type AdminToken, auditCap, auditRefused, type AuditEntry, type AuditFilter, type AuditRetention, type AuditRow, assertRole, assertTokenName, auditFromRow, type CreatedToken, type NewAuditEntry, type Role, type TeamStore, type TokenRow, retentionFromEnv, tokenFromRow } from '../admin/tokens-and-audit.js';
 
 const AUDIT_COLUMNS = 'id, at, actor, address, kind, action, target, before, after, outcome, error';
 
 export class EmbeddedTeamStore implements TeamStore {
   constructor(
     private readonly db: Database.Database,
-    /** Told after a token is created or revoked: the rule-set version moved (embedded-store.ts announces it). */
+    /** Told after a token is created or revoked: the rule-set version moved (store.ts announces it). */
     private readonly changed: () => void = () => {},
     private readonly retention: AuditRetention = retentionFromEnv(),
   ) {}
@@ -53,7 +53,7 @@ export class EmbeddedTeamStore implements TeamStore {
 
   /**
    * `work` (a change, synchronous) in one transaction with the current admin
-   * call's audit entry of its result (call-scope.ts): both commit, or neither.
+   * call's audit entry of its result (admin/call-scope.ts): both commit, or neither.
    */
   change<T>(work: () => T): T {
     let recorded: (() => void) | undefined;
@@ -82,7 +82,7 @@ export class EmbeddedTeamStore implements TeamStore {
   private insertAudit(entry: NewAuditEntry): void {
     const now = new Date();
     const oldest = new Date(now.getTime() - this.retention.days * 86_400_000).toISOString();
-    // seq numbers each outcome apart (embedded-schema.ts V6): the cap prunes the entry's own outcome only.
+    // seq numbers each outcome apart (schema.ts V6): the cap prunes the entry's own outcome only.
     const last = (this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM audit_log WHERE outcome = ?').get(entry.outcome) as { seq: number }).seq;
     this.db.prepare('DELETE FROM audit_log WHERE at < ? OR (outcome = ? AND seq <= ?)').run(oldest, entry.outcome, last - (auditCap(this.retention, entry.outcome) - 1));
     this.db

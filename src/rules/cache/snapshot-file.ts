@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ApiKeyRecord } from './store.js';
-import type { StoredListEntry } from './list-entries.js';
-import type { PlanAssignment, StoredPlan } from './plans.js';
-import type { StoredOverride, StoredRule } from './types.js';
+import type { ApiKeyRecord } from '../store.js';
+import type { StoredListEntry } from '../list-entries.js';
+import type { PlanAssignment, StoredPlan } from '../plans.js';
+import type { StoredOverride, StoredRule } from '../types.js';
 
 export const SNAPSHOT_FILE = 'rules-snapshot.json';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 
 /** The repository's migrations/ folder, from src/rules or dist/rules alike. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const FILE_PATTERN = /^(\d{3})_([a-z0-9_]+)\.sql$/;
 const LOCK_ID = 0x51_1ce; // any constant shared by every Sluice instance
 

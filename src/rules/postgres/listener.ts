@@ -4,8 +4,8 @@
 // was away are lost, so the cache must re-read everything. A frozen server
 // closes nothing, so a heartbeat (`SELECT 1` with a timeout) is what notices it.
 import pg from 'pg';
-import { type PgConnection, pgClientConfig } from './pg-connection.js';
-import type { StoreChange } from './store.js';
+import { type PgConnection, pgClientConfig } from './connection.js';
+import type { StoreChange } from '../store.js';
 
 export const CHANNEL = 'sluice_changes';
 

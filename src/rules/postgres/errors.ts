@@ -1,8 +1,8 @@
 // How PostgreSQL failures reach callers: always a SluiceError (503) naming the
 // store, never a raw driver error, and never the password of the URL.
-import { SluiceError } from '../core/errors.js';
-import { errorMessage } from './logger.js';
-import { StoreTimeoutError } from './pg-timed.js';
+import { SluiceError } from '../../core/errors.js';
+import { errorMessage } from '../logger.js';
+import { StoreTimeoutError } from './timed.js';
 
 /** host:port/database, without user or password. */
 export function describeUrl(connectionString: string): string {
