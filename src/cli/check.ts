@@ -3,17 +3,18 @@
 // check passes is one start takes (the engine is built from it without
 // validating again). With --connect it also connects to the Redis and the
 // PostgreSQL the file names (check-connect.ts): exit 1 when one fails.
-import { parseArgs } from 'node:util';
 import type { Command } from './command.js';
 import { checkConnections } from './check-connect.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
+import { argsOrReport } from './cli-io.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 
 export const command: Command = {
   summary: 'validate a config file (--config FILE) without starting; --connect also tests its Redis and PostgreSQL connections',
   async run(argv) {
-    const args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, connect: { type: 'boolean' } } }).values;
+    const args = argsOrReport(argv, { config: { type: 'string', short: 'c' }, connect: { type: 'boolean' } } as const, 'check');
+    if (args === undefined) return 2;
     const file = configFileFrom(args.config);
     const config = loadConfigOrReport(file);
     if (!config) return 2;

@@ -18,9 +18,10 @@ export const processIo: CliIo = {
 
 /**
  * `--name value` / `--name=value` / `--flag` options and the positional rest,
- * for the commands that call the admin API. Not node:util's parseArgs (which
- * `start`, `check` and `explain` use with declared options): this one takes
- * any option and each command reads the ones it knows.
+ * for the commands that call the admin API: any option is taken and each
+ * command reads the ones it knows (a rule's fields are options: `--capacity
+ * 200`). The commands with a fixed set of options (`start`, `check`,
+ * `explain`) declare it to parseDeclaredArgs, below, which refuses any other.
  */
 export function parseCommandArgs(argv: string[]): { positional: string[]; options: Map<string, string | true> } {
   const positional: string[] = [];
@@ -67,6 +68,17 @@ export function parseDeclaredArgs<T extends DeclaredOptions>(argv: string[], opt
     if (error instanceof UsageError) throw error;
     // node names the option: "Unknown option '--pth'", "Option '--path <value>' argument missing"
     throw new UsageError((error as Error).message.split('. ')[0]!);
+  }
+}
+
+/** parseDeclaredArgs for a command that reports its own errors: the options, or undefined once a mistake in them was said on stderr (the command exits 2). */
+export function argsOrReport<T extends DeclaredOptions>(argv: string[], options: T, command: string, io: Pick<CliIo, 'err'> = processIo): DeclaredValues<T> | undefined {
+  try {
+    return parseDeclaredArgs(argv, options);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`sluice ${command}: ${error.message}\n`);
+    return undefined;
   }
 }
 

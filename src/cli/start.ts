@@ -3,7 +3,6 @@
 // SIGHUP reloads the config file. With workers > 1 this process becomes the
 // primary (src/process/primary.ts) and each worker re-enters here.
 import cluster from 'node:cluster';
-import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { type RunningSluice, startSluice } from '../app.js';
 import type { Env } from '../config/env.js';
@@ -13,15 +12,18 @@ import type { SluiceConfig } from '../config/types.js';
 import { startDemoUpstream } from '../demo/upstream.js';
 import { ConfigReloader } from '../admin/config-reload.js';
 import { untilStopped } from '../process/stop.js';
+import { argsOrReport } from './cli-io.js';
 import { configFileFrom, loadConfigOrReport } from './config-arg.js';
 import type { Command } from './command.js';
+
+const START_OPTIONS = { config: { type: 'string', short: 'c' }, workers: { type: 'string', short: 'w' }, 'log-format': { type: 'string' }, 'demo-upstream': { type: 'boolean' } } as const;
 
 export const command: Command = {
   summary: 'run the gateway (--config FILE, --workers N|auto, --log-format pretty|json, --demo-upstream); SIGHUP reloads the config',
   async run(argv) {
     if (cluster.isWorker) return (await import('../process/worker.js')).runWorker();
-    const options = { config: { type: 'string', short: 'c' }, workers: { type: 'string', short: 'w' }, 'log-format': { type: 'string' }, 'demo-upstream': { type: 'boolean' } } as const;
-    const args = parseArgs({ args: argv, options }).values;
+    const args = argsOrReport(argv, START_OPTIONS, 'start');
+    if (args === undefined) return 2;
     const format = args['log-format'];
     if (format !== undefined && !(LOG_FORMATS as readonly string[]).includes(format)) {
       process.stderr.write(`sluice: --log-format must be ${LOG_FORMATS.join(' or ')}, not ${JSON.stringify(format)}\n`);
