@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { startSluice } from '../src/app.js';
 import { loadConfig } from '../src/decision-service/load-config.js';
-import { resilienceRegistry } from '../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../src/metrics/registry.js';
 import { freePort } from '../test/helpers/ports.js';
 import { benchRedis } from './lib/servers.js';
 

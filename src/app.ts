@@ -20,7 +20,7 @@ import { redisTargetOf } from './config/redis-target.js';
 import { watchForDashboard, withDashboard } from './dashboard/with-dashboard.js';
 import type { UpstreamRow } from './dashboard/snapshot.js';
 import type { Dashboard } from './dashboard/dashboard.js';
-import { upstreamTallies } from './gateway/upstream-metrics.js';
+import { upstreamTallies } from './metrics/upstreams.js';
 import { type DecisionService, decisionServiceWanted, startDecisionService } from './decision-service/service.js';
 import type { ExplainContext } from './explain/explain.js';
 import { loadTracing } from './tracing/load.js';

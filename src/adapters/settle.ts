@@ -11,7 +11,7 @@
 import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
-import { usageSettlements } from '../usage/metrics.js';
+import { usageSettlements } from '../metrics/usage.js';
 import { adjustCounted, CHARGED } from '../usage/settlement.js';
 import { counts } from '../usage/types.js';
 import { judgeUsage } from '../usage/usage-value.js';

@@ -8,10 +8,10 @@ import type { MetricsAccess } from '../config/types.js';
 import { SluiceError } from '../core/errors.js';
 import { sendAdminError } from '../dashboard/http-util.js';
 import { dashboardRegistry } from '../dashboard/metrics.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../metrics/registry.js';
 import { inCall } from '../rules/admin/call-scope.js';
 import { errorMessage, type RulesLogger } from '../rules/logger.js';
-import { tracingRegistry } from '../tracing/metrics.js';
+import { tracingRegistry } from '../metrics/trace-export.js';
 import { assertAllowed, type TokenAuth } from './auth.js';
 import { processRegistry } from './process-metrics.js';
 

@@ -1,8 +1,8 @@
 // Why a request's token was refused: a small fixed set, so the reason can be a
 // metrics label, the `error_description` of WWW-Authenticate and the `reason`
 // of the JSON body. None of them ever carries the token or a claim's value.
-import { lazyCounter } from '../limiter/metrics/lazy-metrics.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { lazyCounter } from '../metrics/lazy-metrics.js';
+import { resilienceRegistry } from '../metrics/registry.js';
 
 export const AUTH_FAILURES = {
   missing: 'no token in the request',

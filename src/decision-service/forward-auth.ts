@@ -26,7 +26,7 @@ import { RouteTable } from '../http/routes.js';
 import type { Engine, LimitsDecision } from '../limiter/engine/engine.js';
 import { CombinedLists, type ListChecker, ListSet } from '../lists/list-set.js';
 import { ClientIpResolver } from '../request-limits/client-ip.js';
-import { countListed } from '../request-limits/list-metrics.js';
+import { countListed } from '../metrics/lists.js';
 import { type LimitRequest, RouteLimits } from '../request-limits/request-limits.js';
 import type { RequestLimit } from '../request-limits/types.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';

@@ -13,7 +13,7 @@
 // descriptor is, and claim entries need a verified token: neither applies here.
 import { type ParsedIp, parseIp } from '../core/ip-address.js';
 import { isValidId } from '../core/ids.js';
-import { countListed } from '../request-limits/list-metrics.js';
+import { countListed } from '../metrics/lists.js';
 import type { ListChecker } from '../lists/list-set.js';
 import type { ListAction } from '../lists/types.js';
 import type { CheckedRequest } from './rls-request.js';

@@ -20,7 +20,7 @@ import type { SharedStore } from '../stores/store.js';
 import { buildChain } from '../limiter/steps/chain.js';
 import { type Engine, StoreEngine } from '../limiter/engine/engine.js';
 import { InstanceCount } from '../limiter/fallback/instances.js';
-import { unreplicatedAdmissions } from '../limiter/metrics/metrics.js';
+import { unreplicatedAdmissions } from '../metrics/registry.js';
 import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from '../limiter/engine/resilience-config.js';
 import { ResilientEngine } from '../limiter/engine/resilient-engine.js';
 

@@ -9,7 +9,7 @@
 // guess beats a certain 502.
 import type { Pool } from 'undici';
 import type { UpstreamInstance } from '../config/route-forwarding.js';
-import { type InstanceMetrics, instanceMetrics, upstreamEjections } from './upstream-metrics.js';
+import { type InstanceMetrics, instanceMetrics, upstreamEjections } from '../metrics/upstreams.js';
 
 const FIRST_EJECTION_MS = 1_000;
 const MAX_EJECTION_MS = 30_000;

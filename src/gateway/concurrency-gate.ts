@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { GATEWAY_ERRORS } from '../core/error-codes.js';
 import type { ConcurrencyLimiter } from '../limiter/concurrency/concurrency-limiter.js';
 import type { Admission, SlotLimitCall } from '../limiter/concurrency/types.js';
-import type { LimitCounters } from '../request-limits/metrics.js';
+import type { LimitCounters } from '../metrics/limit-decisions.js';
 import type { LimitProblem, LimitRequest, RouteLimits } from '../request-limits/request-limits.js';
 import { abandonBody, gatewayStatus, sendError } from '../http/errors.js';
 import { type HeaderOptions, headerInt, QUOTA_EXCEEDED_TYPE } from '../http/headers.js';

@@ -12,7 +12,7 @@ import { HealthCheck } from './health-check.js';
 import { ResponseRelay } from './response-relay.js';
 import { clientLeft } from './client-left.js';
 import type { RequestContext, UpstreamPlan } from './upstream-plan.js';
-import { upstreamRequests } from './upstream-metrics.js';
+import { upstreamRequests } from '../metrics/upstreams.js';
 import { BodyGuard, BodyIdleError, type BodyLimits, type ReadBody, readBody } from './request-body.js';
 import type { ResponseTap } from '../usage/usage-reader.js';
 

@@ -7,7 +7,7 @@
 // the gateway); behind a balancer that hides client addresses, turn it off.
 import { Counter } from 'prom-client';
 import { BoundedLru } from '../core/lru.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../metrics/registry.js';
 
 /** Addresses refused at once; a flood from many addresses forgets the oldest first. */
 const MAX_ADDRESSES = 100_000;

@@ -11,7 +11,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { Gauge, Counter } from 'prom-client';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../metrics/registry.js';
 import { clientLeft } from './client-left.js';
 import { sendError } from '../http/errors.js';
 import type { ForwardContext, ForwardTarget } from './proxy.js';

@@ -1,7 +1,7 @@
 // The last notifications' outcomes, for the operator's page (GET
 // /notifications): a fixed-size ring, so a flood of events costs no memory.
 // Neither the URL nor the secret is kept.
-import type { NotifyOutcome } from './metrics.js';
+import type { NotifyOutcome } from '../metrics/notifications.js';
 
 export interface NotificationRecord {
   readonly id: string;

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { NotifyTarget } from './config.js';
 import type { ThresholdEvent } from './event.js';
-import { countNotification, countRetry } from './metrics.js';
+import { countNotification, countRetry } from '../metrics/notifications.js';
 import { type NotificationRecord, RecentNotifications } from './recent.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 

@@ -6,7 +6,7 @@
 import type { Context } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { spansDropped, spansExported } from './metrics.js';
+import { spansDropped, spansExported } from '../metrics/trace-export.js';
 
 const SAMPLED = 1;
 

@@ -8,7 +8,7 @@ import { hashedId } from '../core/ids.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import type { SharedStore } from '../stores/store.js';
 import type { BoundedProcessor } from './export-queue.js';
-import { setQueueProbe } from './metrics.js';
+import { setQueueProbe } from '../metrics/trace-export.js';
 import { traceEngine } from './limits-span.js';
 import { tracedStore } from './traced-store.js';
 import type { CallTrace, RequestTrace, Tracing, UpstreamTrace } from './types.js';

@@ -7,7 +7,7 @@
 // the charge is counted, never an error for the proxy (its request is done).
 import { capacityOf, type Rule } from '../core/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
-import { usageReportedUnits, usageReports } from './metrics.js';
+import { usageReportedUnits, usageReports } from '../metrics/usage.js';
 
 export type ReportFace = 'envoy' | 'forward_auth';
 

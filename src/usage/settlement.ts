@@ -10,7 +10,7 @@ import type { Decision } from '../core/decision.js';
 import { capacityOf } from '../core/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import type { Rule } from '../core/rule.js';
-import { usageSettledUnits, usageSettleFailures, usageSettlements } from './metrics.js';
+import { usageSettledUnits, usageSettleFailures, usageSettlements } from '../metrics/usage.js';
 import { UsageReader } from './usage-reader.js';
 import { judgeUsage } from './usage-value.js';
 import { type CountRule, counts, type UsageCost } from './types.js';

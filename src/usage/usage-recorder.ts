@@ -10,7 +10,7 @@ import { Counter } from 'prom-client';
 import type { Logger } from 'pino';
 import { isValidId } from '../core/ids.js';
 import type { LimitsDecision } from '../limiter/engine/engine.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../metrics/registry.js';
 import { FIVE_MINUTES, type LimitCells, type UsageBatch, type UsageHistory } from './usage-history.js';
 
 /** Tenants counted per 5-minute bucket between two flushes; a flood of fresh tenants past it is dropped and counted. */

@@ -12,6 +12,8 @@ import { cyclesOf, folderOf, type ImportGraph, importGraph } from './import-grap
 /** Lowest first; a folder may import the folders of the layers before its own, none of its own layer's but itself. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core'],
+  // The Prometheus series every folder counts into, in one registry the admin listener serves.
+  ['metrics'],
   ['policies', 'lists'],
   ['stores'],
   ['cluster'],

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
 import { parseConfig } from '../../src/decision-service/load-config.js';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 import { type JwksServer, startJwks } from '../helpers/jwks-server.js';
 import { AUDIENCE, ISSUER, sign, type TestKey, testKey, unsignedToken } from '../helpers/jwt-support.js';

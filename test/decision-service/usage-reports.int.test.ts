@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { usageReportedUnits, usageReports } from '../../src/usage/metrics.js';
+import { usageReportedUnits, usageReports } from '../../src/metrics/usage.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call } from '../helpers/gateway-support.js';
 import { descriptor, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';

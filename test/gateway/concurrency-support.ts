@@ -3,7 +3,7 @@
 // condition the gateway reaches asynchronously is test/helpers/poll.ts's until.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import { agent, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 export interface HoldingUpstream extends TestUpstream {

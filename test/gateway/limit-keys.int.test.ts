@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { RunningSluice } from '../../src/app.js';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import type { ResolvedRule, RuleResolver } from '../../src/rules/types.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream, tally } from '../helpers/gateway-support.js';

@@ -2,7 +2,7 @@
 // are refused at accept after a cut, for how long, and which never are.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import { ResetCooldown } from '../../src/gateway/reset-cooldown.js';
 
 const counted = async (name: string) => (await resilienceRegistry.getSingleMetric(name)?.get())?.values[0]?.value ?? 0;

@@ -8,7 +8,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { capacityOf, MAX_WINDOW_MS, parseRule } from '../../src/core/rule.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
-import { storeFailures } from '../../src/limiter/metrics/metrics.js';
+import { storeFailures } from '../../src/metrics/registry.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 

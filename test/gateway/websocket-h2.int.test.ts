@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { type ClientHttp2Session, connect as connectHttp2 } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { openHttp2WebSocket } from './h2-websocket-client.js';
 import { startGateway } from '../helpers/gateway-support.js';

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import type { RunningSluice } from '../../src/app.js';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import { startGateway } from '../helpers/gateway-support.js';
 import { type EchoUpstream, startEcho } from '../helpers/ws-echo.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSluice } from '../../src/app.js';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import type { ThresholdEvent } from '../../src/notify/event.js';
 import { verifySignature } from '../../src/notify/signature.js';
 import { call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';

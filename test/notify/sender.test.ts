@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import { Secret } from '../../src/notify/config.js';
 import type { ThresholdEvent } from '../../src/notify/event.js';
 import { type Job, type Post, WebhookSender } from '../../src/notify/sender.js';

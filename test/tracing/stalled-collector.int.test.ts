@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { spansDropped } from '../../src/tracing/metrics.js';
+import { spansDropped } from '../../src/metrics/trace-export.js';
 import { call } from '../helpers/gateway-support.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { type HeaderUpstream, headerUpstream, tracedGateway } from './support.js';

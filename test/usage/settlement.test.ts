@@ -8,7 +8,7 @@ import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import type { RequestLimit } from '../../src/request-limits/types.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { usageSettleFailures } from '../../src/usage/metrics.js';
+import { usageSettleFailures } from '../../src/metrics/usage.js';
 import { Settlement } from '../../src/usage/settlement.js';
 import { judgeUsage } from '../../src/usage/usage-value.js';
 

@@ -13,7 +13,7 @@ import type { RunningSluice } from '../../src/app.js';
 import { parseRule } from '../../src/core/rule.js';
 import { type LlmUpstream, startLlmUpstream } from '../../src/demo/llm-upstream.js';
 import { bodyBucketName } from '../../src/usage/body-key.js';
-import { usageSettlements } from '../../src/usage/metrics.js';
+import { usageSettlements } from '../../src/metrics/usage.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { agent, call, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 

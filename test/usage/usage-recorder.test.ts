@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import type { Decision } from '../../src/core/decision.js';
 import type { LimitsDecision } from '../../src/limiter/engine/engine.js';
-import { resilienceRegistry } from '../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 import type { RequestLimit } from '../../src/request-limits/types.js';
 import { LocalUsageHistory, type UsageBatch, type UsageHistory } from '../../src/usage/usage-history.js';
 import { MAX_PENDING_TENANTS, UsageRecorder } from '../../src/usage/usage-recorder.js';

@@ -12,7 +12,7 @@ import { systemClock } from '../../stores/clock.js';
 import type { SlotCall, SlotReply, SlotStore } from '../../stores/slot-store.js';
 import type { StoreConnection } from '../../stores/store.js';
 import { CallDeadlines, isDeadlineError } from '../deadline/deadline.js';
-import { degradedDecisions, storeFailures } from '../metrics/metrics.js';
+import { degradedDecisions, storeFailures } from '../../metrics/registry.js';
 import { type HeldLease, HeldLeases } from './held-leases.js';
 import type { Admission, SlotLimitCall } from './types.js';
 

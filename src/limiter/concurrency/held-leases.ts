@@ -3,7 +3,7 @@
 // frees its slot for the rest of the cluster.
 import { Counter, Gauge } from 'prom-client';
 import type { SlotCall, SlotStore } from '../../stores/slot-store.js';
-import { resilienceRegistry } from '../metrics/metrics.js';
+import { resilienceRegistry } from '../../metrics/registry.js';
 
 const inFlight = new Gauge({
   name: 'sluice_concurrency_in_flight',

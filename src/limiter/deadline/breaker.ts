@@ -20,7 +20,7 @@
 import type CircuitBreaker from 'opossum';
 import type { Logger } from 'pino';
 import { loadPackage } from '../../core/load-package.js';
-import { breakerTransitions } from '../metrics/metrics.js';
+import { breakerTransitions } from '../../metrics/registry.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker (default 5). */

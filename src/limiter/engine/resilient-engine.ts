@@ -17,7 +17,7 @@ import { checkRule, type Rule } from '../../core/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
 import type { InstanceCount } from '../fallback/instances.js';
-import { degradedDecisions, showDeadline } from '../metrics/metrics.js';
+import { degradedDecisions, showDeadline } from '../../metrics/registry.js';
 import type { EngineCounters } from '../metrics/stats.js';
 import type { DecisionChain } from '../steps/chain.js';
 import { type Call, type Decide, type Planner, RequestChain, type Step } from '../steps/compose.js';

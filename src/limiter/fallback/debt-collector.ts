@@ -20,7 +20,7 @@ import { withTimeout } from '../../core/timeout.js';
 import type { SharedStore } from '../../stores/store.js';
 import { BoundedLru } from '../../core/lru.js';
 import type { RedisWord } from './last-states.js';
-import { fallbackChargedUnits } from '../metrics/metrics.js';
+import { fallbackChargedUnits } from '../../metrics/registry.js';
 import type { ChainStats } from '../metrics/stats.js';
 
 /** An error Redis answered with: the command did not run. */

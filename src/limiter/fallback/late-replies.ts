@@ -19,7 +19,7 @@ import { withTimeout } from '../../core/timeout.js';
 import type { Clock } from '../../stores/clock.js';
 import type { GroupReply, SharedStore, StoreCall } from '../../stores/store.js';
 import { unitMsOf } from '../engine/plan.js';
-import { lateReplies } from '../metrics/metrics.js';
+import { lateReplies } from '../../metrics/registry.js';
 import type { ChainStats, LateOutcome } from '../metrics/stats.js';
 import type { RedisWord } from './last-states.js';
 

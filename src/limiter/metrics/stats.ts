@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Decision, DecisionSource } from '../../core/decision.js';
 import { isOpenBreakerError } from '../deadline/breaker.js';
 import { isDeadlineError } from '../deadline/deadline.js';
-import { failoverRestoredUnits, storeFailures } from './metrics.js';
+import { failoverRestoredUnits, storeFailures } from '../../metrics/registry.js';
 
 export type LateOutcome = 'agreed' | 'refunded' | 'charged' | 'uncorrected' | 'delay_mismatch' | 'lost';
 

@@ -25,7 +25,7 @@ import { BoundedLru } from '../../core/lru.js';
 import type { Plan } from '../engine/plan.js';
 import type { StoreDown } from '../fallback/fallback.js';
 import type { InstanceCount } from '../fallback/instances.js';
-import { leaseCalls } from '../metrics/metrics.js';
+import { leaseCalls } from '../../metrics/registry.js';
 import type { ChainStats } from '../metrics/stats.js';
 import { type Call, type Reply, replyOfOne, type Step } from './compose.js';
 import type { NegativeCache } from './negative-cache.js';

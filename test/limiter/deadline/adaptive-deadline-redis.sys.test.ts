@@ -12,7 +12,7 @@ import { ADAPTIVE_DEADLINE, type Deadline } from '../../../src/limiter/deadline/
 import { StoreGuard } from '../../../src/limiter/deadline/guard.js';
 import { planFor } from '../../../src/limiter/engine/plan.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
-import { resilienceRegistry } from '../../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../../src/metrics/registry.js';
 import { ChainStats } from '../../../src/limiter/metrics/stats.js';
 import { systemClock } from '../../../src/stores/clock.js';
 import { RedisStore } from '../../../src/stores/redis-store.js';

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../../src/core/decision.js';
 import { bucketKey } from '../../../src/core/ids.js';
 import { parseRule } from '../../../src/core/rule.js';
-import { resilienceRegistry } from '../../../src/limiter/metrics/metrics.js';
+import { resilienceRegistry } from '../../../src/metrics/registry.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
 import { connectRedis } from '../../../src/stores/redis/connect.js';
 import type { RedisStore } from '../../../src/stores/redis-store.js';

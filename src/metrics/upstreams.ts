@@ -2,8 +2,8 @@
 // outcome, ejections (passive health) and the time to the response headers.
 // Labelled by route id and instance URL, both from the config: the series stay few.
 import { Counter, Histogram } from 'prom-client';
-import { CounterBatch, HistogramBatch } from '../limiter/metrics/batched-counts.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { CounterBatch, HistogramBatch } from './batched-counts.js';
+import { resilienceRegistry } from './registry.js';
 
 /** The per-request outcomes (ok, retried) and latencies are counted in memory until read (batched-counts.ts). */
 const batch = new CounterBatch<'route' | 'upstream' | 'outcome'>();

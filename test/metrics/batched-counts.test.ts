@@ -1,13 +1,13 @@
 // Request-path counts and histogram observations kept as numbers until the registry is read
-// (src/limiter/metrics/batched-counts.ts): every read sees every count once, a label
+// (src/metrics/batched-counts.ts): every read sees every count once, a label
 // set bound twice (a reload) is one series, and the gateway's own counters
 // reach a scrape.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { CounterBatch, HistogramBatch } from '../../../src/limiter/metrics/batched-counts.js';
-import { LimitCounters } from '../../../src/request-limits/metrics.js';
-import { resilienceRegistry } from '../../../src/limiter/metrics/metrics.js';
+import { CounterBatch, HistogramBatch } from '../../src/metrics/batched-counts.js';
+import { LimitCounters } from '../../src/metrics/limit-decisions.js';
+import { resilienceRegistry } from '../../src/metrics/registry.js';
 
 function counted(): { registry: Registry; batch: CounterBatch<'route' | 'outcome'>; counter: Counter<'route' | 'outcome'> } {
   const registry = new Registry();

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import { lazyCounter, lazyRegistry } from '../../../src/limiter/metrics/lazy-metrics.js';
+import { lazyCounter, lazyRegistry } from '../../src/metrics/lazy-metrics.js';
 
 test('increments made before the registry exists are in its first scrape, by label', async () => {
   const registry = lazyRegistry();

@@ -1,8 +1,8 @@
 // What settling reservations counted, at the admin listener's /metrics.
 // Labelled by limit id (from the config) and result only: no tenant, no key.
 // Lazy (lazy-metrics.ts): the library's adapters settle too, and `import 'sluice/express'` loads no prom-client.
-import { lazyCounter } from '../limiter/metrics/lazy-metrics.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { lazyCounter } from './lazy-metrics.js';
+import { resilienceRegistry } from './registry.js';
 
 /**
  * usage: the response's usage was charged; fallback_<why>: it could not be

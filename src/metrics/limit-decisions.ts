@@ -2,8 +2,8 @@
 // /metrics. Labelled by the limit's id only: ids come from the config, so the
 // series stay few, and no client address, header value or key reaches them.
 import { Counter } from 'prom-client';
-import { type BatchedCount, CounterBatch } from '../limiter/metrics/batched-counts.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { type BatchedCount, CounterBatch } from './batched-counts.js';
+import { resilienceRegistry } from './registry.js';
 
 /**
  * allowed: the request passed and this limit was charged; limited: this limit

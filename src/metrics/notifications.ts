@@ -1,7 +1,7 @@
 // The notifications' counters at the admin listener's /metrics. Labels come
 // from fixed sets: no tenant, limit or URL ever reaches a label.
-import { lazyCounter } from '../limiter/metrics/lazy-metrics.js';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { lazyCounter } from './lazy-metrics.js';
+import { resilienceRegistry } from './registry.js';
 
 /** sent: a 2xx from the receiver; failed: no 2xx before retryForMs ran out; dropped: the queue was full, or shutdown came first; duplicate: another instance had already claimed the event in Redis. */
 export type NotifyOutcome = 'sent' | 'failed' | 'dropped' | 'duplicate';

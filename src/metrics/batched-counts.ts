@@ -55,7 +55,7 @@ export interface BatchedObservations {
   observe(value: number): void;
 }
 
-/** prom-client 15's entry for one label set of a histogram, what its observe() adds to (test/limiter/metrics/batched-counts.test.ts pins it). */
+/** prom-client 15's entry for one label set of a histogram, what its observe() adds to (test/metrics/batched-counts.test.ts pins it). */
 interface HistogramEntry {
   labels: Record<string, string | number>;
   bucketValues: Record<number, number>;

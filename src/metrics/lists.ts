@@ -2,7 +2,7 @@
 // One label from a fixed set, so the series stay three whatever the lists
 // hold: no entry, address, tenant or value ever reaches a label.
 import { Counter } from 'prom-client';
-import { resilienceRegistry } from '../limiter/metrics/metrics.js';
+import { resilienceRegistry } from './registry.js';
 
 /** allowlisted: an allow entry matched, no limit applied; denied: a deny entry matched (403); lifted: a limit-scoped allow lifted one or more limits. */
 export type ListOutcome = 'allowlisted' | 'denied' | 'lifted';

@@ -4,8 +4,8 @@
 // gateway registers its own metrics on the registry; a scrape reads it).
 import type * as Prom from 'prom-client';
 import type { Counter, CounterConfiguration, GaugeConfiguration, LabelValues, Registry } from 'prom-client';
-import { lazily } from '../../core/lazy.js';
-import { loadPackage } from '../../core/load-package.js';
+import { lazily } from '../core/lazy.js';
+import { loadPackage } from '../core/load-package.js';
 
 const prom = () => loadPackage<typeof Prom>('prom-client');
 
