@@ -100,10 +100,10 @@ async function pacedLatency(url: string, durationMs: number, deadlineMs: number 
   let fromRedis = 0;
   let endedAt: number;
   try {
-    await engine.peek('warm-up', 'warm-up', rule);
+    await engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule);
     await offer(RATE, durationMs, async (seq) => {
       const called = performance.now();
-      const decision = await engine.decide(`tenant-${seq % 100}`, 'orders', rule);
+      const decision = await engine.decide({ tag: `tenant-${seq % 100}`, name: 'orders' }, rule);
       recorder.recordMs(performance.now() - called);
       if (decision.source === 'redis') fromRedis++;
     });
@@ -127,10 +127,10 @@ async function accuracy(url: string, label: string, deadlineMs: number | undefin
   let admitted = 0;
   let fallbacks = 0;
   try {
-    await Promise.all(engines.map((engine) => engine.peek('warm-up', 'warm-up', rule)));
+    await Promise.all(engines.map((engine) => engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule)));
     await Promise.all(engines.map((engine, i) => warmUp(engine, `warm-${i}`)));
     for (let round = 0; round < (2 * LIMIT) / (INSTANCES * 25); round++) {
-      const decisions = await Promise.all(engines.flatMap((engine) => Array.from({ length: 25 }, () => engine.decide(tenant, 'orders', rule))));
+      const decisions = await Promise.all(engines.flatMap((engine) => Array.from({ length: 25 }, () => engine.decide({ tag: tenant, name: 'orders' }, rule))));
       admitted += decisions.filter((d) => d.allowed).length;
       fallbacks += decisions.filter((d) => d.source === 'fallback').length;
     }
@@ -143,7 +143,7 @@ async function accuracy(url: string, label: string, deadlineMs: number | undefin
 /** 100 decisions in waves of 4, one wave after the other (about 100 ms at 2 ms), on keys of its own. */
 async function warmUp(engine: ResilientEngine, tenant: string): Promise<void> {
   const rule = parseRule({ policy: 'token_bucket', capacity: 1_000_000, refillPerSecond: 1_000_000 });
-  for (let wave = 0; wave < 25; wave++) await Promise.all(Array.from({ length: 4 }, (_, j) => engine.decide(`${tenant}-${j}`, 'orders', rule)));
+  for (let wave = 0; wave < 25; wave++) await Promise.all(Array.from({ length: 4 }, (_, j) => engine.decide({ tag: `${tenant}-${j}`, name: 'orders' }, rule)));
 }
 
 export function printDistance(rows: DistanceRow[]): string {

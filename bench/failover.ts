@@ -58,7 +58,7 @@ export async function runFailoverBench(options: BenchOptions, topologyName: Topo
   const afterMs = pick(options, 2000, 5000);
   const rule = ruleFor(scenario, beforeMs);
   try {
-    await Promise.all(engines.map((engine) => engine.peek('warm-up', 'warm-up', rule)));
+    await Promise.all(engines.map((engine) => engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule)));
     let killedAt = Number.POSITIVE_INFINITY;
     let backAt = Number.POSITIVE_INFINITY;
     const start = performance.now();
@@ -83,7 +83,7 @@ export async function runFailoverBench(options: BenchOptions, topologyName: Topo
     // 2× the rate over both instances, paced, until the promoted replica has decided for `afterMs`.
     await pacedUntil(2 * RATE, () => performance.now() - start > Math.min(backAt + afterMs, 60_000), async (seq) => {
       const at = performance.now() - start;
-      const decision = await engines[seq % INSTANCES]!.decide('failover', 'orders', rule);
+      const decision = await engines[seq % INSTANCES]!.decide({ tag: 'failover', name: 'orders' }, rule);
       events.push({ atMs: at, admitted: decision.allowed, source: decision.source });
       if (at > killedAt && decision.source === 'redis' && backAt === Number.POSITIVE_INFINITY) backAt = at;
     });

@@ -52,7 +52,7 @@ export async function runFaultsBench(options: BenchOptions, progress: (line: str
   const totalMs = 5 * phase;
   const buckets = Array.from({ length: Math.ceil(totalMs / BUCKET_MS) }, () => ({ recorder: new LatencyRecorder(), bySource: {} as Record<string, number>, deadlineMs: 0 }));
   try {
-    await engine.peek('warm-up', 'warm-up', rule);
+    await engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule);
     progress(`faults: ${rate} decisions/s for ${totalMs / 1000} s; kill, restart, SIGSTOP, SIGCONT every ${phase / 1000} s`);
     const start = performance.now();
     const actions = [() => redis.kill(), () => redis.restart(), async () => redis.pause(), async () => redis.resume()];
@@ -66,7 +66,7 @@ export async function runFaultsBench(options: BenchOptions, progress: (line: str
       // Timed from the call, not the schedule: the 1 ms timer loop's own lag is not the engine's.
       const deadlineMs = engine.health().deadlineMs ?? 0;
       const called = performance.now();
-      const decision = await engine.decide(`tenant-${seq % 100}`, 'create-order', rule);
+      const decision = await engine.decide({ tag: `tenant-${seq % 100}`, name: 'create-order' }, rule);
       const bucket = buckets[Math.min(buckets.length - 1, Math.floor((scheduled - start) / BUCKET_MS))]!;
       bucket.recorder.recordMs(performance.now() - called);
       bucket.bySource[decision.source] = (bucket.bySource[decision.source] ?? 0) + 1;

@@ -69,14 +69,14 @@ export async function runHotKeyBench(options: BenchOptions, progress: (line: str
         createEngine({ redis: { url: redis.url }, instances: INSTANCES, logger, hotKey: { autoLeaseRatePerSec: 0 } }),
       );
       const tenant = `hot-${mode.split(' ')[0]}`;
-      await Promise.all(engines.map((e) => e.peek('warm-up', 'warm-up', rule)));
+      await Promise.all(engines.map((e) => e.peek({ tag: 'warm-up', name: 'warm-up' }, rule)));
       await resetStats(admin);
       const callsBefore = engines.reduce((sum, e) => sum + (e.counters().storeCalls), 0);
       let allowed = 0;
       const bySource: Record<string, number> = {};
       const started = performance.now();
       const offered = await offer(HOT_RATE, durationMs, async (seq) => {
-        const decision = await engines[seq % INSTANCES]!.decide(tenant, 'create-order', rule);
+        const decision = await engines[seq % INSTANCES]!.decide({ tag: tenant, name: 'create-order' }, rule);
         if (decision.allowed) allowed++;
         bySource[decision.source] = (bySource[decision.source] ?? 0) + 1;
       });

@@ -36,9 +36,9 @@ async function redisCpuUs(client: Redis): Promise<number> {
 async function oneRound(url: string, wait: boolean, concurrency: number, durationMs: number, info: Redis): Promise<Round> {
   const engine = createEngine({ redis: { url }, instances: 1, deadlineMs: 50, logger: pino({ level: 'silent' }), hotKey: { autoLeaseRatePerSec: 0 }, ...(wait ? { replicaWait: { replicas: 1, timeoutMs: 5 } } : {}) });
   try {
-    await runClosedLoop(concurrency, 300, () => engine.decide('wait-bench', 'r', rule)); // warm-up
+    await runClosedLoop(concurrency, 300, () => engine.decide({ tag: 'wait-bench', name: 'r' }, rule)); // warm-up
     const [cpu0, redis0] = [process.cpuUsage(), await redisCpuUs(info)];
-    const result = await runClosedLoop(concurrency, durationMs, (seq) => engine.decide('wait-bench', `r${seq % 64}`, rule));
+    const result = await runClosedLoop(concurrency, durationMs, (seq) => engine.decide({ tag: 'wait-bench', name: `r${seq % 64}` }, rule));
     const cpu = process.cpuUsage(cpu0);
     const redisCpu = (await redisCpuUs(info)) - redis0;
     return { opsPerSec: result.opsPerSec, p50Us: result.latency.p50Us, p99Us: result.latency.p99Us, nodeCpuUs: (cpu.user + cpu.system) / result.ops, redisCpuUs: redisCpu / result.ops };

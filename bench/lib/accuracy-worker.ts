@@ -47,7 +47,7 @@ async function run(job: WorkerJob, allOnOne: Record<string, boolean>): Promise<I
   });
   sends.sort((a, b) => a[0] - b[0]);
   // Warm each engine's connection so the first requests are not the connection handshake.
-  await Promise.all(engines.map((engine) => engine.peek('warm-up', 'warm-up', job.instances[0]!.rule).catch(() => undefined)));
+  await Promise.all(engines.map((engine) => engine.peek({ tag: 'warm-up', name: 'warm-up' }, job.instances[0]!.rule).catch(() => undefined)));
 
   const pending: Promise<void>[] = [];
   const wait = job.startAt - realDateNow();
@@ -63,7 +63,7 @@ async function run(job: WorkerJob, allOnOne: Record<string, boolean>): Promise<I
       count.sent++;
       count.sentAt[tenant]!.push(realEpochMs());
       pending.push(
-        engines[i]!.decide(instance.tenants[tenant]!, instance.route, instance.rule).then((decision) => {
+        engines[i]!.decide({ tag: instance.tenants[tenant]!, name: instance.route }, instance.rule).then((decision) => {
           count.decidedAt[tenant]!.push(realEpochMs());
           if (decision.allowed) count.allowed++;
           count.bySource[decision.source] = (count.bySource[decision.source] ?? 0) + 1;

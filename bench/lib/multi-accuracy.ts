@@ -61,10 +61,10 @@ const ipOf = (id: string): string => derivedId('ip.', `10.9.${id.length}.${id.ch
 function callsOf(layout: Layout, id: string, burst: Rule = BURST, quota: Rule = QUOTA): LimitCall[] {
   const quotaTag = layout === 'cross slot' ? ipOf(id) : id;
   const calls: LimitCall[] = [
-    { tag: id, name: 'burst', rule: burst, cost: 1 },
-    { tag: quotaTag, name: `quota-${id}`, rule: quota, cost: 1 },
+    { bucket: { tag: id, name: 'burst' }, rule: burst, cost: 1 },
+    { bucket: { tag: quotaTag, name: `quota-${id}` }, rule: quota, cost: 1 },
   ];
-  if (layout === 'cross slot, both binding') calls.push({ tag: ipOf(id), name: `per-ip-${id}`, rule: PER_IP, cost: 1 });
+  if (layout === 'cross slot, both binding') calls.push({ bucket: { tag: ipOf(id), name: `per-ip-${id}` }, rule: PER_IP, cost: 1 });
   return calls;
 }
 
@@ -108,7 +108,7 @@ export async function multiAccuracyRows(url: string, durationMs: number): Promis
       try {
         const { sentAt, allowed } = await offer(engines, calls, durationMs);
         const expected = exactAdmitted(calls, sentAt);
-        const quota = await engines[0]!.inspect(calls[1]!.tag, calls[1]!.name, QUOTA);
+        const quota = await engines[0]!.inspect(calls[1]!.bucket, QUOTA);
         const ratio = Math.round((allowed / expected) * 10_000) / 10_000;
         const drainedByRefused = QUOTA_LIMIT - quota.decision.remaining - allowed;
         rows.push({ variant: `${calls.length} limits, ${layout}, K=${k}`, k, sent: sentAt.length, allowed, expected, ratio, withinBound: ratio >= 0.99 && ratio <= 1.01, drainedByRefused });
@@ -156,7 +156,7 @@ async function costOf(variant: string, url: string, client: Redis, calls: LimitC
 
 export async function multiCostRows(url: string, client: Redis, durationMs: number): Promise<MultiCostRow[]> {
   const roomy = parseRule({ policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000 });
-  const one: LimitCall[] = [{ tag: 'cost-one', name: 'burst', rule: roomy, cost: 1 }];
+  const one: LimitCall[] = [{ bucket: { tag: 'cost-one', name: 'burst' }, rule: roomy, cost: 1 }];
   return [
     await costOf('one limit', url, client, one, durationMs),
     await costOf('two limits, same slot', url, client, callsOf('same slot', 'cost-same', roomy), durationMs),

@@ -52,7 +52,7 @@ export async function targetsOf<Request>(options: CheckedOptions<Request>, reque
   return calls.length === 0 ? SKIP : { kind: 'calls', calls };
 }
 
-const call = <Request>(limit: CheckedLimit<Request>, tag: string): RequestCall<Request> => ({ limitId: limit.id, tag, name: limit.id, rule: limit.rule, cost: limit.cost, settle: limit.settle, count: limit.count });
+const call = <Request>(limit: CheckedLimit<Request>, tag: string): RequestCall<Request> => ({ limitId: limit.id, bucket: { tag, name: limit.id }, rule: limit.rule, cost: limit.cost, settle: limit.settle, count: limit.count });
 
 /** The bucket tag for `key`; undefined when the caller's function says the limit does not apply. */
 function tagOf<Request>(options: CheckedOptions<Request>, key: KeyOf<Request>, request: Request, raw: RawRequest): string | undefined | Targets {
@@ -94,7 +94,7 @@ async function resolved<Request>(options: CheckedOptions<Request>, request: Requ
     if (target.key !== undefined && target.key !== 'ip' && target.key !== 'route') throw new SluiceError('ERR_CONFIG_INVALID', "must be 'ip' or 'route'", 'key');
     const tag = target.key === undefined ? keyId(target.tenant, 'tenant') : tagOf(options, target.key, request, raw);
     if (typeof tag === 'object') return tag;
-    calls.push({ limitId: target.route, tag: tag!, name: target.route, rule: target.rule, cost: target.cost ?? 1, ...(target.key === undefined ? { tenant: target.tenant } : {}) });
+    calls.push({ limitId: target.route, bucket: { tag: tag!, name: target.route }, rule: target.rule, cost: target.cost ?? 1, ...(target.key === undefined ? { tenant: target.tenant } : {}) });
   }
   return { kind: 'calls', calls };
 }

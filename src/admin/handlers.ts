@@ -1,7 +1,7 @@
 // What each admin endpoint does, once the request is authenticated and its path
 // parsed. Every input is validated before the store is touched.
 import { SluiceError } from '../core/errors.js';
-import { assertValidId } from '../core/ids.js';
+import { assertValidId, type Bucket } from '../core/ids.js';
 import { parseRule } from '../core/rule.js';
 import type { Engine, EngineHealth } from '../limiter/engine/engine.js';
 import { assertValidKeyId } from '../rules/keys.js';
@@ -106,19 +106,20 @@ export async function revokeKey(deps: AdminDeps, id: string): Promise<Reply> {
   return { status: 200, body: revoked };
 }
 
-/** Buckets are concrete: `*` is a rule target, never a bucket. */
-function bucketTarget(tenant: string, route: string): void {
+/** The bucket `rl:{tenant}:route`, its ids checked first. Buckets are concrete: `*` is a rule target, never a bucket. */
+function bucketTarget(tenant: string, route: string): Bucket {
   assertValidId(tenant, 'tenant');
   assertValidId(route, 'route');
+  return { tag: tenant, name: route };
 }
 
 /** `?plan=` resolves as a request naming that plan would (a JWT's plan claim): docs/plans.md#which-rule-applied. */
 export async function inspectBucket(deps: AdminDeps, tenant: string, route: string, query?: URLSearchParams): Promise<Reply> {
-  bucketTarget(tenant, route);
+  const bucket = bucketTarget(tenant, route);
   const plan = query?.get('plan') ?? undefined;
   if (plan !== undefined) assertValidId(plan, 'plan');
   const resolved = deps.cache.resolve(tenant, route, { plan });
-  const info = await deps.engine.inspect(tenant, route, resolved.rule);
+  const info = await deps.engine.inspect(bucket, resolved.rule);
   return {
     status: 200,
     body: { tenant, route, rule: resolved.rule, match: resolved.match, ...(resolved.plan === undefined ? {} : { plan: resolved.plan }), version: resolved.version, ...info },
@@ -126,7 +127,7 @@ export async function inspectBucket(deps: AdminDeps, tenant: string, route: stri
 }
 
 export async function resetBucket(deps: AdminDeps, tenant: string, route: string): Promise<Reply> {
-  bucketTarget(tenant, route);
-  await deps.engine.reset(tenant, route, deps.cache.resolve(tenant, route).rule);
+  const bucket = bucketTarget(tenant, route);
+  await deps.engine.reset(bucket, deps.cache.resolve(tenant, route).rule);
   return { status: 204 };
 }

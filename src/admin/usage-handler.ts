@@ -52,7 +52,7 @@ export async function tenantUsage(source: ExplainSource | undefined, engine: Pic
 async function stateOf(engine: Pick<Engine, 'inspect'>, limit: TenantLimit, now: number): Promise<LimitUsage['state']> {
   if (limit.bucket === undefined || limit.rule === undefined) return undefined;
   try {
-    const { decision } = await engine.inspect(limit.bucket.tag, limit.bucket.name, limit.rule);
+    const { decision } = await engine.inspect(limit.bucket, limit.rule);
     const { remaining, limit: capacity, resetAfterMs, retryAfterMs } = decision;
     return { remaining, limit: capacity, resetAfterMs, resetAt: new Date(now + resetAfterMs).toISOString(), retryAfterMs };
   } catch (error) {

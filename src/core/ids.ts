@@ -29,16 +29,27 @@ export function isValidId(id: unknown): id is string {
 }
 
 /**
+ * A bucket by its ids, `rl:{tag}:name`: the one shape a limit names its bucket
+ * in, from a request's limits (and the library's, the adapters') down to the
+ * engine, which builds its key once (BucketKey, below); bucketKey checks both
+ * ids as it does.
+ */
+export interface Bucket {
+  /** The limit's hash tag (the tenant, a client address...): buckets of one tag share a cluster slot. */
+  readonly tag: string;
+  /** The bucket's name under its tag (the route, a limit id): with the tag, what the dashboard and traces show. */
+  readonly name: string;
+}
+
+/**
  * Where a bucket lives, built once from its ids and handed down to the store
  * as is (no one parses a key back). `key` is the bucket's id: the memory
  * store's and the fallback's map key, and the Redis key of a layout that keeps
  * its own key (the sliding log's sorted set). The hash layouts keep the bucket
- * as field `field` of the Redis hash `hash`.
+ * as field `field` of the Redis hash `hash`. A BucketKey is a Bucket: handed
+ * to the engine, it is used as is (keyOfBucket), not built again.
  */
-export interface BucketKey {
-  /** The limit's hash tag (the tenant, a client address...) and name (the route, a limit id): what the dashboard and traces show. */
-  readonly tag: string;
-  readonly name: string;
+export interface BucketKey extends Bucket {
   readonly key: string;
   readonly hash: string;
   readonly field: string;
@@ -59,10 +70,27 @@ export function bucketKey(tenant: string, route: string): BucketKey {
   assertValidId(route, 'route');
   if (route.startsWith(DERIVED_PREFIX)) {
     const key = `rl:{${tenant}}${route}`;
-    return { tag: tenant, name: route, key, hash: key, field: LONE_FIELD };
+    return built({ tag: tenant, name: route, key, hash: key, field: LONE_FIELD });
   }
   const hash = `rl:{${tenant}}`;
-  return { tag: tenant, name: route, key: `${hash}:${route}`, hash, field: route };
+  return built({ tag: tenant, name: route, key: `${hash}:${route}`, hash, field: route });
+}
+
+/**
+ * The keys bucketKey built, and only those: a caller's object that merely has
+ * a `key` (a library user's, any JavaScript) is no proof its ids were checked,
+ * and its key is built again from its ids, which are.
+ */
+const BUILT_KEYS = new WeakSet<BucketKey>();
+
+function built(key: BucketKey): BucketKey {
+  BUILT_KEYS.add(key);
+  return key;
+}
+
+/** The bucket's key: the bucket itself when bucketKey built it, else built (and its ids checked) from its tag and name. */
+export function keyOfBucket(bucket: Bucket): BucketKey {
+  return BUILT_KEYS.has(bucket as BucketKey) ? (bucket as BucketKey) : bucketKey(bucket.tag, bucket.name);
 }
 
 /** Sub-bucket `i` of a sharded limit. No hash tag, so shards spread over cluster nodes. */

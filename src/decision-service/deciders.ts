@@ -63,6 +63,6 @@ function planRulesOf(deps: DecisionDeps): PlanRules | undefined {
  */
 function logDescriptors(logger: Logger, outcomes: readonly Outcome[]): void {
   for (const { plan, over } of outcomes) {
-    logger.debug({ limit: plan.reported, hits: plan.hits, cacheKeys: plan.calls.map((call) => `${call.tag}.${call.name}`), over }, 'descriptor decided');
+    logger.debug({ limit: plan.reported, hits: plan.hits, cacheKeys: plan.calls.map(({ bucket }) => `${bucket.tag}.${bucket.name}`), over }, 'descriptor decided');
   }
 }

@@ -144,7 +144,7 @@ interface DescriptorRules {
 }
 
 function withCalls(base: PlanBase, tag: string, { rules, cost, blocked, report }: DescriptorRules): DescriptorPlan {
-  const calls = rules.map((rule, index) => ({ tag, name: `r${index}`, rule, cost }));
+  const calls = rules.map((rule, index) => ({ bucket: { tag, name: `r${index}` }, rule, cost }));
   const kind: PlanKind = report ? 'report' : cost === 0 ? 'check' : blocked ? 'blocked' : rules.some((rule) => cost > capacityOf(rule)) ? 'impossible' : 'decide';
   return { ...base, kind, calls };
 }
@@ -202,6 +202,6 @@ function planned1(plan: DescriptorPlan, rule: Rule): DescriptorPlan {
     kind,
     reported: { name: plan.reported.name, requestsPerUnit: capacityOf(rule), unit: unit.toUpperCase() },
     unitSeconds: UNIT_SECONDS[unit],
-    calls: [{ tag: plan.selector!.tag, name: 'r0', rule, cost }],
+    calls: [{ bucket: { tag: plan.selector!.tag, name: 'r0' }, rule, cost }],
   };
 }

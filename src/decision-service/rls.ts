@@ -134,7 +134,7 @@ export class RateLimitDecider {
   /** A descriptor not charged: its buckets as they are (the engine's peek), never counted. */
   private async looked(plan: DescriptorPlan): Promise<Outcome> {
     if (plan.kind === 'blocked') return { plan, decisions: [], over: true };
-    const decisions: Decision[] = await Promise.all(plan.calls.map((call) => this.engine.peek(call.tag, call.name, call.rule)));
+    const decisions: Decision[] = await Promise.all(plan.calls.map((call) => this.engine.peek(call.bucket, call.rule)));
     const over = plan.kind === 'impossible' || (plan.kind === 'decide' && decisions.some((decision) => !decision.allowed));
     return { plan, decisions, over };
   }

@@ -10,7 +10,7 @@ export async function withBucketState(explanation: Explanation, engine: Pick<Eng
     explanation.limits.map(async (limit) => {
       if (limit.kind !== 'rate' || limit.bucket === undefined || limit.rule === undefined) return;
       try {
-        const info = await engine.inspect(limit.bucket.tag, limit.bucket.name, limit.rule);
+        const info = await engine.inspect(limit.bucket, limit.rule);
         const { remaining, limit: capacity, resetAfterMs, retryAfterMs } = info.decision;
         limit.state = { remaining, limit: capacity, resetAfterMs, retryAfterMs, ...(info.ttlMs !== undefined ? { ttlMs: info.ttlMs } : {}), location: info.location };
       } catch (error) {

@@ -192,7 +192,7 @@ function keyWhy(out: LimitExplanation): string {
 function locate(tag: string, name: string, rule: Rule): BucketLocation {
   const bucket = bucketKey(tag, name);
   const out: BucketLocation = { tag, name, ...where(rule, bucket) };
-  if (rule.shards !== undefined) out.shards = bucketsOf(tag, name, rule).map((shard) => where(rule, shard));
+  if (rule.shards !== undefined) out.shards = bucketsOf(bucket, rule).map((shard) => where(rule, shard));
   return out;
 }
 

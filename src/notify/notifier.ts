@@ -5,6 +5,7 @@
 // claims it cluster-wide and POSTs it, never on the request's path.
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
+import type { Bucket } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
 import { BoundedLru } from '../core/lru.js';
 import type { NotificationsConfig, NotifyTarget } from './config.js';
@@ -17,8 +18,7 @@ import { reachedIndex, windowOf } from './window.js';
 export interface NotifiedLimit {
   readonly limitId: string;
   /** The bucket: `rl:{tag}:name`. */
-  readonly tag: string;
-  readonly name: string;
+  readonly bucket: Bucket;
   readonly rule: Rule;
 }
 
@@ -89,8 +89,9 @@ export class Notifier {
     const window = windowOf(limit.rule, decision, now);
     for (let k = 0; k <= reached; k++) {
       const threshold = target.at[k]!;
-      const identity: EventIdentity = { tag: limit.tag, name: limit.name, windowStart: window.start, threshold };
-      const local = `${limit.tag}\u0000${limit.name}\u0000${window.start}\u0000${threshold}`;
+      const { tag, name } = limit.bucket;
+      const identity: EventIdentity = { tag, name, windowStart: window.start, threshold };
+      const local = `${tag}\u0000${name}\u0000${window.start}\u0000${threshold}`;
       if ((this.seen.peek(local) ?? 0) > now) continue;
       this.seen.set(local, now + window.ttlMs);
       const event: ThresholdEvent = {

@@ -11,7 +11,7 @@
 // for one /128 admits that host more, while its bucket stays the /64's.
 import type { IncomingHttpHeaders } from 'node:http';
 import { claimText } from '../core/claims.js';
-import { headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
+import { type Bucket, headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
 import { ipBucketId, ipv6Hex, ipv6Key, type ParsedIp } from '../core/ip-address.js';
 import { capacityOf, type Rule } from '../core/rule.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
@@ -138,8 +138,7 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
     const usage = limit.usage;
     return {
       limitId: limit.id,
-      tag: bucket.tag,
-      name: bucket.name,
+      bucket,
       rule: choice.rule,
       cost: usage === undefined ? this.route.cost : estimateOf(usage, request.json, choice.rule),
       from: originOf(choice),
@@ -150,7 +149,7 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   }
 
   /** Per-key override > the plan's limit of this id > inline rule > the rule store's (docs/limits.md#overrides, docs/plans.md#precedence). */
-  private ruleFor(limit: LimitConfig, who: Who, bucket: Bucket): RuleChoice {
+  private ruleFor(limit: LimitConfig, who: Who, bucket: KeyedBucket): RuleChoice {
     const override = overrideRule(this.rules.overrides?.(), limit, bucket);
     if (override !== undefined) return { rule: override, from: 'override', plan: undefined };
     const resolved = this.ruleOf(limit, who);
@@ -171,7 +170,7 @@ export class RouteLimits<R extends LimitedRoute = LimitedRoute> {
   }
 
   /** Where the limit's bucket is (`rl:{tag}:name`), and the key it was made from, for the override lookup. */
-  private bucketOf(limit: Pick<LimitConfig, 'id' | 'key'>, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): Bucket | LimitProblem {
+  private bucketOf(limit: Pick<LimitConfig, 'id' | 'key'>, tenant: string | undefined, request: LimitRequest, ipOf: () => ParsedIp | undefined): KeyedBucket | LimitProblem {
     switch (limit.key.kind) {
       case 'tenant':
         return { tenant, tag: tenant as string, name: limit.id };
@@ -234,11 +233,12 @@ function originOf(choice: RuleChoice): RuleOrigin {
   return origin;
 }
 
-/** A limit's bucket for one request, with the key identity it came from. */
-export interface Bucket extends KeyIdentity {
-  readonly tag: string;
-  readonly name: string;
-}
+/**
+ * A limit's bucket for one request, with the key identity it came from (for
+ * the override lookup). The request's limit carries it as its bucket as is:
+ * the engine reads only its ids.
+ */
+export interface KeyedBucket extends Bucket, KeyIdentity {}
 
 /** Where a limit's rule came from: a per-key override, the limit's own `rule:`, or the resolver's match (rule-store or config rules, or the default rule). */
 export type RuleFrom = 'override' | 'limit' | RuleMatch;
@@ -254,7 +254,7 @@ interface RuleChoice {
 export interface LimitTrace {
   readonly limit: LimitConfig | ConcurrencyLimitConfig;
   readonly kind: 'rate' | 'concurrency';
-  readonly bucket?: Bucket;
+  readonly bucket?: KeyedBucket;
   readonly rule?: Rule;
   readonly from?: RuleFrom;
   readonly plan?: string;

@@ -1,7 +1,9 @@
 // The limits model: a route lists its limits; each names where its bucket's
 // identity comes from (the key source) and, unless the rule store provides it,
 // its rule. A request then yields one RequestLimit per limit (request-limits.ts).
+import type { Bucket } from '../core/ids.js';
 import type { Rule } from '../core/rule.js';
+import type { LimitCall } from '../limiter/steps/compose.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 import type { CountRule, UsageCost } from '../usage/types.js';
 
@@ -58,15 +60,10 @@ export interface ClientIpConfig {
 }
 
 /** One limit as it applies to one request. */
-export interface RequestLimit {
+export interface RequestLimit extends LimitCall {
   readonly limitId: string;
-  /** The bucket's hash tag (a tenant or a derived `~…` id): `rl:{tag}:name`. */
-  readonly tag: string;
-  readonly name: string;
-  readonly rule: Rule;
-  readonly cost: number;
-  /** The limit's penalty box, whichever rule applies; absent = none. */
-  readonly penalty?: PenaltyConfig;
+  /** The limit's bucket, `rl:{tag}:name` (its tag a tenant or a derived `~…` id). */
+  readonly bucket: Bucket;
   /** Where the rule came from (docs/plans.md#which-rule-applied); absent where no lookup was made (the decision service's descriptors). */
   readonly from?: RuleOrigin;
   /** The limit's usage pricing: `cost` is then the estimate reserved, settled once the response ends. */

@@ -5,16 +5,16 @@
 // again. A report larger than the limit's whole capacity charges the capacity,
 // so one bad number cannot lock a bucket for a long time; a store that fails
 // the charge is counted, never an error for the proxy (its request is done).
+import type { Bucket } from '../core/ids.js';
 import { capacityOf, type Rule } from '../core/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import { usageReportedUnits, usageReports } from '../metrics/usage.js';
 
 export type ReportFace = 'envoy' | 'forward_auth';
 
-/** One bucket a report charges. */
-export interface ReportedBucket {
-  readonly tag: string;
-  readonly name: string;
+/** One limit a report charges: its bucket, under its rule. */
+export interface ReportedLimit {
+  readonly bucket: Bucket;
   readonly rule: Rule;
 }
 
@@ -23,8 +23,8 @@ export interface ReportedBucket {
  * charged when admitted: the difference is given back when negative); never
  * rejects. Whether the store took it.
  */
-export async function chargeReport(engine: Pick<Engine, 'adjust'>, bucket: ReportedBucket, units: number, reserved: number, face: ReportFace): Promise<boolean> {
-  const capacity = capacityOf(bucket.rule);
+export async function chargeReport(engine: Pick<Engine, 'adjust'>, limit: ReportedLimit, units: number, reserved: number, face: ReportFace): Promise<boolean> {
+  const capacity = capacityOf(limit.rule);
   const capped = units > capacity;
   const delta = (capped ? capacity : units) - reserved;
   if (delta === 0) {
@@ -33,7 +33,7 @@ export async function chargeReport(engine: Pick<Engine, 'adjust'>, bucket: Repor
   }
   try {
     if (engine.adjust === undefined) throw new Error('the engine cannot adjust a bucket');
-    await engine.adjust(bucket.tag, bucket.name, bucket.rule, delta);
+    await engine.adjust(limit.bucket, limit.rule, delta);
   } catch {
     usageReports.inc({ face, result: 'failed' });
     return false;

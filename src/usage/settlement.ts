@@ -7,6 +7,7 @@
 // been handed to the client, and a store that fails it is counted, never an
 // error the client sees.
 import type { Decision } from '../core/decision.js';
+import type { Bucket } from '../core/ids.js';
 import { capacityOf } from '../core/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import type { Rule } from '../core/rule.js';
@@ -15,11 +16,10 @@ import { UsageReader } from './usage-reader.js';
 import { judgeUsage } from './usage-value.js';
 import { type CountRule, counts, type UsageCost } from './types.js';
 
-/** One limit of an admitted request as the settlement needs it (request-limits/types.ts SettledLimit has these). */
+/** One limit of an admitted request as the settlement needs it (request-limits/types.ts RequestLimit has these). */
 export interface SettledLimit {
   readonly limitId: string;
-  readonly tag: string;
-  readonly name: string;
+  readonly bucket: Bucket;
   readonly rule: Rule;
   /** What was reserved. */
   readonly cost: number;
@@ -103,10 +103,10 @@ export class Settlement {
 }
 
 /** Charges `delta` (negative: gives back) to the limit's bucket; counted either way, never thrown. Whether the store took it. */
-export async function adjustCounted(engine: Pick<Engine, 'adjust'>, limit: Pick<SettledLimit, 'limitId' | 'tag' | 'name' | 'rule'>, delta: number): Promise<boolean> {
+export async function adjustCounted(engine: Pick<Engine, 'adjust'>, limit: Pick<SettledLimit, 'limitId' | 'bucket' | 'rule'>, delta: number): Promise<boolean> {
   try {
     if (engine.adjust === undefined) throw new Error('the engine cannot adjust a bucket');
-    await engine.adjust(limit.tag, limit.name, limit.rule, delta);
+    await engine.adjust(limit.bucket, limit.rule, delta);
     usageSettledUnits.inc({ limit: limit.limitId, direction: delta > 0 ? 'charged' : 'refunded' }, Math.abs(delta));
     return true;
   } catch {

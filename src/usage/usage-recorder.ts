@@ -8,7 +8,7 @@
 // are dropped and counted in /metrics, never held without limit.
 import { Counter } from 'prom-client';
 import type { Logger } from 'pino';
-import { isValidId } from '../core/ids.js';
+import { type Bucket, isValidId } from '../core/ids.js';
 import type { LimitsDecision } from '../limiter/engine/engine.js';
 import { resilienceRegistry } from '../metrics/registry.js';
 import { FIVE_MINUTES, type LimitCells, type UsageBatch, type UsageHistory } from './usage-history.js';
@@ -29,8 +29,8 @@ const dropped = new Counter({
 /** What the recorder reads of each of a request's limits (request-limits/types.ts RequestLimit). */
 export interface CountedLimit {
   readonly limitId: string;
-  /** The bucket's hash tag: the tenant's own buckets have the tenant's id. */
-  readonly tag: string;
+  /** The bucket's hash tag is read: the tenant's own buckets have the tenant's id. */
+  readonly bucket: Pick<Bucket, 'tag'>;
   readonly cost: number;
 }
 
@@ -66,7 +66,7 @@ export class UsageRecorder implements UsageObserver {
     for (let i = 0; i < limits.length; i++) {
       const limit = limits[i]!;
       // Not the tenant's bucket, or not consulted (the negative cache refused on another limit).
-      if (limit.tag !== tenant || outcome.consulted?.[i] === false) continue;
+      if (limit.bucket.tag !== tenant || outcome.consulted?.[i] === false) continue;
       const decision = outcome.decisions[i];
       if (decision === undefined) continue;
       cells ??= this.cellsOf(tenant);
@@ -85,7 +85,7 @@ export class UsageRecorder implements UsageObserver {
   }
 
   settled(tenant: string | undefined, limit: CountedLimit, delta: number): void {
-    if (tenant === undefined || limit.tag !== tenant) return;
+    if (tenant === undefined || limit.bucket.tag !== tenant) return;
     const cells = this.cellsOf(tenant);
     if (cells === undefined) return;
     const cell = cells.get(limit.limitId);

@@ -77,8 +77,8 @@ describe('createEngine on a Redis that is paused, then killed', { timeout: 60_00
     try {
       const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter().consume('user-1')));
       assert.ok(decisions.every((decision) => decision.allowed && decision.source === 'fallback'), JSON.stringify(decisions[0]));
-      assert.equal((await engine.decide('shop-b', 'orders', RULES.open)).source, 'open');
-      assert.equal((await engine.decide('shop-b', 'orders', RULES.closed)).source, 'closed');
+      assert.equal((await engine.decide({ tag: 'shop-b', name: 'orders' }, RULES.open)).source, 'open');
+      assert.equal((await engine.decide({ tag: 'shop-b', name: 'orders' }, RULES.closed)).source, 'closed');
       await assertStoreDownAnswers(running);
     } finally {
       redis.resume();
@@ -89,7 +89,7 @@ describe('createEngine on a Redis that is paused, then killed', { timeout: 60_00
     await redis.kill();
     const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter().consume('user-2')));
     assert.ok(decisions.every((decision) => decision.source === 'fallback'));
-    assert.equal((await engine.decideAll([{ tag: 'shop-c', name: 'orders', rule: RULES.closed, cost: 1 }])).decisions[0]!.source, 'closed');
+    assert.equal((await engine.decideAll([{ bucket: { tag: 'shop-c', name: 'orders' }, rule: RULES.closed, cost: 1 }])).decisions[0]!.source, 'closed');
     await assertStoreDownAnswers(running);
   });
 });
@@ -102,7 +102,7 @@ describe('createEngine over a client the caller owns', { timeout: 30_000 }, () =
     try {
       assert.ok(client.listenerCount('error') >= 1);
       await redis.kill();
-      assert.equal((await engine.decide('shop-a', 'orders', RULES.fallback)).source, 'fallback');
+      assert.equal((await engine.decide({ tag: 'shop-a', name: 'orders' }, RULES.fallback)).source, 'fallback');
     } finally {
       await engine.close();
       client.disconnect();
@@ -116,7 +116,7 @@ describe('close() while Redis is paused', { timeout: 30_000 }, () => {
     const redis = await startRedis();
     const engine = createEngine({ redis: { url: redis.url }, logger: silent });
     try {
-      assert.equal((await engine.decide('shop-a', 'orders', RULES.fallback)).source, 'redis');
+      assert.equal((await engine.decide({ tag: 'shop-a', name: 'orders' }, RULES.fallback)).source, 'redis');
       redis.pause();
       await engine.close();
     } finally {
@@ -132,13 +132,13 @@ describe('StoreEngine over a RedisStore (no deadline, no fallback)', { timeout: 
     client.on('error', () => undefined);
     const engine = new StoreEngine(new RedisStore(client));
     try {
-      assert.equal((await engine.decide('shop-a', 'orders', RULES.fallback)).source, 'redis');
+      assert.equal((await engine.decide({ tag: 'shop-a', name: 'orders' }, RULES.fallback)).source, 'redis');
       await redis.kill();
-      assert.equal((await engine.decide('shop-a', 'orders', RULES.fallback)).source, 'closed');
-      assert.equal((await engine.decide('shop-a', 'orders', RULES.open)).source, 'open');
+      assert.equal((await engine.decide({ tag: 'shop-a', name: 'orders' }, RULES.fallback)).source, 'closed');
+      assert.equal((await engine.decide({ tag: 'shop-a', name: 'orders' }, RULES.open)).source, 'open');
       const both = await engine.decideAll([
-        { tag: 'shop-a', name: 'orders', rule: RULES.open, cost: 1 },
-        { tag: 'shop-b', name: 'orders', rule: RULES.closed, cost: 1 },
+        { bucket: { tag: 'shop-a', name: 'orders' }, rule: RULES.open, cost: 1 },
+        { bucket: { tag: 'shop-b', name: 'orders' }, rule: RULES.closed, cost: 1 },
       ]);
       assert.equal(both.allowed, false);
       assert.deepEqual(both.decisions.map((d) => d.source), ['open', 'closed']);

@@ -39,25 +39,25 @@ for (const kind of ['memory', 'redis'] as const) {
     });
 
     it('decide, peek, inspect and reset refuse a misspelt or incomplete rule, naming the field', async () => {
-      await assert.rejects(engine.decide('shop-a', 'orders', TYPO), invalid('rule.refillPerSecond', /expected number/));
-      await assert.rejects(engine.decide('shop-a', 'orders', NO_WINDOW), invalid('rule.windowMs', /is required \(or give calendar/));
-      await assert.rejects(engine.peek('shop-a', 'orders', TYPO), invalid('rule.refillPerSecond', /./));
-      await assert.rejects(engine.inspect('shop-a', 'orders', NO_WINDOW), invalid('rule.windowMs', /./));
-      await assert.rejects(engine.reset('shop-a', 'orders', TYPO), invalid('rule.refillPerSecond', /./));
+      await assert.rejects(engine.decide({ tag: 'shop-a', name: 'orders' }, TYPO), invalid('rule.refillPerSecond', /expected number/));
+      await assert.rejects(engine.decide({ tag: 'shop-a', name: 'orders' }, NO_WINDOW), invalid('rule.windowMs', /is required \(or give calendar/));
+      await assert.rejects(engine.peek({ tag: 'shop-a', name: 'orders' }, TYPO), invalid('rule.refillPerSecond', /./));
+      await assert.rejects(engine.inspect({ tag: 'shop-a', name: 'orders' }, NO_WINDOW), invalid('rule.windowMs', /./));
+      await assert.rejects(engine.reset({ tag: 'shop-a', name: 'orders' }, TYPO), invalid('rule.refillPerSecond', /./));
       const extra = { ...GOOD, refilPerSecond: 1 } as unknown as Rule;
-      await assert.rejects(engine.decide('shop-a', 'orders', extra), invalid('rule', /unknown field\(s\) refilPerSecond/));
+      await assert.rejects(engine.decide({ tag: 'shop-a', name: 'orders' }, extra), invalid('rule', /unknown field\(s\) refilPerSecond/));
     });
 
     it('decideAll names the call whose rule is wrong', async () => {
       const calls = [
-        { tag: 'shop-a', name: 'burst', rule: GOOD, cost: 1 },
-        { tag: 'shop-a', name: 'daily', rule: NO_WINDOW, cost: 1 },
+        { bucket: { tag: 'shop-a', name: 'burst' }, rule: GOOD, cost: 1 },
+        { bucket: { tag: 'shop-a', name: 'daily' }, rule: NO_WINDOW, cost: 1 },
       ];
       await assert.rejects(engine.decideAll(calls), invalid('calls.1.rule.windowMs', /./));
     });
 
     it('a valid rule object, never parsed before, is used as given', async () => {
-      const decision = await engine.decide('shop-a', 'orders', { ...GOOD });
+      const decision = await engine.decide({ tag: 'shop-a', name: 'orders' }, { ...GOOD });
       assert.equal(decision.allowed, true);
       assert.equal(decision.limit, 5);
       assert.equal(decision.remaining, 4);

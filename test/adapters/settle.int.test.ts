@@ -25,7 +25,7 @@ for (const kind of ['memory', 'redis'] as const) {
     let redis: RedisServer | undefined;
     let engine: Engine;
     const running: Record<string, Running> = {};
-    const remaining = async (name: string) => (await engine.peek(name === 'logins' ? '~route' : 'u-1', name, name === 'logins' ? LOGINS : TOKENS)).remaining;
+    const remaining = async (name: string) => (await engine.peek({ tag: name === 'logins' ? '~route' : 'u-1', name }, name === 'logins' ? LOGINS : TOKENS)).remaining;
 
     before(async () => {
       if (kind === 'redis') redis = await startRedis();

@@ -32,8 +32,8 @@ const PER_CLIENT = parseRule({ policy: 'fixed_window', limit: 1, windowMs: 86_40
 /** A plain node server limited by two limits with the exported helpers, as a framework-free service would. */
 function plainServer(engine: Engine) {
   const limits = [
-    { limitId: 'burst', tag: 'plain', name: 'p-burst', rule: BURST, cost: 1 },
-    { limitId: 'daily', tag: 'plain', name: 'p-daily', rule: DAILY, cost: 1 },
+    { limitId: 'burst', bucket: { tag: 'plain', name: 'p-burst' }, rule: BURST, cost: 1 },
+    { limitId: 'daily', bucket: { tag: 'plain', name: 'p-daily' }, rule: DAILY, cost: 1 },
   ];
   const options = { ietf: true, problemJson: false };
   return createServer((_req, res) => {
@@ -105,7 +105,7 @@ for (const kind of ['memory', 'redis'] as const) {
       assert.equal(replies[0]!.headers['ratelimit-policy'], '"burst";q=2;w=2000, "daily";q=3;w=86400');
       assert.equal(replies[1]!.headers['x-ratelimit-limit'], '2', 'the burst is closest to exhaustion');
       assert.equal(JSON.parse(replies[2]!.body).error, 'rate_limited');
-      const daily = await engine.peek(hashedId('shop-a'), 'daily', DAILY);
+      const daily = await engine.peek({ tag: hashedId('shop-a'), name: 'daily' }, DAILY);
       assert.equal(daily.remaining, 1, 'two of three daily units used: the refused request took none');
     });
 
@@ -117,7 +117,7 @@ for (const kind of ['memory', 'redis'] as const) {
       const capped = await call(url, { 'x-api-key': 'c4' });
       assert.equal(capped.status, 429, 'the route cap is used up');
       assert.equal(capped.headers['x-ratelimit-limit'], '3', 'the route cap governs');
-      assert.equal((await engine.peek(hashedId('c4'), 'per-client', PER_CLIENT)).remaining, 1, "c4's own limit was not charged");
+      assert.equal((await engine.peek({ tag: hashedId('c4'), name: 'per-client' }, PER_CLIENT)).remaining, 1, "c4's own limit was not charged");
     });
 
     it('the exported header helpers give a plain node server the same headers and 429', async () => {

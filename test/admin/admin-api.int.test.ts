@@ -186,7 +186,7 @@ describe('admin API: buckets and OpenAPI', () => {
     await f.call('PUT', '/rules/shop-b/orders', { body: { policy: 'token_bucket', capacity: 5, refillPerSecond: 0.001 } });
     await eventually(() => assert.equal(f.cache.resolve('shop-b', 'orders').match, 'tenant-route'));
     const rule = f.cache.resolve('shop-b', 'orders').rule;
-    for (let i = 0; i < 3; i++) await f.engine.decide('shop-b', 'orders', rule);
+    for (let i = 0; i < 3; i++) await f.engine.decide({ tag: 'shop-b', name: 'orders' }, rule);
     const inspected = await f.call('GET', '/buckets/shop-b/orders');
     assert.equal(inspected.status, 200);
     assert.equal(inspected.body.match, 'tenant-route');

@@ -26,11 +26,11 @@ describe('cluster feed', () => {
   it('merges every live instance, lists a stopped one as gone, and falls back to this instance when Redis is gone', async () => {
     const engines = [new StoreEngine(new MemoryStore()), new StoreEngine(new MemoryStore())];
     const [a, b] = engines.map((engine, i) => new Dashboard({ observer: new EngineObserver(engine), redis: { url: redis.url }, logger: silent, instanceId: `inst-${i}` }));
-    await engines[0]!.decide('t1', 'r', rule);
-    await engines[0]!.decide('t1', 'r', rule);
-    await engines[1]!.decide('t2', 'r', rule);
-    await engines[1]!.decide('t2', 'r', rule);
-    await engines[1]!.decide('t2', 'r', rule);
+    await engines[0]!.decide({ tag: 't1', name: 'r' }, rule);
+    await engines[0]!.decide({ tag: 't1', name: 'r' }, rule);
+    await engines[1]!.decide({ tag: 't2', name: 'r' }, rule);
+    await engines[1]!.decide({ tag: 't2', name: 'r' }, rule);
+    await engines[1]!.decide({ tag: 't2', name: 'r' }, rule);
 
     let view = await a!.overview();
     // B publishes each second: wait for the snapshot taken after its decisions.

@@ -57,14 +57,14 @@ describe('EngineObserver', () => {
     const observed = new StoreEngine(new MemoryStore());
     const observer = new EngineObserver(observed, () => 5_000);
     for (let i = 0; i < 3; i++) {
-      const expected = await plain.decide('t', 'r', shadow);
-      const got = await observed.decide('t', 'r', shadow);
+      const expected = await plain.decide({ tag: 't', name: 'r' }, shadow);
+      const got = await observed.decide({ tag: 't', name: 'r' }, shadow);
       assert.deepEqual({ ...got, resetAfterMs: 0 }, { ...expected, resetAfterMs: 0 });
       assert.equal(got.allowed, true);
       assert.equal(got.source, 'shadow');
     }
-    await observed.decide('u', 'r', strict);
-    assert.equal((await observed.decide('u', 'r', strict)).allowed, false);
+    await observed.decide({ tag: 'u', name: 'r' }, strict);
+    assert.equal((await observed.decide({ tag: 'u', name: 'r' }, strict)).allowed, false);
     const view = observer.stats.view(5_000);
     assert.deepEqual(view.routes.r?.shadowRefused.at(-1), 2);
     assert.deepEqual(view.routes.r?.refused.at(-1), 1);
@@ -78,7 +78,7 @@ describe('EngineObserver', () => {
   it('keeps a bounded top list when 5 000 tenants are refused', async () => {
     const observed = new StoreEngine(new MemoryStore());
     const observer = new EngineObserver(observed);
-    for (let i = 0; i < 5_000; i++) await observed.decide(`tenant-${i}`, 'r', { ...strict, capacity: 1 }, 1).then(() => observed.decide(`tenant-${i}`, 'r', strict));
+    for (let i = 0; i < 5_000; i++) await observed.decide({ tag: `tenant-${i}`, name: 'r' }, { ...strict, capacity: 1 }, 1).then(() => observed.decide({ tag: `tenant-${i}`, name: 'r' }, strict));
     const view = observer.stats.view(Date.now());
     assert.equal(view.top.length, 20);
     observer.detach();

@@ -118,9 +118,9 @@ describe('usage reports to the decision service', () => {
       assert.equal(reply.status, 204);
       assert.equal(reply.body, '');
       // The estimate (100) was reserved by /decide; the report charges 350 more: 1000 − 450 left.
-      const tpm = await sluice.engine.peek('t1', 'chat-tpm', { policy: 'token_bucket', capacity: 1000, refillPerSecond: 0.001 });
+      const tpm = await sluice.engine.peek({ tag: 't1', name: 'chat-tpm' }, { policy: 'token_bucket', capacity: 1000, refillPerSecond: 0.001 });
       assert.equal(Math.floor(tpm.remaining), 550);
-      const rpm = await sluice.engine.peek('t1', 'chat-rpm', { policy: 'token_bucket', capacity: 50, refillPerSecond: 0.001 });
+      const rpm = await sluice.engine.peek({ tag: 't1', name: 'chat-rpm' }, { policy: 'token_bucket', capacity: 50, refillPerSecond: 0.001 });
       assert.equal(Math.floor(rpm.remaining), 49, 'a limit not priced by usage is not charged by a report');
       const unitsAfter = (await usageReportedUnits.get()).values.find((value) => value.labels.face === 'forward_auth')?.value ?? 0;
       assert.equal(unitsAfter - unitsBefore, 350);
@@ -138,7 +138,7 @@ describe('usage reports to the decision service', () => {
     it('a usage below the estimate gives the difference back', async () => {
       assert.equal((await decide('key-report-0003')).status, 200);
       assert.equal((await usage('key-report-0003', '{"units": 10}')).status, 204);
-      const tpm = await sluice.engine.peek('t3', 'chat-tpm', { policy: 'token_bucket', capacity: 1000, refillPerSecond: 0.001 });
+      const tpm = await sluice.engine.peek({ tag: 't3', name: 'chat-tpm' }, { policy: 'token_bucket', capacity: 1000, refillPerSecond: 0.001 });
       assert.equal(Math.floor(tpm.remaining), 990);
     });
 

@@ -45,7 +45,7 @@ test('a master killed, its replica promoted: decisions keep flowing and limits r
     })();
     await cluster.killNode(master);
     await cluster.waitForFailover(master);
-    await eventually(async () => (await engine.decide('cl-tenant', 'probe', rule)).source === 'redis', 20_000, 'redis decisions on the new master');
+    await eventually(async () => (await engine.decide({ tag: 'cl-tenant', name: 'probe' }, rule)).source === 'redis', 20_000, 'redis decisions on the new master');
     running = false;
     await flow; // rejects if any decision threw
     assert.ok(seen.length > 0);

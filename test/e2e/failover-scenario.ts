@@ -79,7 +79,7 @@ export async function quotaAcrossFailover(topology: FailingOver, tenant: string)
   const engines = clients.map((redis) => resilientEngine({ redis, instances: 2, hotKey: { autoLeaseRatePerSec: 0 } }));
   const decisions: Decision[] = [];
   const spend = async (n: number) => {
-    for (let i = 0; i < n; i += 2) decisions.push(...(await Promise.all(engines.map((engine) => engine.decide(tenant, 'orders', rule)))));
+    for (let i = 0; i < n; i += 2) decisions.push(...(await Promise.all(engines.map((engine) => engine.decide({ tag: tenant, name: 'orders' }, rule)))));
   };
   try {
     await spend(REPLICATED);
@@ -115,7 +115,7 @@ export async function quotaAcrossFailover(topology: FailingOver, tenant: string)
 async function untilBothOnRedis(engines: ResilientEngine[], tenant: string): Promise<void> {
   const back = new Set<number>();
   await eventually(async () => {
-    for (const [i, engine] of engines.entries()) if ((await engine.decide(tenant, 'probe', rule)).source === 'redis') back.add(i);
+    for (const [i, engine] of engines.entries()) if ((await engine.decide({ tag: tenant, name: 'probe' }, rule)).source === 'redis') back.add(i);
     return back.size === engines.length;
   }, 30_000, 'both instances on the promoted master');
 }

@@ -25,12 +25,12 @@ test('the master killed, the replica promoted by the sentinels: decisions keep f
   const config = parseConfig(ROUTES, { env: { SLUICE_REDIS_SENTINELS: setup.sentinels.join(','), SLUICE_REDIS_SENTINEL_NAME: MASTER_NAME } });
   const engine = engineFromConfig(config, pino({ level: 'silent' }));
   try {
-    assert.equal((await engine.decide('sentinel-fo', 'orders', bucket(20, 1))).source, 'redis');
+    assert.equal((await engine.decide({ tag: 'sentinel-fo', name: 'orders' }, bucket(20, 1))).source, 'redis');
     let running = true;
     const seen: Decision[] = [];
     const flow = (async () => {
       while (running) {
-        seen.push(...(await Promise.all(Array.from({ length: 10 }, () => engine.decide('sentinel-fo', 'flow', bucket(100_000, 1000))))));
+        seen.push(...(await Promise.all(Array.from({ length: 10 }, () => engine.decide({ tag: 'sentinel-fo', name: 'flow' }, bucket(100_000, 1000))))));
         await sleep(5);
       }
     })();
@@ -38,7 +38,7 @@ test('the master killed, the replica promoted by the sentinels: decisions keep f
     await setup.master.kill();
     const newMaster = await setup.waitForPromotion(oldMaster);
     assert.equal(newMaster, setup.replica.port);
-    await eventually(async () => (await engine.decide('sentinel-fo', 'after', bucket(20, 1))).source === 'redis', 20_000, 'decisions on the promoted replica');
+    await eventually(async () => (await engine.decide({ tag: 'sentinel-fo', name: 'after' }, bucket(20, 1))).source === 'redis', 20_000, 'decisions on the promoted replica');
     running = false;
     await flow; // rejects if any decision threw
     assert.ok(seen.some((d) => d.source === 'fallback'), 'the fallback decided during the failover');

@@ -19,7 +19,7 @@ function engineWith(decide: Engine['decide']): Engine {
     decide,
     // One limit per route here: its decision is the request's.
     decideAll: async ([call]) => {
-      const decision = await decide(call!.tag, call!.name, call!.rule, call!.cost);
+      const decision = await decide(call!.bucket, call!.rule, call!.cost);
       return { allowed: decision.allowed, decisions: [decision], governing: 0 };
     },
     peek: decide,

@@ -4,6 +4,7 @@
 // delivers the requests. Each decision is recorded with the time the gateway
 // got it (performance.now()).
 import type { Decision } from '../../src/core/decision.js';
+import type { Bucket } from '../../src/core/ids.js';
 import type { Rule } from '../../src/core/rule.js';
 import type { Engine } from '../../src/limiter/engine/engine.js';
 
@@ -38,15 +39,15 @@ export function gatedEngine(inner: Engine, count: number): GatedEngine {
     get openedAt() {
       return openedAt;
     },
-    async decide(tenant: string, route: string, rule: Rule, cost?: number) {
+    async decide(bucket: Bucket, rule: Rule, cost?: number) {
       await gate();
-      const decision = await inner.decide(tenant, route, rule, cost);
+      const decision = await inner.decide(bucket, rule, cost);
       recorded.push({ decision, at: performance.now() });
       return decision;
     },
-    peek: (tenant, route, rule) => inner.peek(tenant, route, rule),
-    reset: (tenant, route, rule) => inner.reset(tenant, route, rule),
-    inspect: (tenant, route, rule) => inner.inspect(tenant, route, rule),
+    peek: (bucket, rule) => inner.peek(bucket, rule),
+    reset: (bucket, rule) => inner.reset(bucket, rule),
+    inspect: (bucket, rule) => inner.inspect(bucket, rule),
     listBlocked: (limit) => inner.listBlocked(limit),
     liftBlock: (key) => inner.liftBlock(key),
     health: () => inner.health(),

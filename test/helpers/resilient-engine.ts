@@ -61,7 +61,7 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
 
 /** `n` concurrent decisions, all issued before any can complete. */
 export function burst(engine: ResilientEngine, n: number, rule: Rule, tenant = 'shop-a', route = 'orders'): Promise<Decision[]> {
-  return Promise.all(Array.from({ length: n }, () => engine.decide(tenant, route, rule)));
+  return Promise.all(Array.from({ length: n }, () => engine.decide({ tag: tenant, name: route }, rule)));
 }
 
 /** One limit through the chain: its decision. */

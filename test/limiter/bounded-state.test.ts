@@ -32,7 +32,7 @@ test('the fallback keeps at most its bounds of buckets, last words, episode mark
 
 test('the plan cache keeps at most MAX_PLANS plans after many distinct tenants', () => {
   const plans = new PlanCache();
-  for (let i = 0; i < KEYS; i++) plans.plan(`tenant-${i}`, 'orders', rule, 1);
+  for (let i = 0; i < KEYS; i++) plans.plan({ tag: `tenant-${i}`, name: 'orders' }, rule, 1);
   assert.ok(plans.plans <= MAX_PLANS, `${plans.plans} plans`);
   assert.ok(plans.plans > 0);
 });

@@ -46,7 +46,7 @@ function load(engines: ResilientEngine[], rule = bucket(1000, 100)) {
   const decisions: Decision[] = [];
   const done = (async () => {
     while (running) {
-      const wave = engines.flatMap((engine) => Array.from({ length: 20 }, () => engine.decide('loaded', 'orders', rule)));
+      const wave = engines.flatMap((engine) => Array.from({ length: 20 }, () => engine.decide({ tag: 'loaded', name: 'orders' }, rule)));
       decisions.push(...(await Promise.all(wave)));
       await sleep(2);
     }
@@ -99,9 +99,9 @@ test('Redis killed under load: no rejection, fallback shares enforced, no waitin
     await assertFallbackShare(engines, 'killed-new');
     await assertNoWaiting(engines[0]!);
 
-    const open = await engines[0]!.decide('t', 'r', bucket(1, 1, { onStoreDown: 'open' }));
+    const open = await engines[0]!.decide({ tag: 't', name: 'r' }, bucket(1, 1, { onStoreDown: 'open' }));
     assert.deepEqual([open.allowed, open.source], [true, 'open']);
-    const closed = await engines[0]!.decide('t', 'r', bucket(1, 1, { onStoreDown: 'closed' }));
+    const closed = await engines[0]!.decide({ tag: 't', name: 'r' }, bucket(1, 1, { onStoreDown: 'closed' }));
     assert.deepEqual([closed.allowed, closed.source], [false, 'closed']);
   } finally {
     await close();
@@ -121,7 +121,7 @@ test('Redis paused with SIGSTOP: the deadline path, same guarantees, then SIGCON
     await assertFallbackShare(engines, 'paused-new');
     await assertNoWaiting(engines[1]!);
     redis.resume();
-    await eventually(async () => (await engines[0]!.decide('after', 'pause', bucket(20, 1))).source === 'redis', 5000, 'redis decisions again');
+    await eventually(async () => (await engines[0]!.decide({ tag: 'after', name: 'pause' }, bucket(20, 1))).source === 'redis', 5000, 'redis decisions again');
     assert.equal(engines[0]!.health().mode, 'redis');
   } finally {
     redis.resume();
@@ -134,14 +134,14 @@ test('Redis restarted empty: redis decisions within 5 s, scripts reloaded', asyn
   try {
     const rule = bucket(20, 1);
     const leased = bucket(1000, 100, { lease: { batch: 10 } });
-    assert.equal((await engines[0]!.decide('before', 'restart', rule)).source, 'redis');
-    await engines[0]!.decide('lease', 'restart', leased);
+    assert.equal((await engines[0]!.decide({ tag: 'before', name: 'restart' }, rule)).source, 'redis');
+    await engines[0]!.decide({ tag: 'lease', name: 'restart' }, leased);
     await redis.restart();
-    await eventually(async () => (await engines[0]!.decide('after', 'restart', rule)).source === 'redis', 5000, 'redis decisions after restart');
+    await eventually(async () => (await engines[0]!.decide({ tag: 'after', name: 'restart' }, rule)).source === 'redis', 5000, 'redis decisions after restart');
     // The leasing script is gone too (SCRIPT cache empty): NOSCRIPT is answered by resending it.
     const errorsBefore = engines[0]!.counters().storeErrors;
     const leaseCallsBefore = engines[0]!.counters().leaseCalls;
-    for (let i = 0; i < 20; i++) assert.equal((await engines[0]!.decide('lease2', 'restart', leased)).allowed, true);
+    for (let i = 0; i < 20; i++) assert.equal((await engines[0]!.decide({ tag: 'lease2', name: 'restart' }, leased)).allowed, true);
     assert.ok(engines[0]!.counters().leaseCalls > leaseCallsBefore);
     assert.equal(engines[0]!.counters().storeErrors, errorsBefore);
     const fresh = await burst(engines[1]!, 50, rule, 'fresh-after-restart');
@@ -174,13 +174,13 @@ test('what the fallback admitted while the breaker was open is charged to Redis 
     assert.ok(admitted >= 8 && admitted <= 9, `the fallback admitted ${admitted}`);
 
     redis.resume();
-    await eventually(async () => (await engine.decide('probe', 'orders', rule)).source === 'redis', 5000, 'redis decisions again');
+    await eventually(async () => (await engine.decide({ tag: 'probe', name: 'orders' }, rule)).source === 'redis', 5000, 'redis decisions again');
     await eventually(() => engine.counters().chargedUnits >= admitted, 5000, 'the outage charged to Redis');
     // Redis alone would still hold 8 tokens; charged, the bucket holds what refilled meanwhile.
-    const after = await engine.peek('owed', 'orders', rule);
+    const after = await engine.peek({ tag: 'owed', name: 'orders' }, rule);
     assert.equal(after.source, 'redis');
     assert.ok(after.remaining <= 1, `Redis still holds ${after.remaining} tokens of a bucket the outage spent`);
-    assert.equal((await engine.decide('owed', 'orders', rule)).allowed, after.remaining >= 1);
+    assert.equal((await engine.decide({ tag: 'owed', name: 'orders' }, rule)).allowed, after.remaining >= 1);
   } finally {
     redis.resume();
     await engine.close();
@@ -209,7 +209,7 @@ test('after a pause, an owed key pays its debt before anything is admitted from 
     let afterResume = 0;
     for (const engine of engines) {
       await eventually(async () => {
-        const decision = await engine.decide('owed', 'orders', rule);
+        const decision = await engine.decide({ tag: 'owed', name: 'orders' }, rule);
         if (decision.source === 'redis' && decision.allowed) afterResume++;
         return decision.source === 'redis';
       }, 5000, 'redis decisions again');
@@ -246,7 +246,7 @@ test('an idle instance finds Redis back by itself: the open breaker probes in th
     await eventually(() => engines.every((engine) => engine.health().mode === 'fallback'), 5000, 'fallback mode');
     await redis.restart();
     await eventually(() => engines.every((engine) => engine.health().mode === 'redis'), 10_000, 'back on Redis without a request');
-    assert.equal((await engines[0]!.decide('idle', 'after', bucket(20, 1))).source, 'redis');
+    assert.equal((await engines[0]!.decide({ tag: 'idle', name: 'after' }, bucket(20, 1))).source, 'redis');
   } finally {
     await close();
   }

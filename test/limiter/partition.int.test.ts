@@ -39,7 +39,7 @@ test('Redis partitioned away (held, not reset) under load: the deadline path and
     const decisions: Decision[] = [];
     const load = (async () => {
       while (running) {
-        decisions.push(...(await Promise.all(engines.flatMap((engine) => Array.from({ length: 20 }, () => engine.decide('loaded', 'orders', bucket(1000, 100)))))));
+        decisions.push(...(await Promise.all(engines.flatMap((engine) => Array.from({ length: 20 }, () => engine.decide({ tag: 'loaded', name: 'orders' }, bucket(1000, 100)))))));
         await sleep(2);
       }
     })();
@@ -60,7 +60,7 @@ test('Redis partitioned away (held, not reset) under load: the deadline path and
       assert.ok(partitioned.every((d) => d.source === 'fallback'));
     }
     await proxy.heal();
-    await eventually(async () => (await engines[0]!.decide('after', 'partition', bucket(20, 1))).source === 'redis', 5000, 'redis decisions again');
+    await eventually(async () => (await engines[0]!.decide({ tag: 'after', name: 'partition' }, bucket(20, 1))).source === 'redis', 5000, 'redis decisions again');
     assert.equal(engines[0]!.health().mode, 'redis');
   } finally {
     await proxy.heal();

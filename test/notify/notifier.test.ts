@@ -19,8 +19,8 @@ const config: NotificationsConfig = {
   concurrency: 4,
   drainMs: 0,
 };
-const daily = { limitId: 'daily', tag: 'acme', name: 'daily', rule };
-const other = { limitId: 'other', tag: 'acme', name: 'other', rule };
+const daily = { limitId: 'daily', bucket: { tag: 'acme', name: 'daily' }, rule };
+const other = { limitId: 'other', bucket: { tag: 'acme', name: 'other' }, rule };
 
 function harness(start = Date.UTC(2026, 0, 1, 12, 0, 10)) {
   let now = start;
@@ -93,7 +93,7 @@ describe('Notifier', () => {
     await settle();
     assert.equal(sent.length, 0);
     notifier.observe('acme', 'search', [daily], [decided(1)]);
-    notifier.observe('globex', 'search', [{ ...daily, tag: 'globex' }], [decided(1)]);
+    notifier.observe('globex', 'search', [{ ...daily, bucket: { ...daily.bucket, tag: 'globex' } }], [decided(1)]);
     await settle();
     assert.deepEqual(sent.map((event) => event.tenant), ['acme', 'globex']);
     await notifier.close();

@@ -29,7 +29,7 @@ describe('examples/llm-tokens.yaml', () => {
       assert.equal(streamed.status, 200);
       assert.match(streamed.body, /data: \[DONE\]\n\n$/);
       while ((await total()) < from + 8) await sleep(5); // 4 limits × 2 requests
-      const daily = await app.engine.peek('demo-llm', 'llm-tpd', parseRule({ policy: 'fixed_window', limit: 200000, windowMs: 86400000 }));
+      const daily = await app.engine.peek({ tag: 'demo-llm', name: 'llm-tpd' }, parseRule({ policy: 'fixed_window', limit: 200000, windowMs: 86400000 }));
       assert.equal(daily.remaining, 200000 - 2 * used, 'each answer charged its usage, not its max_tokens');
     } finally {
       await app.close();

@@ -16,8 +16,7 @@ const rule = parseRule({ policy: 'token_bucket', capacity: 1000, refillPerSecond
 const now = () => 1_000_000;
 const limit: RequestLimit = {
   limitId: 'tpm',
-  tag: 'acme',
-  name: 'tpm',
+  bucket: { tag: 'acme', name: 'tpm' },
   rule,
   cost: 200,
   usage: { estimate: { fixed: 200 }, from: { kind: 'json', path: ['usage', 'total_tokens'] }, fallback: 50 },
@@ -26,12 +25,12 @@ const JSON_HEAD = ['content-type', 'application/json'];
 
 async function settleWith(body: string, end = { status: 200, complete: true, aborted: false }, head: string[] | null = JSON_HEAD): Promise<number> {
   const engine = new StoreEngine(new MemoryStore({ now }));
-  const decision = await engine.decide('acme', 'tpm', rule, 200);
+  const decision = await engine.decide({ tag: 'acme', name: 'tpm' }, rule, 200);
   const settlement = Settlement.of(engine, [limit], [decision])!;
   if (head) settlement.reader.head(end.status, head);
   settlement.reader.data(Buffer.from(body));
   await settlement.settle(end);
-  return (await engine.peek('acme', 'tpm', rule)).remaining;
+  return (await engine.peek({ tag: 'acme', name: 'tpm' }, rule)).remaining;
 }
 
 describe('settling a reservation', () => {
@@ -63,7 +62,7 @@ describe('settling a reservation', () => {
 
   it('a store failing the settle is counted, not thrown', async () => {
     const engine = { adjust: () => Promise.reject(new Error('down')) };
-    const decision = await new StoreEngine(new MemoryStore({ now })).decide('acme', 'tpm', rule, 200);
+    const decision = await new StoreEngine(new MemoryStore({ now })).decide({ tag: 'acme', name: 'tpm' }, rule, 200);
     const settlement = Settlement.of(engine, [limit], [decision])!;
     settlement.reader.head(200, JSON_HEAD);
     const before = (await usageSettleFailures.get()).values.reduce((sum, v) => sum + v.value, 0);

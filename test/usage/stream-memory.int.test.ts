@@ -113,7 +113,7 @@ describe('a 100 MB stream through the gateway with its usage read', () => {
   async function settledLeft(tenant: string): Promise<number> {
     const rule = parseRule(RULE);
     for (;;) {
-      const left = Math.floor((await app.engine.peek(tenant, 's-tpm', rule)).remaining);
+      const left = Math.floor((await app.engine.peek({ tag: tenant, name: 's-tpm' }, rule)).remaining);
       if (left !== 1000 - 10) return left; // the estimate stays until the settle lands
       await sleep(10);
     }

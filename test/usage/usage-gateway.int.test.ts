@@ -97,7 +97,7 @@ for (const store of ['memory', 'redis'] as const) {
       await redis?.stop();
     });
 
-    const left = async (tag: string, name: string, capacity: number) => (await app.engine.peek(tag, name, rule(capacity))).remaining;
+    const left = async (tag: string, name: string, capacity: number) => (await app.engine.peek({ tag, name }, rule(capacity))).remaining;
     const modelName = (_tenant: string, model: string) => bodyBucketName({ model }, ['model'], 'u-model')!;
 
     it('a JSON answer: max_tokens reserved, usage.total_tokens settled per tenant and per tenant × model; the body as the upstream sent it', async () => {

@@ -14,7 +14,7 @@ import { MAX_PENDING_TENANTS, UsageRecorder } from '../../src/usage/usage-record
 
 const RULE = { policy: 'token_bucket', capacity: 10, refillPerSecond: 1 } as RequestLimit['rule'];
 const quiet = pino({ level: 'silent' });
-const limitOf = (limitId: string, tag: string, cost = 1): RequestLimit => ({ limitId, tag, name: limitId, rule: RULE, cost });
+const limitOf = (limitId: string, tag: string, cost = 1): RequestLimit => ({ limitId, bucket: { tag, name: limitId }, rule: RULE, cost });
 const decision = (allowed: boolean): Decision => ({ allowed, remaining: 0, limit: 10, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'memory' });
 const outcome = (...allowed: boolean[]): LimitsDecision => ({ allowed: allowed.every(Boolean), decisions: allowed.map(decision), governing: 0 });
 

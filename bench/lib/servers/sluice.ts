@@ -59,12 +59,12 @@ async function callThenAllow(url: string, call: (redis: Redis, tenant: string) =
   await prepare?.(redis);
   return {
     ...allowAll,
-    decide: async (tenant) => {
-      await call(redis, tenant);
+    decide: async (bucket) => {
+      await call(redis, bucket.tag);
       return ALLOW;
     },
     decideAll: async (calls) => {
-      await call(redis, calls[0]!.tag);
+      await call(redis, calls[0]!.bucket.tag);
       return allowAll.decideAll(calls);
     },
     close: async () => {

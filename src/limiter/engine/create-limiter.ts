@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
-import { assertValidId, keyId } from '../../core/ids.js';
+import { assertValidId, type Bucket, keyId } from '../../core/ids.js';
 import { parseRule, type Rule } from '../../core/rule.js';
 import { MemoryStore } from '../../stores/memory-store.js';
 import type { BucketInfo, Store } from '../../stores/store.js';
@@ -58,14 +58,16 @@ export function createLimiter(options: LimiterOptions, storeOrEngine: Store | En
   assertValidId(id, 'id');
   const rule = parseRule(ruleInput);
   const engine = isEngine(storeOrEngine) ? storeOrEngine : new StoreEngine(storeOrEngine);
+  /** The caller's key's bucket under this limiter: `rl:{<key>}:<id>`. */
+  const bucketOf = (key: string): Bucket => ({ tag: keyId(key), name: id });
 
   const limiter: RateLimiter = {
     id,
     rule,
-    consume: async (key, cost = 1) => engine.decide(keyId(key), id, rule, cost),
-    peek: async (key) => engine.peek(keyId(key), id, rule),
-    reset: async (key) => engine.reset(keyId(key), id, rule),
-    inspect: async (key) => engine.inspect(keyId(key), id, rule),
+    consume: async (key, cost = 1) => engine.decide(bucketOf(key), rule, cost),
+    peek: async (key) => engine.peek(bucketOf(key), rule),
+    reset: async (key) => engine.reset(bucketOf(key), rule),
+    inspect: async (key) => engine.inspect(bucketOf(key), rule),
     close: () => engine.close(),
     async reserve(key, cost = 1) {
       const decision = await limiter.consume(key, cost);
@@ -77,7 +79,7 @@ export function createLimiter(options: LimiterOptions, storeOrEngine: Store | En
         settled = true;
         // Nothing was taken from the store: refused, a shadow rule's would-be refusal, or decided without Redis (open, the local fallback).
         if (!decision.allowed || decision.shadowRefused || decision.source === 'open' || decision.source === 'fallback' || engine.adjust === undefined) return;
-        await engine.adjust(keyId(key), id, rule, Math.ceil(actual) - cost);
+        await engine.adjust(bucketOf(key), rule, Math.ceil(actual) - cost);
       };
       return { decision, waitMs, wait: (signal) => (waitMs > 0 ? sleep(waitMs, undefined, { signal }) : Promise.resolve()), settle };
     },

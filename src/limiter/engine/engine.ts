@@ -1,7 +1,8 @@
 // The engine: what the gateway, the admin API and the library call to decide.
-// It maps (tenant, route) to a bucket key, checks every rule it is handed, and
-// never rejects for the store: a failing store becomes a decision (the rule's
-// onStoreDown; the resilience layer adds the fallback). Here: the Engine
+// It builds a bucket's key once from its ids (tag and name), checks every rule
+// it is handed, and never rejects for the store: a failing store becomes a
+// decision (the rule's onStoreDown; the resilience layer adds the fallback).
+// Here: the Engine
 // interface, one request's limits and their decision, the plain engine
 // (StoreEngine), and one group's store call (consumeGroup).
 //
@@ -21,7 +22,7 @@
 // over-admits; a concurrent request may be refused while units are reserved
 // and not yet refunded (docs/limits.md measures how often).
 import type { Decision } from '../../core/decision.js';
-import { bucketKey } from '../../core/ids.js';
+import { type Bucket, keyOfBucket } from '../../core/ids.js';
 import { checkRule, type Rule } from '../../core/rule.js';
 import type { BlockedKey, BucketInfo, Store } from '../../stores/store.js';
 import { ChainStats, type EngineCounters } from '../metrics/stats.js';
@@ -59,14 +60,14 @@ export class StoreEngine implements Engine {
       refundStep({ late: refund, negative: NOTHING_CACHED }),
       groupsStep((calls) => this.store.groups(calls)),
     )(this.terminal);
-    this.chain = new RequestChain(base, (tag, name, rule, penalty) => {
-      const plan = this.plans.plan(tag, name, unsharded(rule), 1);
+    this.chain = new RequestChain(base, (bucket, rule, penalty) => {
+      const plan = this.plans.plan(bucket, unsharded(rule), 1);
       return penalty === undefined ? plan : { ...plan, penalty };
     });
   }
 
-  decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
-    return this.chain.decide([{ tag: tenant, name: route, rule, cost }]).then(first);
+  decide(bucket: Bucket, rule: Rule, cost = 1): Promise<Decision> {
+    return this.chain.decide([{ bucket, rule, cost }]).then(first);
   }
 
   /** One store call per group of the store (one in all on the memory store); a refusal refunds the other groups. */
@@ -124,24 +125,24 @@ export class StoreEngine implements Engine {
     return this.store.liftBlock(key);
   }
 
-  async peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
-    return this.store.peek(bucketKey(tenant, route), checkRule(rule));
+  async peek(bucket: Bucket, rule: Rule): Promise<Decision> {
+    return this.store.peek(keyOfBucket(bucket), checkRule(rule));
   }
 
-  async adjust(tenant: string, route: string, rule: Rule, delta: number): Promise<void> {
+  async adjust(bucket: Bucket, rule: Rule, delta: number): Promise<void> {
     checkRule(rule);
     if (delta === 0) return;
     if (this.store.adjust === undefined) throw new Error(`the ${this.store.kind} store cannot adjust a bucket`);
-    await this.store.adjust(bucketKey(tenant, route), rule, delta);
+    await this.store.adjust(keyOfBucket(bucket), rule, delta);
   }
 
-  async reset(tenant: string, route: string, rule?: Rule): Promise<void> {
+  async reset(bucket: Bucket, rule?: Rule): Promise<void> {
     if (rule !== undefined) checkRule(rule);
-    return this.store.reset(bucketKey(tenant, route));
+    return this.store.reset(keyOfBucket(bucket));
   }
 
-  async inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
-    return this.store.inspect(bucketKey(tenant, route), checkRule(rule));
+  async inspect(bucket: Bucket, rule: Rule): Promise<BucketInfo> {
+    return this.store.inspect(keyOfBucket(bucket), checkRule(rule));
   }
 
   health(): EngineHealth {

@@ -3,8 +3,8 @@
 // first (each region enforces its own part), then one shard's part of that
 // (a sharded rule spreads its limit over N sub-buckets).
 //
-// PlanCache, below: plans of unsharded rules, kept per route and tenant. The gateway asks for the
-// same (tenant, route, rule) on every request, and its plan (two key strings,
+// PlanCache, below: plans of unsharded rules, kept per bucket (tag and name). The gateway asks for the
+// same (bucket, rule) on every request, and its plan (two key strings,
 // two id checks, the region-scaled rule, its fingerprint) comes out the same
 // each time, a visible share of a proxied request's CPU at saturation (--cpu-prof).
 // A kept plan is used only for the same rule object at the same region share,
@@ -16,7 +16,7 @@
 // always admit something.
 import { randomInt } from 'node:crypto';
 import type { Decision } from '../../core/decision.js';
-import { type BucketKey, bucketKey, shardKey } from '../../core/ids.js';
+import { type Bucket, type BucketKey, keyOfBucket, shardKey } from '../../core/ids.js';
 import { capacityOf, type Rule, ruleFingerprint } from '../../core/rule.js';
 import { policyOf } from '../../policies/index.js';
 import type { PenaltyConfig } from '../../policies/penalty/model.js';
@@ -55,22 +55,22 @@ export function fingerprintOf(rule: Rule): string {
   return fingerprint;
 }
 
-/** Plans a decision; `shard` picks a sub-bucket (random by default). */
-export function planFor(tenant: string, route: string, rule: Rule, regionShare: number, shard?: number): Plan {
-  const base = bucketKey(tenant, route);
+/** Plans a decision; `shard` picks a sub-bucket (random by default). A BucketKey handed in is the plan's bucket as is. */
+export function planFor(bucket: Bucket, rule: Rule, regionShare: number, shard?: number): Plan {
+  const base = keyOfBucket(bucket);
   const regionalRule = scaleRule(rule, regionShare);
   if (rule.shards === undefined) {
     return { original: rule, bucket: base, rule: regionalRule, fingerprint: fingerprintOf(regionalRule), baseKey: base.key, regionalRule };
   }
   const shardRule = scaleRule(regionalRule, 1 / rule.shards);
-  const bucket = shardKey(tenant, route, shard ?? randomInt(rule.shards));
-  return { original: rule, bucket, rule: shardRule, fingerprint: fingerprintOf(shardRule), baseKey: base.key, regionalRule };
+  const sub = shardKey(base.tag, base.name, shard ?? randomInt(rule.shards));
+  return { original: rule, bucket: sub, rule: shardRule, fingerprint: fingerprintOf(shardRule), baseKey: base.key, regionalRule };
 }
 
 /** Every bucket a rule's limit may live in (all shards of a sharded rule). */
-export function bucketsOf(tenant: string, route: string, rule: Rule): BucketKey[] {
-  if (rule.shards === undefined) return [bucketKey(tenant, route)];
-  return Array.from({ length: rule.shards }, (_, i) => shardKey(tenant, route, i));
+export function bucketsOf(bucket: Bucket, rule: Rule): BucketKey[] {
+  if (rule.shards === undefined) return [keyOfBucket(bucket)];
+  return Array.from({ length: rule.shards }, (_, i) => shardKey(bucket.tag, bucket.name, i));
 }
 
 /** The decision when the store is down and the rule says `open` (allow) or `closed` (refuse: the gateway answers 503). */
@@ -98,27 +98,28 @@ export function unsharded(rule: Rule): Rule {
 export const MAX_PLANS = 10_000;
 
 export class PlanCache {
-  /** route → tenant → plan: routes are few, and two lookups spare a joined key per call. */
-  private readonly byRoute = new Map<string, Map<string, Plan>>();
+  /** name → tag → plan: names are few, and two lookups spare a joined key per call. */
+  private readonly byName = new Map<string, Map<string, Plan>>();
   private size = 0;
 
-  plan(tenant: string, route: string, rule: Rule, regionShare: number): Plan {
-    if (rule.shards !== undefined) return planFor(tenant, route, rule, regionShare); // a random shard per call
-    let byTenant = this.byRoute.get(route);
-    const kept = byTenant?.get(tenant);
+  plan(bucket: Bucket, rule: Rule, regionShare: number): Plan {
+    if (rule.shards !== undefined) return planFor(bucket, rule, regionShare); // a random shard per call
+    const { tag, name } = bucket;
+    let byTag = this.byName.get(name);
+    const kept = byTag?.get(tag);
     if (kept !== undefined && kept.original === rule && kept.regionalRule === scaleRule(rule, regionShare)) return kept;
-    const plan = planFor(tenant, route, rule, regionShare);
+    const plan = planFor(bucket, rule, regionShare);
     if (this.size >= MAX_PLANS) {
-      this.byRoute.clear();
+      this.byName.clear();
       this.size = 0;
-      byTenant = undefined;
+      byTag = undefined;
     }
-    if (byTenant === undefined) {
-      byTenant = new Map();
-      this.byRoute.set(route, byTenant);
+    if (byTag === undefined) {
+      byTag = new Map();
+      this.byName.set(name, byTag);
     }
-    if (!byTenant.has(tenant)) this.size++;
-    byTenant.set(tenant, plan);
+    if (!byTag.has(tag)) this.size++;
+    byTag.set(tag, plan);
     return plan;
   }
 

@@ -12,7 +12,7 @@ import type { Membership } from '../../cluster/membership.js';
 import type { RegionRebalancer } from '../../cluster/region-rebalancer.js';
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
-import { assertPenaltyKey, bucketKeyOfPenalty } from '../../core/ids.js';
+import { assertPenaltyKey, type Bucket, bucketKeyOfPenalty } from '../../core/ids.js';
 import { checkRule, type Rule } from '../../core/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
@@ -68,8 +68,8 @@ export class ResilientEngine implements Engine {
     return this.options.instances.value;
   }
 
-  decide(tenant: string, route: string, rule: Rule, cost = 1): Promise<Decision> {
-    return this.requests.decide([{ tag: tenant, name: route, rule, cost }]).then(first);
+  decide(bucket: Bucket, rule: Rule, cost = 1): Promise<Decision> {
+    return this.requests.decide([{ bucket, rule, cost }]).then(first);
   }
 
   /** One limit or several take the same chain (with leasing for a lone one); penalized limits first (steps/penalty-step.ts). */
@@ -101,9 +101,9 @@ export class ResilientEngine implements Engine {
    * remembered briefly by the negative cache. Redis down: the fallback
    * decides the limit alone, without the box.
    */
-  private readonly planned: Planner = (tag, name, rule, penalty) => {
-    if (penalty === undefined) return this.plan(tag, name, rule);
-    return { ...this.plan(tag, name, unsharded(rule)), penalty };
+  private readonly planned: Planner = (bucket, rule, penalty) => {
+    if (penalty === undefined) return this.plan(bucket, rule);
+    return { ...this.plan(bucket, unsharded(rule)), penalty };
   };
 
   /** Only what Redis took is given back; a fallback admission stays charged (it is owed to Redis as any outage admission). */
@@ -135,38 +135,38 @@ export class ResilientEngine implements Engine {
     }
   }
 
-  async peek(tenant: string, route: string, rule: Rule): Promise<Decision> {
-    return this.chain.storeDown.peek(this.plan(tenant, route, checkRule(rule)));
+  async peek(bucket: Bucket, rule: Rule): Promise<Decision> {
+    return this.chain.storeDown.peek(this.plan(bucket, checkRule(rule)));
   }
 
   /** A settle's difference, sent to Redis (one atomic adjust script) within the admin deadline; a sharded rule's goes to one random shard, like a charge. */
-  async adjust(tenant: string, route: string, rule: Rule, delta: number): Promise<void> {
+  async adjust(bucket: Bucket, rule: Rule, delta: number): Promise<void> {
     checkRule(rule);
     if (delta === 0) return;
-    const plan = this.plan(tenant, route, rule);
+    const plan = this.plan(bucket, rule);
     if (this.store.connection.lost()) throw new SluiceError('ERR_STORE_UNAVAILABLE', 'Redis is unreachable: the bucket was not adjusted', 'store');
     await withTimeout(this.store.adjust(plan.bucket, plan.rule, delta), this.options.adminTimeoutMs);
   }
 
-  async reset(tenant: string, route: string, rule: Rule): Promise<void> {
+  async reset(bucket: Bucket, rule: Rule): Promise<void> {
     checkRule(rule);
-    const buckets = bucketsOf(tenant, route, rule);
-    const plan = this.plan(tenant, route, rule, 0);
+    const buckets = bucketsOf(bucket, rule);
+    const plan = this.plan(bucket, rule, 0);
     for (const { key } of buckets) {
       this.chain.negative.forget(key);
       this.chain.leasing.forget(key);
     }
     this.chain.fallback.forget(plan.baseKey);
     try {
-      await withTimeout(Promise.all(buckets.map((bucket) => this.store.reset(bucket))), this.options.adminTimeoutMs);
+      await withTimeout(Promise.all(buckets.map((each) => this.store.reset(each))), this.options.adminTimeoutMs);
     } catch (error) {
       throw new SluiceError('ERR_STORE_UNAVAILABLE', `Redis did not reset the bucket: ${(error as Error).message}`, 'store');
     }
   }
 
-  async inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo> {
+  async inspect(bucket: Bucket, rule: Rule): Promise<BucketInfo> {
     checkRule(rule);
-    const plan = this.plan(tenant, route, rule, 0);
+    const plan = this.plan(bucket, rule, 0);
     try {
       return await withTimeout(this.store.inspect(plan.bucket, plan.rule), this.options.adminTimeoutMs);
     } catch {
@@ -202,9 +202,9 @@ export class ResilientEngine implements Engine {
     if (this.options.ownsStore) await this.store.close();
   }
 
-  private plan(tenant: string, route: string, rule: Rule, shard?: number): Plan {
-    if (shard === undefined) return this.plans.plan(tenant, route, rule, this.regionShare(rule));
-    return planFor(tenant, route, rule, this.regionShare(rule), shard);
+  private plan(bucket: Bucket, rule: Rule, shard?: number): Plan {
+    if (shard === undefined) return this.plans.plan(bucket, rule, this.regionShare(rule));
+    return planFor(bucket, rule, this.regionShare(rule), shard);
   }
 
   private regionShare(rule: Rule): number {

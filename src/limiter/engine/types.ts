@@ -4,6 +4,7 @@
 // are re-exported here. The engines are in engine.ts (StoreEngine)
 // and resilient-engine.ts.
 import type { Decision } from '../../core/decision.js';
+import type { Bucket } from '../../core/ids.js';
 import type { Rule } from '../../core/rule.js';
 import type { BlockedKey, BucketInfo } from '../../stores/store.js';
 import type { EngineCounters } from '../metrics/stats.js';
@@ -26,8 +27,8 @@ export interface EngineHealth {
 }
 
 export interface Engine {
-  /** Decides one request of `tenant` on `route`. Never rejects for a store failure. */
-  decide(tenant: string, route: string, rule: Rule, cost?: number): Promise<Decision>;
+  /** Decides one request on `bucket` (a BucketKey is used as is). Never rejects for a store failure. */
+  decide(bucket: Bucket, rule: Rule, cost?: number): Promise<Decision>;
   /**
    * Decides a request's limits together (the chain of steps/compose.ts):
    * admitted only when every limit admits, and a refused request is charged
@@ -41,15 +42,15 @@ export interface Engine {
    * without a chain: such an engine is not observed.
    */
   use?(step: Step): void;
-  peek(tenant: string, route: string, rule: Rule): Promise<Decision>;
+  peek(bucket: Bucket, rule: Rule): Promise<Decision>;
   /**
    * Takes `delta` more units from a bucket already charged, whatever its limit
    * (a debt past empty, repaid from the refill), or gives them back (negative):
    * a reservation settled (src/usage/). Rejects when the store did not take it.
    */
-  adjust?(tenant: string, route: string, rule: Rule, delta: number): Promise<void>;
-  reset(tenant: string, route: string, rule: Rule): Promise<void>;
-  inspect(tenant: string, route: string, rule: Rule): Promise<BucketInfo>;
+  adjust?(bucket: Bucket, rule: Rule, delta: number): Promise<void>;
+  reset(bucket: Bucket, rule: Rule): Promise<void>;
+  inspect(bucket: Bucket, rule: Rule): Promise<BucketInfo>;
   /** The running penalty blocks across the store, soonest to end first, at most `limit` (the admin API's list). */
   listBlocked(limit?: number): Promise<BlockedKey[]>;
   /** Lifts the block of a listed penalty key and forgives its level; whether there was one. This engine forgets what it cached of it. */

@@ -12,20 +12,21 @@
 // the dashboard's observer and tracing's span see each limit's decision as
 // enforced (a shadow limit's would-be refusal included).
 import type { Decision } from '../../core/decision.js';
+import type { Bucket } from '../../core/ids.js';
 import { assertValidCost, checkRule, type Rule } from '../../core/rule.js';
 import type { GroupReply, Store, StoreCall } from '../../stores/store.js';
 import type { PenaltyConfig } from '../../policies/penalty/model.js';
 import type { Plan } from '../engine/plan.js';
 
 /**
- * One limit of a request as the engine is handed it (the library's and the
- * adapters' shape): its bucket's ids (`rl:{tag}:name`), rule, cost and box.
- * The engine plans it once into a call (Call, below: the bucket's
- * key built, the rule scaled), which is what every step below sees.
+ * One limit of a request as the engine is handed it (the library's, the
+ * adapters' and the gateway's shape: a RequestLimit is one): its bucket
+ * (`rl:{tag}:name`), rule, cost and box. The engine plans it once into a call
+ * (Call, below: the bucket's key built, the rule scaled), which is what every
+ * step below sees.
  */
 export interface LimitCall {
-  readonly tag: string;
-  readonly name: string;
+  readonly bucket: Bucket;
   readonly rule: Rule;
   readonly cost: number;
   /** The limit's penalty box (policies/penalty/): decided with it in one store call, before the other limits (steps/penalty-step.ts); absent = none. */
@@ -162,8 +163,8 @@ export function closestToExhaustion(decisions: readonly Decision[]): number {
   return best;
 }
 
-/** How an engine plans one limit: its bucket (key built once), the scaled rule; `penalty` set for a limit with a box. */
-export type Planner = (tag: string, name: string, rule: Rule, penalty: LimitCall['penalty']) => Plan;
+/** How an engine plans one limit: its bucket's key (built once, or the BucketKey handed in), the scaled rule; `penalty` set for a limit with a box. */
+export type Planner = (bucket: Bucket, rule: Rule, penalty: LimitCall['penalty']) => Plan;
 
 /**
  * The engine's chain: `base` (the engine's own steps down to its store) under
@@ -202,10 +203,10 @@ export class RequestChain {
     if (limits.length === 0) throw new RangeError('decideAll needs at least one limit');
     const calls: Call[] = new Array(limits.length);
     for (let i = 0; i < limits.length; i++) {
-      const { tag, name, rule, cost, penalty } = limits[i]!;
+      const { bucket, rule, cost, penalty } = limits[i]!;
       checkRule(rule, limits.length === 1 ? 'rule' : `calls.${i}.rule`);
       assertValidCost(rule, cost);
-      calls[i] = { plan: this.planner(tag, name, rule, penalty), cost };
+      calls[i] = { plan: this.planner(bucket, rule, penalty), cost };
     }
     return calls;
   }

@@ -39,7 +39,7 @@ after(async () => {
 /** `waves` waves of 4 concurrent decisions, each wave after the last answered (a paced load, a few calls in flight). */
 async function paced(engine: ResilientEngine, waves: number, tenant: string): Promise<Decision[]> {
   const decisions: Decision[] = [];
-  for (let i = 0; i < waves; i++) decisions.push(...(await Promise.all(Array.from({ length: 4 }, (_, j) => engine.decide(`${tenant}-${j}`, 'orders', rule)))));
+  for (let i = 0; i < waves; i++) decisions.push(...(await Promise.all(Array.from({ length: 4 }, (_, j) => engine.decide({ tag: `${tenant}-${j}`, name: 'orders' }, rule)))));
   return decisions;
 }
 
@@ -55,7 +55,7 @@ async function metricOf(name: string): Promise<number> {
 test('at 2 ms ±20 % with 10 ms spikes a fixed 5 ms deadline falls back at the spikes', async () => {
   const fixed = engineAt(proxy.port, 5);
   try {
-    await fixed.peek('warm-up', 'warm-up', rule);
+    await fixed.peek({ tag: 'warm-up', name: 'warm-up' }, rule);
     const counts = bySource(await paced(fixed, 150, 'fixed'));
     // The spikes are real: well above the 1 % the adaptive deadline below is allowed to lose to a machine stall.
     assert.ok((counts.fallback ?? 0) > 12, `the spikes are real: ${JSON.stringify(counts)}`);
@@ -69,7 +69,7 @@ test('at 2 ms ±20 % with 10 ms spikes a fixed 5 ms deadline falls back at the s
 test('at 2 ms ±20 % with 10 ms spikes the default deadline rises above the spikes, and the decisions stay on Redis', async () => {
   const engine = engineAt(proxy.port);
   try {
-    await engine.peek('warm-up', 'warm-up', rule);
+    await engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule);
     assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs, 'it starts at the floor');
     // Learning: the first spikes may fall back; their late replies say how long Redis keeps a call waiting.
     const learning: Decision[] = [];
@@ -95,7 +95,7 @@ test('on loopback a paused Redis (SIGSTOP) falls back at the floor, and the paus
   const engine = engineAt(redis.port);
   try {
     // Sent before the client was ready: it waited for the connection, which is no sample.
-    await engine.peek('warm-up', 'warm-up', rule);
+    await engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule);
     assert.equal(engine.deadlineMs, ADAPTIVE_DEADLINE.floorMs, 'a fresh engine starts at the floor');
     redis.pause();
     let paused: Decision[];
@@ -107,7 +107,7 @@ test('on loopback a paused Redis (SIGSTOP) falls back at the floor, and the paus
       redis.resume();
     }
     assert.deepEqual(bySource(paused), { fallback: 20 });
-    await eventually(async () => (await engine.decide('after', 'orders', rule)).source === 'redis', 5000, 'decisions back on Redis');
+    await eventually(async () => (await engine.decide({ tag: 'after', name: 'orders' }, rule)).source === 'redis', 5000, 'decisions back on Redis');
     // The late replies were silent past the ceiling: no sample (else the deadline would be at the ceiling now).
     // Below it, not at the floor: the first answers after SIGCONT wait behind the backlog, and on a loaded
     // machine one such wait (4.4 ms in a CI run) is a true sample that lifts the deadline above the floor.
@@ -120,13 +120,13 @@ test('on loopback a paused Redis (SIGSTOP) falls back at the floor, and the paus
 test('a stall of this process while Redis answers is not Redis silence: the deadline does not take it', async () => {
   const engine = engineAt(redis.port);
   try {
-    await engine.peek('warm-up', 'warm-up', rule);
-    await engine.decide('stall-warm-up', 'orders', rule); // a sample from a ready client
+    await engine.peek({ tag: 'warm-up', name: 'warm-up' }, rule);
+    await engine.decide({ tag: 'stall-warm-up', name: 'orders' }, rule); // a sample from a ready client
     const sources: string[] = [];
     for (let i = 0; i < 3; i++) {
       // The call is written before decide() returns; the loop is then blocked 30 ms while
       // Redis answers into the socket. The deadline's timer fires late, before the poll phase reads the reply.
-      const decided = engine.decide(`stall-${i}`, 'orders', rule);
+      const decided = engine.decide({ tag: `stall-${i}`, name: 'orders' }, rule);
       const until = performance.now() + 30;
       while (performance.now() < until) {}
       sources.push((await decided).source);
@@ -148,7 +148,7 @@ test('a stall of this process shorter than the deadline is not Redis silence eit
   const store = new RedisStore(redis.client(), { connectGraceMs: 0 });
   const breaker = new RedisBreaker({ failureThreshold: 1000, errorThresholdPercentage: 100, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 500, silenceMs: 250 }, silent);
   const guard = new StoreGuard({ store, breaker, deadline, stats: new ChainStats(silent), now: systemClock });
-  const plan = planFor('shop', 'stalled', rule, 1);
+  const plan = planFor({ tag: 'shop', name: 'stalled' }, rule, 1);
   try {
     await guard.consume(plan, 1); // the client ready: later calls are samples
     samples.length = 0;

@@ -38,7 +38,7 @@ async function countingTimers<T>(run: () => Promise<T>): Promise<{ result: T; ti
 /** The client connected and the script loaded in Redis, so the 5 ms deadline measures the burst alone. */
 let warmUps = 0;
 async function warmUp(engine: ResilientEngine, rule: Rule): Promise<void> {
-  await eventually(async () => (await engine.decide(`warm-up-${warmUps++}`, 'orders', rule)).source === 'redis', 10_000, 'a decision from Redis');
+  await eventually(async () => (await engine.decide({ tag: `warm-up-${warmUps++}`, name: 'orders' }, rule)).source === 'redis', 10_000, 'a decision from Redis');
 }
 
 test('1,000 concurrent decisions, capacity 20, deadline 5 ms: 20 allowed, breaker stays closed', async () => {

@@ -19,7 +19,7 @@ const slow = (capacity: number) => bucket(capacity, 0.001);
 const daily = (limit: number) => parseRule({ policy: 'fixed_window', limit, windowMs: 86_400_000 });
 
 async function remaining(engine: ResilientEngine, call: LimitCall): Promise<number> {
-  return (await engine.inspect(call.tag, call.name, call.rule)).decision.remaining;
+  return (await engine.inspect(call.bucket, call.rule)).decision.remaining;
 }
 
 /** 1,000 concurrent requests of `calls`: admitted ≤ every capacity, buckets exact. */
@@ -28,7 +28,7 @@ async function thousand(engine: ResilientEngine, calls: LimitCall[], capacities:
   const admitted = outcomes.filter((outcome) => outcome.allowed).length;
   assert.ok(admitted > 0 && admitted <= Math.min(...capacities), `${admitted} admitted`);
   for (const [i, call] of calls.entries()) {
-    assert.equal(await remaining(engine, call), capacities[i]! - admitted, `limit ${call.name} holds exactly the admitted requests' units`);
+    assert.equal(await remaining(engine, call), capacities[i]! - admitted, `limit ${call.bucket.name} holds exactly the admitted requests' units`);
   }
   for (const outcome of outcomes) {
     if (!outcome.allowed) assert.ok(outcome.decisions.some((d) => !d.allowed), 'a refused request names its refusing limit');
@@ -46,16 +46,16 @@ function suite(name: string, client: () => Redis | Cluster) {
 
     it('two limits of one tenant (one slot): admitted = the smaller capacity, both buckets exact', async () => {
       const calls: LimitCall[] = [
-        { tag: `t-${name}`, name: 'burst', rule: slow(300), cost: 1 },
-        { tag: `t-${name}`, name: 'quota', rule: daily(200), cost: 1 },
+        { bucket: { tag: `t-${name}`, name: 'burst' }, rule: slow(300), cost: 1 },
+        { bucket: { tag: `t-${name}`, name: 'quota' }, rule: daily(200), cost: 1 },
       ];
       assert.equal(await thousand(engine, calls, [300, 200]), 200);
     });
 
     it('a tenant limit and an IP limit (two slots, reserve and refund): never over, both buckets exact after the refunds', async () => {
       const calls: LimitCall[] = [
-        { tag: `u-${name}`, name: 'per-tenant', rule: slow(150), cost: 1 },
-        { tag: derivedId('ip.', '203.0.113.7'), name: `per-ip-${name}`, rule: daily(100), cost: 1 },
+        { bucket: { tag: `u-${name}`, name: 'per-tenant' }, rule: slow(150), cost: 1 },
+        { bucket: { tag: derivedId('ip.', '203.0.113.7'), name: `per-ip-${name}` }, rule: daily(100), cost: 1 },
       ];
       await thousand(engine, calls, [150, 100]);
     });
@@ -87,10 +87,10 @@ describe('several limits on real Redis', () => {
     try {
       const evalshaCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await counter.info('commandstats'))?.[1] ?? 0);
       const same: LimitCall[] = [
-        { tag: 'one-call', name: 'a', rule: slow(10), cost: 1 },
-        { tag: 'one-call', name: 'b', rule: daily(10), cost: 1 },
+        { bucket: { tag: 'one-call', name: 'a' }, rule: slow(10), cost: 1 },
+        { bucket: { tag: 'one-call', name: 'b' }, rule: daily(10), cost: 1 },
       ];
-      const cross: LimitCall[] = [same[0]!, { tag: derivedId('ip.', '198.51.100.1'), name: 'c', rule: daily(10), cost: 1 }];
+      const cross: LimitCall[] = [same[0]!, { bucket: { tag: derivedId('ip.', '198.51.100.1'), name: 'c' }, rule: daily(10), cost: 1 }];
       await engine.decideAll(same); // the first call may load the script (EVAL after NOSCRIPT)
       const [calls0, sha0] = [engine.counters().storeCalls, await evalshaCalls()];
       assert.equal((await engine.decideAll(same)).allowed, true);
@@ -136,7 +136,7 @@ describe('several limits with Redis killed', () => {
     await client.ping();
     await redis.kill();
     await eventually(async () => {
-      await engine.decideAll([{ tag: 'trip', name: 'trip', rule: slow(5), cost: 1 }]);
+      await engine.decideAll([{ bucket: { tag: 'trip', name: 'trip' }, rule: slow(5), cost: 1 }]);
       return engine.health().mode === 'fallback';
     }, 10_000, 'breaker open');
   });
@@ -148,8 +148,8 @@ describe('several limits with Redis killed', () => {
 
   it('the local fallback decides all or nothing: a request refused by one limit takes nothing from the other', async () => {
     const calls: LimitCall[] = [
-      { tag: 'down', name: 'big', rule: slow(5), cost: 1 },
-      { tag: 'down', name: 'small', rule: slow(3), cost: 1 },
+      { bucket: { tag: 'down', name: 'big' }, rule: slow(5), cost: 1 },
+      { bucket: { tag: 'down', name: 'small' }, rule: slow(3), cost: 1 },
     ];
     const outcomes = [];
     for (let i = 0; i < 6; i++) outcomes.push(await engine.decideAll(calls));
@@ -160,13 +160,13 @@ describe('several limits with Redis killed', () => {
   });
 
   it('onStoreDown closed refuses the request (503 semantics) and charges the fallback limit nothing', async () => {
-    const local: LimitCall = { tag: 'mixed', name: 'local', rule: slow(5), cost: 1 };
-    const closed: LimitCall = { tag: derivedId('ip.', '192.0.2.9'), name: 'closed', rule: bucket(5, 0.001, { onStoreDown: 'closed' }), cost: 1 };
+    const local: LimitCall = { bucket: { tag: 'mixed', name: 'local' }, rule: slow(5), cost: 1 };
+    const closed: LimitCall = { bucket: { tag: derivedId('ip.', '192.0.2.9'), name: 'closed' }, rule: bucket(5, 0.001, { onStoreDown: 'closed' }), cost: 1 };
     const outcome = await engine.decideAll([local, closed]);
     assert.equal(outcome.allowed, false);
     assert.equal(outcome.decisions[outcome.governing]!.source, 'closed');
     assert.equal(await remaining(engine, local), 5);
-    const open: LimitCall = { ...closed, name: 'open', rule: bucket(5, 0.001, { onStoreDown: 'open' }) };
+    const open: LimitCall = { ...closed, bucket: { ...closed.bucket, name: 'open' }, rule: bucket(5, 0.001, { onStoreDown: 'open' }) };
     const admitted = await engine.decideAll([local, open]);
     assert.equal(admitted.allowed, true);
     assert.equal(await remaining(engine, local), 4);

@@ -22,8 +22,8 @@ function setup() {
   const store = new MemoryStore({ now: () => now });
   const engine = new StoreEngine(store);
   const calls = (wide = wideRule) => [
-    { tag: 'acme', name: 'login', rule: boxedRule, cost: 1, penalty },
-    { tag: 'acme', name: 'all', rule: wide, cost: 1 },
+    { bucket: { tag: 'acme', name: 'login' }, rule: boxedRule, cost: 1, penalty },
+    { bucket: { tag: 'acme', name: 'all' }, rule: wide, cost: 1 },
   ];
   return { engine, store, calls, tick: (ms: number) => (now += ms), peekWide: () => store.peekSync('rl:{acme}:all', wideRule) };
 }

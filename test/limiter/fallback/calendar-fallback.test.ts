@@ -17,7 +17,7 @@ test('a monthly calendar quota decided by the fallback while the store is paused
     breaker: { failureThreshold: 1, errorThresholdPercentage: 50, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 60_000, silenceMs: 30 },
   });
   const spec = { unit: 'month', timeZone: 'America/New_York', anchor: 31 } as const;
-  const plan = planFor('shop', 'orders', parseRule({ policy: 'fixed_window', limit: 3, calendar: spec }), 1);
+  const plan = planFor({ tag: 'shop', name: 'orders' }, parseRule({ policy: 'fixed_window', limit: 3, calendar: spec }), 1);
   try {
     store.pause();
     const decision = await decideOn(chain, plan, 1);

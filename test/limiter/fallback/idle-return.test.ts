@@ -15,7 +15,7 @@ test('a store back while no request comes: the breaker probes by itself and clos
     deadlineMs: 10,
     breaker: { failureThreshold: 1, errorThresholdPercentage: 50, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 200, silenceMs: 30 },
   });
-  const plan = planFor('shop', 'orders', parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }), 1);
+  const plan = planFor({ tag: 'shop', name: 'orders' }, parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }), 1);
   try {
     store.pause();
     await eventually(async () => {

@@ -18,7 +18,7 @@ before(async () => {
   client = redis.client();
   // 20 ms deadline: a silent Redis fails the breaker only after 250 ms (breaker.silenceMs), so a 60 ms pause is only late.
   engine = resilientEngine({ redis: client, deadlineMs: 20, instances: 1 });
-  await eventually(async () => (await engine.decide('warm', 'up', bucket(10, 1))).source === 'redis', 5000, 'Redis ready');
+  await eventually(async () => (await engine.decide({ tag: 'warm', name: 'up' }, bucket(10, 1))).source === 'redis', 5000, 'Redis ready');
 });
 after(async () => {
   redis.resume();
@@ -48,7 +48,7 @@ test('fresh keys decided after a missed deadline are admitted, and the breaker s
   const rule = bucket(10, 1);
   const before = { ...engine.counters().lateReplies };
   redis.pause();
-  const pending = Array.from({ length: 30 }, (_, i) => engine.decide(`fresh-${i}`, 'orders', rule));
+  const pending = Array.from({ length: 30 }, (_, i) => engine.decide({ tag: `fresh-${i}`, name: 'orders' }, rule));
   await sleep(60);
   redis.resume();
   const decisions = await Promise.all(pending);
@@ -59,23 +59,23 @@ test('fresh keys decided after a missed deadline are admitted, and the breaker s
   await settled(before.agreed + before.charged + before.refunded + before.uncorrected + before.lost + 30);
   assert.equal(engine.counters().lateReplies.agreed - before.agreed, 30, 'Redis admitted the same requests');
   // Each bucket is charged once: the local admission and Redis's are the same request.
-  const peek = await engine.peek('fresh-0', 'orders', rule);
+  const peek = await engine.peek({ tag: 'fresh-0', name: 'orders' }, rule);
   assert.deepEqual([peek.source, peek.remaining], ['redis', 9]);
 });
 
 test('an over-admission by the fallback is charged to the bucket as a debt', async () => {
   const rule = bucket(5, 0.01); // refill cannot blur the counts
-  assert.equal((await engine.decide('over', 'orders', rule)).allowed, true); // the engine's last word: 4 left
+  assert.equal((await engine.decide({ tag: 'over', name: 'orders' }, rule)).allowed, true); // the engine's last word: 4 left
   const otherClient = redis.client();
   const other = resilientEngine({ redis: otherClient, deadlineMs: 20, instances: 1, instanceId: 'other' });
   try {
-    for (let i = 0; i < 4; i++) assert.equal((await other.decide('over', 'orders', rule)).allowed, true); // Redis: empty
+    for (let i = 0; i < 4; i++) assert.equal((await other.decide({ tag: 'over', name: 'orders' }, rule)).allowed, true); // Redis: empty
   } finally {
     await other.close();
     otherClient.disconnect();
   }
   const charged = engine.counters().lateReplies.charged;
-  const decisions = await duringPause(60, () => Promise.all(Array.from({ length: 3 }, () => engine.decide('over', 'orders', rule))));
+  const decisions = await duringPause(60, () => Promise.all(Array.from({ length: 3 }, () => engine.decide({ tag: 'over', name: 'orders' }, rule))));
   const admitted = allowedCount(decisions);
   assert.ok(admitted >= 1, 'the stale local state admitted something');
   await eventually(() => engine.counters().lateReplies.charged - charged === admitted, 5000, 'the over-admissions charged');
@@ -89,13 +89,13 @@ test('an over-admission by the fallback is charged to the bucket as a debt', asy
 
 test('a false refusal by the fallback is given back to the bucket', async () => {
   const rule = bucket(5, 0.01);
-  for (let i = 0; i < 5; i++) assert.equal((await engine.decide('refused', 'orders', rule)).allowed, true); // last word: empty
+  for (let i = 0; i < 5; i++) assert.equal((await engine.decide({ tag: 'refused', name: 'orders' }, rule)).allowed, true); // last word: empty
   const [redisKey, field] = ['rl:{refused}', 'orders'];
   await client.hdel(redisKey, field); // Redis: full again, unknown to the engine
   const refunded = engine.counters().lateReplies.refunded;
-  const decision = await duringPause(60, () => engine.decide('refused', 'orders', rule));
+  const decision = await duringPause(60, () => engine.decide({ tag: 'refused', name: 'orders' }, rule));
   assert.deepEqual([decision.allowed, decision.source], [false, 'fallback']);
   await eventually(() => engine.counters().lateReplies.refunded === refunded + 1, 5000, 'the false refusal refunded');
-  const peek = await engine.peek('refused', 'orders', rule);
+  const peek = await engine.peek({ tag: 'refused', name: 'orders' }, rule);
   assert.deepEqual([peek.source, peek.remaining], ['redis', 5], 'the refused request costs nothing');
 });

@@ -22,7 +22,7 @@ before(async () => {
   client = redis.client();
   // 20 ms deadline; a silent Redis fails the breaker only after 5 s, so the pause below is only late.
   engine = resilientEngine({ redis: client, deadlineMs: 20, instances: 1, breaker: { silenceMs: 5000 } });
-  await eventually(async () => (await engine.decide('warm', 'up', parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }))).source === 'redis', 5000, 'Redis ready');
+  await eventually(async () => (await engine.decide({ tag: 'warm', name: 'up' }, parseRule({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }))).source === 'redis', 5000, 'Redis ready');
 });
 after(async () => {
   redis.resume();
@@ -37,15 +37,15 @@ test('a shaped burst on a paused Redis keeps the delays and the refusal it gets 
   try {
     // Nine queued on both: the next two wait their turn (2.5 s and 3 s), the third finds the burst full.
     for (let i = 0; i < 9; i++) {
-      assert.equal((await engine.decide('shop', 'shaped', rule)).source, 'redis');
-      await memory.decide('shop', 'shaped', rule);
+      assert.equal((await engine.decide({ tag: 'shop', name: 'shaped' }, rule)).source, 'redis');
+      await memory.decide({ tag: 'shop', name: 'shaped' }, rule);
     }
-    const onMemory = await Promise.all([0, 1, 2].map(() => memory.decide('shop', 'shaped', rule)));
+    const onMemory = await Promise.all([0, 1, 2].map(() => memory.decide({ tag: 'shop', name: 'shaped' }, rule)));
     const before = engine.counters().lateReplies;
     redis.pause();
     let late: Decision[];
     try {
-      late = await Promise.all([0, 1, 2].map(() => engine.decide('shop', 'shaped', rule)));
+      late = await Promise.all([0, 1, 2].map(() => engine.decide({ tag: 'shop', name: 'shaped' }, rule)));
       await sleep(50);
     } finally {
       redis.resume();

@@ -29,7 +29,7 @@ const shaped = parseRule({ policy: 'leaky_bucket', ratePerSecond: 2, burst: 10, 
 
 /** `n` decisions sent at once while the store is paused, answered by the fallback; the store resumes after. */
 async function duringPause(store: FakeSharedStore, chain: DecisionChain, rule: Rule, n: number, route = 'orders'): Promise<Decision[]> {
-  const plan = planFor('shop', route, rule, 1);
+  const plan = planFor({ tag: 'shop', name: route }, rule, 1);
   store.pause();
   try {
     return await Promise.all(Array.from({ length: n }, () => decideOn(chain, plan, 1)));
@@ -44,7 +44,7 @@ test('a shaped burst while the store is late keeps the delays and the refusal it
   const store = new FakeSharedStore();
   const chain = chainOverFake(store);
   const memory = new MemoryStore();
-  const plan = planFor('shop', 'orders', shaped, 1);
+  const plan = planFor({ tag: 'shop', name: 'orders' }, shaped, 1);
   try {
     // Nine queued: the next two wait their turn (2.5 s and 3 s with delay=4), the third finds the burst full.
     for (let i = 0; i < 9; i++) {
@@ -73,7 +73,7 @@ test("a late reply whose delay differs from the fallback's is counted as a disag
   const store = new FakeSharedStore();
   const chain = chainOverFake(store);
   const other = chainOverFake(store); // another instance: its requests fill the queue unseen by this one
-  const plan = planFor('shop', 'queue', shaped, 1);
+  const plan = planFor({ tag: 'shop', name: 'queue' }, shaped, 1);
   try {
     assert.equal((await decideOn(chain, plan, 1)).delayMs, 0, 'an empty queue: served at once');
     for (let i = 0; i < 7; i++) await decideOn(other, plan, 1);
@@ -95,7 +95,7 @@ test('a fixed window while the store is late is held to what the store last said
   const store = new FakeSharedStore();
   const chain = chainOverFake(store);
   const rule = parseRule({ policy: 'fixed_window', limit: 10, windowMs: 60_000 });
-  const plan = planFor('shop', 'window', rule, 1);
+  const plan = planFor({ tag: 'shop', name: 'window' }, rule, 1);
   try {
     for (let i = 0; i < 8; i++) assert.equal((await decideOn(chain, plan, 1)).allowed, true);
     const late = await duringPause(store, chain, rule, 4, 'window');
@@ -116,7 +116,7 @@ test('several limits decided together: a late reply with another delay for the s
   const store = new FakeSharedStore();
   const chain = chainOverFake(store);
   const other = chainOverFake(store);
-  const plans = [planFor('shop', 'multi-shaped', shaped, 1), planFor('shop', 'multi-bucket', parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 1 }), 1)];
+  const plans = [planFor({ tag: 'shop', name: 'multi-shaped' }, shaped, 1), planFor({ tag: 'shop', name: 'multi-bucket' }, parseRule({ policy: 'token_bucket', capacity: 100, refillPerSecond: 1 }), 1)];
   try {
     assert.equal((await decideAllOn(chain, plans, [1, 1])).admitted, true);
     for (let i = 0; i < 7; i++) await decideOn(other, plans[0]!, 1);

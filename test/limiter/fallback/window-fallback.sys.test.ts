@@ -33,14 +33,14 @@ after(async () => {
 const each = async (n: number, route = 'orders'): Promise<Decision[][]> =>
   Promise.all(engines.map(async (engine) => {
     const decisions: Decision[] = [];
-    for (let i = 0; i < n; i++) decisions.push(await engine.decide('quota', route, quota));
+    for (let i = 0; i < n; i++) decisions.push(await engine.decide({ tag: 'quota', name: route }, quota));
     return decisions;
   }));
 
 /** `n` decisions on each instance, taking turns one at a time: each instance's last word is then 41 and 40 left. */
 async function alternate(n: number): Promise<Decision[][]> {
   const decisions: Decision[][] = engines.map(() => []);
-  for (let i = 0; i < n; i++) for (const [k, engine] of engines.entries()) decisions[k]!.push(await engine.decide('quota', 'orders', quota));
+  for (let i = 0; i < n; i++) for (const [k, engine] of engines.entries()) decisions[k]!.push(await engine.decide({ tag: 'quota', name: 'orders' }, quota));
   return decisions;
 }
 
@@ -55,8 +55,8 @@ test("Redis killed with a quota 60 of 100 spent: each instance's fallback admits
 
 test('Redis restarted empty: the instances hold the new server to what they last saw, charging back what it forgot', async () => {
   await redis.restart();
-  await eventually(async () => (await engines[0]!.decide('quota', 'probe', quota)).source === 'redis', 20_000, 'back on Redis');
-  await eventually(async () => (await engines[1]!.decide('quota', 'probe', quota)).source === 'redis', 20_000, 'back on Redis');
+  await eventually(async () => (await engines[0]!.decide({ tag: 'quota', name: 'probe' }, quota)).source === 'redis', 20_000, 'back on Redis');
+  await eventually(async () => (await engines[1]!.decide({ tag: 'quota', name: 'probe' }, quota)).source === 'redis', 20_000, 'back on Redis');
   // The quota is spent: 60 on the old server, 40 by the fallback. The restarted server knows none of it.
   // Each instance holds it to its own last word (41 and 40 left): at most the one unit the first did not see is left.
   const after = await each(20);

@@ -131,9 +131,9 @@ test('fallback and guard over a paused Redis: decide, peek and lease take one st
     logger: silent,
     now: systemClock,
   });
-  const closed = planFor('shop', 'closed', bucket(10, 10, { onStoreDown: 'closed' }), 1);
-  const open = planFor('shop', 'open', bucket(10, 10, { onStoreDown: 'open' }), 1);
-  const local = planFor('shop', 'local', bucket(10, 10, { lease: { batch: 4 } }), 1);
+  const closed = planFor({ tag: 'shop', name: 'closed' }, bucket(10, 10, { onStoreDown: 'closed' }), 1);
+  const open = planFor({ tag: 'shop', name: 'open' }, bucket(10, 10, { onStoreDown: 'open' }), 1);
+  const local = planFor({ tag: 'shop', name: 'local' }, bucket(10, 10, { lease: { batch: 4 } }), 1);
   try {
     assert.equal((await decideOn(chain, local, 1)).source, 'cache', 'Redis up: a lease, then a unit spent locally');
     redis.pause();

@@ -29,7 +29,7 @@ const decision = (allowed: boolean, extra: Partial<Decision> = {}): Decision => 
 });
 const PENALTY: PenaltyConfig = { after: 3, withinMs: 10_000, blockMs: 1000, backoff: 2, maxMs: 60_000, forgiveAfterMs: 60_000 };
 const call = (route: string, extra: Record<string, unknown> = {}, penalty?: typeof PENALTY): Call => {
-  const plan: Plan = planFor('shop', route, rule(extra), 1);
+  const plan: Plan = planFor({ tag: 'shop', name: route }, rule(extra), 1);
   return { plan: penalty ? { ...plan, penalty } : plan, cost: 1 };
 };
 
@@ -112,24 +112,24 @@ test('request chain: steps added with `use` wrap the base, the last outermost; a
     seen.push(name);
     return next(calls);
   };
-  const chain = new RequestChain(async (calls) => ({ admitted: true, decisions: calls.map(() => decision(true)) }), (tag, name, r) => planFor(tag, name, r, 1));
+  const chain = new RequestChain(async (calls) => ({ admitted: true, decisions: calls.map(() => decision(true)) }), (bucket, r) => planFor(bucket, r, 1));
   chain.use(named('observer'));
   chain.use(named('tracing'));
-  const outcome = await chain.decide([{ tag: 't', name: 'r', rule: rule(), cost: 1 }]);
+  const outcome = await chain.decide([{ bucket: { tag: 't', name: 'r' }, rule: rule(), cost: 1 }]);
   assert.equal(outcome.allowed, true);
   assert.deepEqual(seen, ['tracing', 'observer']);
   const bad = { policy: 'token_bucket', capacity: 5 } as unknown as Rule;
-  const lone = chain.decide([{ tag: 't', name: 'r', rule: bad, cost: 1 }]);
+  const lone = chain.decide([{ bucket: { tag: 't', name: 'r' }, rule: bad, cost: 1 }]);
   assert.ok(lone instanceof Promise, 'a rejection, not a throw');
   await assert.rejects(lone, (error: Error) => error.message.includes('rule.refillPerSecond') && !error.message.includes('calls.'));
-  await assert.rejects(chain.decide([{ tag: 't', name: 'a', rule: rule(), cost: 1 }, { tag: 't', name: 'r', rule: bad, cost: 1 }]), /calls\.1\.rule\.refillPerSecond/);
+  await assert.rejects(chain.decide([{ bucket: { tag: 't', name: 'a' }, rule: rule(), cost: 1 }, { bucket: { tag: 't', name: 'r' }, rule: bad, cost: 1 }]), /calls\.1\.rule\.refillPerSecond/);
 });
 
 test('a lone shadow limit: its outcome carries `enforced` as several limits do (the gateway counts its would-be refusal)', async () => {
   const engine = new StoreEngine(new MemoryStore());
   const shadow = rule({ capacity: 1, refillPerSecond: 0.001, shadow: true });
-  await engine.decideAll([{ tag: 't', name: 'r', rule: shadow, cost: 1 }]);
-  const lone = await engine.decideAll([{ tag: 't', name: 'r', rule: shadow, cost: 1 }]);
+  await engine.decideAll([{ bucket: { tag: 't', name: 'r' }, rule: shadow, cost: 1 }]);
+  const lone = await engine.decideAll([{ bucket: { tag: 't', name: 'r' }, rule: shadow, cost: 1 }]);
   assert.equal(lone.allowed, true);
   assert.equal(lone.decisions[0]!.shadowRefused, true);
   assert.equal(lone.enforced?.[0]?.allowed, false);
@@ -143,13 +143,13 @@ test('several limits, a shadow one `onStoreDown: closed`, the store down: the re
   Object.assign(store, { consume: down, consumeAll: down });
   const engine = new StoreEngine(store);
   const outcome = await engine.decideAll([
-    { tag: 't', name: 'open', rule: rule({ onStoreDown: 'open' }), cost: 1 },
-    { tag: 't', name: 'watched', rule: rule({ onStoreDown: 'closed', shadow: true }), cost: 1 },
+    { bucket: { tag: 't', name: 'open' }, rule: rule({ onStoreDown: 'open' }), cost: 1 },
+    { bucket: { tag: 't', name: 'watched' }, rule: rule({ onStoreDown: 'closed', shadow: true }), cost: 1 },
   ]);
   assert.equal(outcome.allowed, true);
   assert.equal(outcome.decisions[1]!.shadowRefused, true);
   assert.equal(outcome.enforced?.[1]?.source, 'closed');
-  const lone = await engine.decideAll([{ tag: 't', name: 'watched', rule: rule({ onStoreDown: 'closed', shadow: true }), cost: 1 }]);
+  const lone = await engine.decideAll([{ bucket: { tag: 't', name: 'watched' }, rule: rule({ onStoreDown: 'closed', shadow: true }), cost: 1 }]);
   assert.equal(lone.allowed, true);
   await engine.close();
 });

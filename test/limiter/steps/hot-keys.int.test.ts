@@ -52,13 +52,13 @@ test('leasing over-admission stays within capacity + rate x time + instances x b
     const rule = bucket(capacity, 1, { lease: { batch } });
     // Phase 1: from a fresh bucket, never more than capacity (+ refill).
     const first = [];
-    for (const engine of list) first.push(await engine.decide('lease-bound', 'r', rule));
+    for (const engine of list) first.push(await engine.decide({ tag: 'lease-bound', name: 'r' }, rule));
     assert.deepEqual(
       first.map((d) => d.allowed),
       [true, true, false],
     );
     // The bucket is full again (reset) while two instances still hold 49 leased units each.
-    await list[2]!.reset('lease-bound', 'r', rule);
+    await list[2]!.reset({ tag: 'lease-bound', name: 'r' }, rule);
     const started = Date.now();
     const second = (await Promise.all(list.map((engine) => burst(engine, 200, rule, 'lease-bound', 'r')))).flat();
     const elapsedS = (Date.now() - started) / 1000;
@@ -97,13 +97,13 @@ test('negative cache: a refused flood costs no Redis call until T; a raised limi
     const rule = bucket(5, 0.1);
     const first = await burst(engine, 5, rule, 'flood');
     assert.equal(allowedCount(first), 5);
-    const refused = await engine.decide('flood', 'orders', rule);
+    const refused = await engine.decide({ tag: 'flood', name: 'orders' }, rule);
     assert.deepEqual([refused.allowed, refused.source], [false, 'redis']);
     const calls = engine.counters().storeCalls;
     const flood = await burst(engine, 500, rule, 'flood');
     assert.equal(engine.counters().storeCalls, calls, 'no Redis call for the refused flood');
     assert.ok(flood.every((d) => !d.allowed && d.source === 'cache' && d.retryAfterMs > 0));
-    const raised = await engine.decide('flood', 'orders', bucket(50, 0.1));
+    const raised = await engine.decide({ tag: 'flood', name: 'orders' }, bucket(50, 0.1));
     assert.deepEqual([raised.allowed, raised.source], [true, 'redis']);
     assert.equal(engine.counters().storeCalls, calls + 1);
   } finally {
@@ -117,7 +117,7 @@ test('automatic leasing: a key over the local rate leases by itself, and stops o
   const engine = list[0]!;
   try {
     const rule = bucket(100_000, 1000);
-    for (let i = 0; i < 100; i++) await engine.decide('auto', 'orders', rule);
+    for (let i = 0; i < 100; i++) await engine.decide({ tag: 'auto', name: 'orders' }, rule);
     assert.equal(engine.counters().leaseCalls, 0, 'below the rate: plain calls');
     const calls = engine.counters().storeCalls;
     const hot = await burst(engine, 200, rule, 'auto');
@@ -128,7 +128,7 @@ test('automatic leasing: a key over the local rate leases by itself, and stops o
     const leases = engine.counters().leaseCalls;
     now += 1000; // a quiet second: cooled, back to one call per decision
     const callsBefore = engine.counters().storeCalls;
-    for (let i = 0; i < 5; i++) assert.equal((await engine.decide('auto', 'orders', rule)).source, 'redis');
+    for (let i = 0; i < 5; i++) assert.equal((await engine.decide({ tag: 'auto', name: 'orders' }, rule)).source, 'redis');
     assert.equal(engine.counters().leaseCalls, leases);
     assert.equal(engine.counters().storeCalls - callsBefore, 5);
   } finally {

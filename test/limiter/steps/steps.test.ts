@@ -22,7 +22,7 @@ const decision = (allowed: boolean, extra: Partial<Decision> = {}): Decision => 
   source: 'redis',
   ...extra,
 });
-const call = (route: string, extra: Record<string, unknown> = {}, cost = 1): Call => ({ plan: planFor('shop', route, bucket(5, 5, extra), 1), cost });
+const call = (route: string, extra: Record<string, unknown> = {}, cost = 1): Call => ({ plan: planFor({ tag: 'shop', name: route }, bucket(5, 5, extra), 1), cost });
 
 test('compose: the first step is outermost, the terminal last', async () => {
   const seen: string[] = [];

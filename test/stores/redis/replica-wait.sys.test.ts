@@ -48,12 +48,12 @@ test('WAIT on, the replica held: the admissions stand and sluice_redis_wait_unre
   const engine = engineWithWait(50);
   try {
     const waiter = (engine.store as RedisStore).waiter!;
-    await eventually(async () => (await engine.decide('wait-held', 'orders', rule)).source === 'redis', 30_000, 'the engine on the master');
+    await eventually(async () => (await engine.decide({ tag: 'wait-held', name: 'orders' }, rule)).source === 'redis', 30_000, 'the engine on the master');
     assert.equal(waiter.unreplicated, 0, 'a healthy replica acknowledges');
     const before = await unreplicatedMetric();
     await holdReplication(setup.master.port, () => setup.replica.pause(), 'wait-held');
     const held: Decision[] = [];
-    for (let i = 0; i < 10; i++) held.push(await engine.decide('wait-held', 'orders', rule));
+    for (let i = 0; i < 10; i++) held.push(await engine.decide({ tag: 'wait-held', name: 'orders' }, rule));
     setup.replica.resume();
     assert.deepEqual(held.map((d) => [d.allowed, d.source]), held.map(() => [true, 'redis']), 'the decisions stand, decided by Redis');
     assert.equal(waiter.unreplicated, 10);
@@ -69,14 +69,14 @@ test('WAIT on, the master killed while admissions wait for their replica: every 
   const decisions: { decision: Decision; beforeKill: boolean }[] = [];
   let killed = false;
   const spend = async (n: number) => {
-    const batch = Array.from({ length: n }, (_, i) => engines[i % 2]!.decide(tenant, 'orders', rule).then((decision) => decisions.push({ decision, beforeKill: !killed })));
+    const batch = Array.from({ length: n }, (_, i) => engines[i % 2]!.decide({ tag: tenant, name: 'orders' }, rule).then((decision) => decisions.push({ decision, beforeKill: !killed })));
     await Promise.all(batch);
   };
   try {
     const replicaClient = setup.replica.client();
     await eventually(async () => /master_link_status:up/.test(await replicaClient.info('replication')), 30_000, 'the replica caught up after the first test');
     replicaClient.disconnect();
-    await eventually(async () => (await Promise.all(engines.map((engine) => engine.peek(tenant, 'orders', rule)))).every((d) => d.source === 'redis'), 30_000, 'both engines on the master');
+    await eventually(async () => (await Promise.all(engines.map((engine) => engine.peek({ tag: tenant, name: 'orders' }, rule)))).every((d) => d.source === 'redis'), 30_000, 'both engines on the master');
     for (let i = 0; i < 150; i++) await spend(2);
     const oldMaster = setup.master.port;
     await holdReplication(oldMaster, () => setup.replica.pause(), tenant);
