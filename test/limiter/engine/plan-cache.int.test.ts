@@ -67,7 +67,8 @@ test('an object that only looks like a BucketKey is keyed from its ids, which ar
   const plan = planFor(forged, rule, 1);
   assert.deepEqual(plan.bucket, bucketKey('shop', 'orders'));
   assert.notEqual(plan.bucket, forged);
-  assert.throws(() => planFor({ tag: 'sh}op', name: 'orders', key: 'rl:{sh}op}:orders', hash: 'rl:{sh}op}', field: 'orders' }, rule, 1), /tenant/);
+  const badTag = { tag: 'sh}op', name: 'orders', key: 'rl:{sh}op}:orders', hash: 'rl:{sh}op}', field: 'orders' };
+  assert.throws(() => planFor(badTag, rule, 1), /tenant/);
 });
 
 let redis: RedisServer;
