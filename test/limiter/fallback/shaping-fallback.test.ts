@@ -94,7 +94,9 @@ test("a late reply whose delay differs from the fallback's is counted as a disag
 test('a fixed window while the store is late is held to what the store last said was left', bounded, async () => {
   const store = new FakeSharedStore();
   const chain = chainOverFake(store);
-  const rule = parseRule({ policy: 'fixed_window', limit: 10, windowMs: 60_000 });
+  // The window opens now (its grid shifted to this instant), so no boundary falls inside the test and
+  // resets the count under it (on the plain UTC grid, a run across a minute's turn saw 10 left again).
+  const rule = parseRule({ policy: 'fixed_window', limit: 10, windowMs: 60_000, offsetMs: Date.now() % 60_000 });
   const plan = planFor({ tag: 'shop', name: 'window' }, rule, 1);
   try {
     for (let i = 0; i < 8; i++) assert.equal((await decideOn(chain, plan, 1)).allowed, true);
