@@ -46,8 +46,8 @@ export interface Bucket {
  * as is (no one parses a key back). `key` is the bucket's id: the memory
  * store's and the fallback's map key, and the Redis key of a layout that keeps
  * its own key (the sliding log's sorted set). The hash layouts keep the bucket
- * as field `field` of the Redis hash `hash`. A BucketKey is a Bucket: handed
- * to the engine, it is used as is (keyOfBucket), not built again.
+ * as field `field` of the Redis hash `hash`. A BucketKey is a Bucket: one that
+ * bucketKey built, handed to the engine, is used as is (keyOfBucket).
  */
 export interface BucketKey extends Bucket {
   readonly key: string;

@@ -27,7 +27,7 @@ export interface EngineHealth {
 }
 
 export interface Engine {
-  /** Decides one request on `bucket` (a BucketKey is used as is). Never rejects for a store failure. */
+  /** Decides one request on `bucket` (a key bucketKey built is used as is). Never rejects for a store failure. */
   decide(bucket: Bucket, rule: Rule, cost?: number): Promise<Decision>;
   /**
    * Decides a request's limits together (the chain of steps/compose.ts):
