@@ -1,28 +1,27 @@
 // Builds the engine the gateway decides with:
 //   createEngine({})                                  → StoreEngine over a MemoryStore (one instance, no Redis)
-//   createEngine({ redis: { url: 'redis://…' } })     → ResilientEngine over a RedisStore and the decision chain (chain.ts)
+//   createEngine({ redis: { url: 'redis://…' } })     → ResilientEngine over a RedisStore and the decision chain (resilient-engine.ts buildChain)
 //   createEngine({ redis: existingIoredisClient })    → the same, over a client the caller keeps and closes
 // Every other option is in resilienceConfigSchema, with its default.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { Logger, pino as Pino } from 'pino';
-import { SluiceError } from '../core/errors.js';
-import { zodToSluiceError } from '../core/rule.js';
 import { Membership } from '../cluster/membership.js';
 import { RegionRebalancer } from '../cluster/region-rebalancer.js';
-import { type Clock, systemClock } from '../stores/clock.js';
-import { MemoryStore } from '../stores/memory-store.js';
-import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
-import type { RedisClient } from '../stores/redis/scripts.js';
-import { RedisStore } from '../stores/redis-store.js';
-import type { SharedStore } from '../stores/store.js';
-import { buildChain } from '../limiter/steps/chain.js';
+import { SluiceError } from '../core/errors.js';
+import { zodToSluiceError } from '../core/rule.js';
 import { type Engine, StoreEngine } from '../limiter/engine/engine.js';
+import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from '../limiter/engine/resilience-config.js';
+import { buildChain, ResilientEngine } from '../limiter/engine/resilient-engine.js';
 import { InstanceCount } from '../limiter/fallback/instances.js';
 import { unreplicatedAdmissions } from '../metrics/registry.js';
-import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from '../limiter/engine/resilience-config.js';
-import { ResilientEngine } from '../limiter/engine/resilient-engine.js';
+import { type Clock, systemClock } from '../stores/clock.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import { RedisStore } from '../stores/redis-store.js';
+import { connectRedis, type RedisTarget } from '../stores/redis/connect.js';
+import type { RedisClient } from '../stores/redis/scripts.js';
+import type { SharedStore } from '../stores/store.js';
 
 /** What the engine is wired to, apart from its validated options. */
 export interface EngineWiring {

@@ -5,10 +5,9 @@ import { pino } from 'pino';
 import type { Decision } from '../../src/core/decision.js';
 import { parseRule, type Rule } from '../../src/core/rule.js';
 import { type CreateEngineOptions, createResilientEngine } from '../../src/engine-factory/create-engine.js';
-import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
-import { buildChain, type DecisionChain } from '../../src/limiter/steps/chain.js';
-import { InstanceCount } from '../../src/limiter/fallback/instances.js';
 import type { Plan } from '../../src/limiter/engine/plan.js';
+import { buildChain, type DecisionChain, type ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
+import { InstanceCount } from '../../src/limiter/fallback/instances.js';
 import type { Reply } from '../../src/limiter/steps/compose.js';
 import { systemClock } from '../../src/stores/clock.js';
 

@@ -9,7 +9,7 @@
 // Both engines decide through one chain of steps (steps/compose.ts): the
 // request's limits checked and planned, steps added with `use` (the
 // dashboard's observer, tracing), the penalty step (penalized limits first,
-// steps/penalty-step.ts), the engine's own steps down to its store, and the
+// steps/compose.ts penaltyStep), the engine's own steps down to its store, and the
 // outcome with shadow applied once (steps/compose.ts).
 //
 // Within one of the store's groups (one hash slot on Redis, everything on the
@@ -26,8 +26,7 @@ import { type Bucket, keyOfBucket } from '../../core/ids.js';
 import { checkRule, type Rule } from '../../core/rule.js';
 import type { BlockedKey, BucketInfo, Store } from '../../stores/store.js';
 import { ChainStats, type EngineCounters } from '../metrics/stats.js';
-import { type Call, compose, type Decide, isShadow, type Reply, replyOfOne, RequestChain, type Step } from '../steps/compose.js';
-import { penaltyStep } from '../steps/penalty-step.js';
+import { type Call, compose, type Decide, isShadow, penaltyStep, type Reply, replyOfOne, RequestChain, type Step } from '../steps/compose.js';
 import { groupsStep, refundStep, storeCallsOfPlans } from '../steps/store-steps.js';
 import { type Plan, PlanCache, storeDownDecision, unsharded } from './plan.js';
 import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';

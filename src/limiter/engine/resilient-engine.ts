@@ -1,27 +1,47 @@
 // The engine over a shared store (Redis) that keeps deciding when the store is
 // slow or gone, and spares it when one tenant's key is hot. It plans each
 // decision (bucket key, region share, shard) and hands a request's limits, one
-// or several, to one chain of steps: those added with `use` (the dashboard's
-// observer, tracing), the penalty step (penalized limits first), then the
-// decision chain (steps/chain.ts: leasing → negative cache → refund →
-// fallback → store groups → breaker and deadline → store), the outcome with
-// shadow applied once (steps/compose.ts); around
-// it, membership counts the live instances (the fallback's N) and an optional
-// rebalancer moves the region shares.
+// or several, to one chain of steps (steps/compose.ts RequestChain): those
+// added with `use` (the dashboard's observer, tracing), the penalty step
+// (steps/compose.ts penaltyStep: penalized limits first), then the decision chain
+// buildChain (below) composes, and the outcome with shadow applied once.
+// Around it, membership counts the live instances (the fallback's N) and an
+// optional rebalancer moves the region shares.
+//
+// The decision chain over a shared store: steps of one signature
+// (steps/compose.ts), in the order a decision flows, for a request of one
+// limit or several:
+//
+//   leasing (steps/leaser.ts)          a lone leased key spends local units; a hot key starts leasing
+//   → negative cache                   a key the store refused stays refused until its retry time
+//     (steps/negative-cache.ts)        (a limit with a penalty box: only its blocks cached)
+//   → refund (steps/store-steps.ts)    a refused request gives back what admitting groups took
+//   → fallback (steps/store-steps.ts)  a failed call becomes the rule's onStoreDown decision
+//   → groups (steps/store-steps.ts)    one store call per group of the store (hash slot)
+//   → store (steps/store-steps.ts)     one group's call under the guard (deadline/guard.ts: breaker, deadline)
+import type { Logger } from 'pino';
 import type { Membership } from '../../cluster/membership.js';
 import type { RegionRebalancer } from '../../cluster/region-rebalancer.js';
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
-import { assertPenaltyKey, type Bucket, bucketKeyOfPenalty } from '../../core/ids.js';
+import { assertPenaltyKey, type Bucket, bucketKey, bucketKeyOfPenalty } from '../../core/ids.js';
 import { checkRule, type Rule } from '../../core/rule.js';
 import { withTimeout } from '../../core/timeout.js';
-import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
-import type { InstanceCount } from '../fallback/instances.js';
 import { degradedDecisions, showDeadline } from '../../metrics/registry.js';
-import type { EngineCounters } from '../metrics/stats.js';
-import type { DecisionChain } from '../steps/chain.js';
-import { type Call, type Decide, type Planner, RequestChain, type Step } from '../steps/compose.js';
-import { penaltyStep } from '../steps/penalty-step.js';
+import type { Clock } from '../../stores/clock.js';
+import type { BlockedKey, BucketInfo, SharedStore } from '../../stores/store.js';
+import { type BreakerOptions, RedisBreaker } from '../deadline/breaker.js';
+import { AdaptiveDeadline, FixedDeadline } from '../deadline/deadline.js';
+import { StoreGuard } from '../deadline/guard.js';
+import { DebtCollector } from '../fallback/debt-collector.js';
+import { FallbackLimiter, StoreDown } from '../fallback/fallback.js';
+import type { InstanceCount } from '../fallback/instances.js';
+import { LateReplies } from '../fallback/late-replies.js';
+import { ChainStats, type EngineCounters } from '../metrics/stats.js';
+import { type Call, compose, type Decide, penaltyStep, type Planner, RequestChain, type Step } from '../steps/compose.js';
+import { LeasingStep } from '../steps/leaser.js';
+import { NegativeCache, negativeStep } from '../steps/negative-cache.js';
+import { fallbackStep, groupsStep, refundStep, storeTerminal } from '../steps/store-steps.js';
 import { bucketsOf, type Plan, PlanCache, planFor, unsharded } from './plan.js';
 import type { Engine, EngineHealth, LimitCall, LimitsDecision } from './types.js';
 
@@ -72,7 +92,7 @@ export class ResilientEngine implements Engine {
     return this.requests.decide([{ bucket, rule, cost }]).then(first);
   }
 
-  /** One limit or several take the same chain (with leasing for a lone one); penalized limits first (steps/penalty-step.ts). */
+  /** One limit or several take the same chain (with leasing for a lone one); penalized limits first (steps/compose.ts penaltyStep). */
   decideAll(calls: readonly LimitCall[]): Promise<LimitsDecision> {
     return this.requests.decide(calls);
   }
@@ -215,3 +235,82 @@ export class ResilientEngine implements Engine {
 }
 
 const first = (outcome: LimitsDecision): Decision => outcome.decisions[0]!;
+
+export interface ChainOptions {
+  store: SharedStore;
+  /** A fixed deadline, ms; undefined: adaptive (deadline.ts AdaptiveDeadline). */
+  deadlineMs?: number | undefined;
+  breaker: BreakerOptions;
+  hotKey: { autoLeaseRatePerSec: number; batch: number; leaseTtlMs: number };
+  negativeCacheSize: number;
+  stateCacheSize: number;
+  fallbackMaxKeys: number;
+  /** Deadline of the calls off the request path (late-reply corrections, outage charges). */
+  adminTimeoutMs: number;
+  instances: InstanceCount;
+  logger: Logger;
+  now: Clock;
+}
+
+/** The built chain: the composed decision, and the parts the engine also reaches (peek, reset, inspect, health, close). */
+export interface DecisionChain {
+  /** A request's limits (one or several; a penalized one alone) decided together. */
+  decide: Decide;
+  leasing: LeasingStep;
+  negative: NegativeCache;
+  storeDown: StoreDown;
+  fallback: FallbackLimiter;
+  breaker: RedisBreaker;
+  /** The deadline of a store call sent now, ms, fixed or adaptive. */
+  deadline: { readonly adaptive: boolean; ms(): number };
+  stats: ChainStats;
+}
+
+/** What the breaker's own probe asks: a peek (the policy scripts run, nothing is written) of a bucket no tenant has. */
+const PROBE_BUCKET = bucketKey('~probe', 'breaker');
+const PROBE_RULE: Rule = { policy: 'token_bucket', capacity: 1, refillPerSecond: 1 };
+
+export function buildChain(options: ChainOptions): DecisionChain {
+  const { store, logger, now, instances } = options;
+  const stats = new ChainStats(logger);
+  // `debts` is built below (it needs the fallback); the fallback asks it only once decisions flow.
+  const owes = (key: string): boolean => debts.owes(key);
+  const fallback = new FallbackLimiter({ maxKeys: options.fallbackMaxKeys, stateCacheSize: options.stateCacheSize, owes, now });
+  const late = new LateReplies({ store, timeoutMs: options.adminTimeoutMs, logger, fallback, counts: stats.lateReplies, stats, now });
+  const deadline = options.deadlineMs === undefined ? new AdaptiveDeadline(now()) : new FixedDeadline(options.deadlineMs);
+  const current = { adaptive: deadline.adaptive, ms: () => deadline.msAt(now()) };
+  const debts = new DebtCollector({ store, maxKeys: options.fallbackMaxKeys, timeoutMs: options.adminTimeoutMs, peekTimeoutMs: current.ms, fallback, stats, logger });
+  const breaker = new RedisBreaker(
+    options.breaker,
+    logger,
+    {
+      onOpen: () => fallback.beginEpisode(),
+      onClose: () => {
+        fallback.endEpisode();
+        void debts.chargeAll();
+      },
+    },
+    () => store.peek(PROBE_BUCKET, PROBE_RULE),
+  );
+  const guard = new StoreGuard({ store, breaker, deadline, stats, now });
+  const storeDown = new StoreDown({ guard, fallback, debts, late, stats, instances, retryAfterMs: options.breaker.resetTimeoutMs });
+  const negative = new NegativeCache(options.negativeCacheSize);
+  const leasing = new LeasingStep({
+    below: storeDown,
+    canLease: (rule) => store.canLease(rule),
+    negative,
+    hotKey: options.hotKey,
+    maxKeys: options.stateCacheSize,
+    now,
+    instances,
+    stats,
+  });
+  const decide = compose(
+    leasing.step,
+    negativeStep(negative, now),
+    refundStep({ late, negative }),
+    fallbackStep({ storeDown, fallback, guard, debts, late, stats }),
+    groupsStep((calls) => store.groups(calls)),
+  )(storeTerminal({ guard, debts, fallback, late }));
+  return { decide, leasing, negative, storeDown, fallback, breaker, deadline: current, stats };
+}

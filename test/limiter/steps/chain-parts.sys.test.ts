@@ -6,11 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildChain } from '../../../src/limiter/steps/chain.js';
-import { CallDeadlines, DeadlineError } from '../../../src/limiter/deadline/deadline.js';
-import { DeadlineTimer } from '../../../src/limiter/deadline/deadline.js';
-import { InstanceCount } from '../../../src/limiter/fallback/instances.js';
+import { CallDeadlines, DeadlineError, DeadlineTimer } from '../../../src/limiter/deadline/deadline.js';
 import { planFor } from '../../../src/limiter/engine/plan.js';
+import { buildChain } from '../../../src/limiter/engine/resilient-engine.js';
+import { InstanceCount } from '../../../src/limiter/fallback/instances.js';
 import { systemClock } from '../../../src/stores/clock.js';
 import { RedisStore } from '../../../src/stores/redis-store.js';
 import type { StoreConnection } from '../../../src/stores/store.js';

@@ -11,8 +11,7 @@ import { observerStep } from '../../../src/dashboard/engine-observer.js';
 import { verdictOf } from '../../../src/gateway/request-observer.js';
 import { StoreEngine } from '../../../src/limiter/engine/engine.js';
 import { type Plan, planFor } from '../../../src/limiter/engine/plan.js';
-import { type Call, type Decide, outcomeOf, type Reply, RequestChain, type Step } from '../../../src/limiter/steps/compose.js';
-import { penaltyStep } from '../../../src/limiter/steps/penalty-step.js';
+import { type Call, type Decide, outcomeOf, penaltyStep, type Reply, RequestChain, type Step } from '../../../src/limiter/steps/compose.js';
 import type { PenaltyConfig } from '../../../src/policies/penalty/model.js';
 import { MemoryStore } from '../../../src/stores/memory-store.js';
 
