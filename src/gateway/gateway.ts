@@ -30,7 +30,7 @@ import { countDecision, countersFor, type LimitCounters } from '../metrics/limit
 import type { LimitProblem, LimitRequest } from '../request-limits/request-limits.js';
 import type { RuleResolver, TenantResolver } from '../rules/types.js';
 import type { RequestTrace, Tracing } from '../tracing/types.js';
-import { needsSettlement, Settlement } from '../usage/settlement.js';
+import { Settlement } from '../usage/settlement.js';
 import type { UsageObserver } from '../usage/usage-recorder.js';
 import { clientLeft } from './client-left.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
@@ -346,7 +346,8 @@ export class Gateway {
         refuseRated(exchange.req, res, rejectionOf(views, outcome.governing, this.headerOptions), this.log, { tenant, route, ...views[outcome.governing]! });
         return;
       }
-      exchange.settlement = this.settlementOf(tenant, limits, outcome);
+      const usage = this.usage;
+      exchange.settlement = Settlement.of(this.engine, limits, outcome.enforced ?? outcome.decisions, usage && ((limit, delta) => usage.settled(tenant, limit, delta)));
       const limitHeaders: string[] = [];
       pushLimitsHeaders(limitHeaders, views, outcome.governing, this.headerOptions);
       // Shaping: the request waits for the longest delay any limit asks.
@@ -360,13 +361,6 @@ export class Gateway {
   }
 
   /** Shaping: the request waits its delay, then goes upstream; a full queue is a 503. */
-  /** What the admitted request's usage-priced or outcome-counted limits settle once it ends; undefined when none is (most requests: no closure made for them). */
-  private settlementOf(tenant: string | undefined, limits: Exchange['limits'], outcome: LimitsDecision): Settlement | undefined {
-    if (!needsSettlement(limits)) return undefined;
-    const usage = this.usage;
-    return Settlement.of(this.engine, limits, outcome.enforced ?? outcome.decisions, usage && ((limit, delta) => usage.settled(tenant, limit, delta)));
-  }
-
   private hold(exchange: Exchange, delayMs: number, limitHeaders: string[]): void {
     const { res, tenant, route } = exchange;
     const held = this.shaping.hold(res, delayMs, () => this.forward(exchange, limitHeaders));

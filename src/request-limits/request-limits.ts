@@ -212,25 +212,18 @@ interface Who {
 /** The plan the request names: the caller's (the Envoy face's descriptor entry), else its identity's (a JWT's planClaim, an API key's own plan). */
 const whoOf = (tenant: string | undefined, request: LimitRequest, plan: string | undefined): Who => ({ tenant, plan: plan ?? request.identity?.plan });
 
-/** The origins without a plan, one object each: a request's limits share them instead of allocating one per limit. */
-const ORIGINS = new Map<RuleFrom, RuleOrigin>();
-/** A plan's origin per plan name: only plans the rule store holds resolve, and a bound keeps it so. */
-const PLAN_ORIGINS = new Map<string, RuleOrigin>();
-const MAX_PLAN_ORIGINS = 10_000;
+/** The origins without a plan, one frozen object each: a request's limits share them instead of allocating one per limit. */
+const ORIGINS: Readonly<Record<Exclude<RuleFrom, 'plan'>, RuleOrigin>> = {
+  override: Object.freeze({ match: 'override' }),
+  limit: Object.freeze({ match: 'inline' }),
+  'tenant-route': Object.freeze({ match: 'tenant-route' }),
+  'tenant-any': Object.freeze({ match: 'tenant-any' }),
+  'any-route': Object.freeze({ match: 'any-route' }),
+  default: Object.freeze({ match: 'default' }),
+};
 
 function originOf(choice: RuleChoice): RuleOrigin {
-  const plan = choice.from === 'plan' ? (choice.plan as string) : undefined;
-  const kept = plan === undefined ? ORIGINS.get(choice.from) : PLAN_ORIGINS.get(plan);
-  if (kept !== undefined) return kept;
-  if (plan === undefined) {
-    const origin: RuleOrigin = Object.freeze({ match: choice.from === 'limit' ? 'inline' : (choice.from as Exclude<RuleFrom, 'limit' | 'plan'>) });
-    ORIGINS.set(choice.from, origin);
-    return origin;
-  }
-  if (PLAN_ORIGINS.size >= MAX_PLAN_ORIGINS) PLAN_ORIGINS.clear();
-  const origin: RuleOrigin = Object.freeze({ match: 'plan', plan });
-  PLAN_ORIGINS.set(plan, origin);
-  return origin;
+  return choice.from === 'plan' ? { match: 'plan', plan: choice.plan as string } : ORIGINS[choice.from];
 }
 
 /**

@@ -38,7 +38,7 @@ export interface ResponseEnd {
 }
 
 /** Whether any of an admitted request's limits is priced by usage or counted by outcome: only then is there something to settle. */
-export function needsSettlement(limits: readonly Pick<SettledLimit, 'usage' | 'count'>[]): boolean {
+function needsSettlement(limits: readonly Pick<SettledLimit, 'usage' | 'count'>[]): boolean {
   for (const limit of limits) if (limit.usage !== undefined || limit.count !== undefined) return true;
   return false;
 }

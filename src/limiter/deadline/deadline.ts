@@ -24,8 +24,8 @@
 // answer), the quantity the deadline judges (above). The deadline is
 // `factor` times the longest such silence in the last `windowMs`, clamped to
 // [floorMs, ceilingMs]: on loopback it stays at the floor (an outage still
-// falls back in 5 ms), across zones with 10 ms spikes it rises above them, so
-// a spike is waited for instead of decided by the fallback.
+// falls back that soon), across zones whose round trips spike it rises above
+// the spikes, so a spike is waited for instead of decided by the fallback.
 //
 // Only answers feed it: a call that failed, or that stayed silent past the
 // breaker's silence (an outage, the breaker's job), is no sample, nor is a

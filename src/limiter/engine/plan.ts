@@ -147,7 +147,6 @@ export function scaleRule(rule: Rule, factor: number): Rule {
   return scaled;
 }
 
-
 /**
  * The ms one unit moves the state of a policy carried as a time into the
  * fallback (the registry's `carry`: token bucket, GCRA, leaky bucket);

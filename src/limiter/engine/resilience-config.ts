@@ -74,7 +74,7 @@ function fieldsSchemaOf(z: Z) {
   const helpers = helpersOf(z);
   const { int, id, share } = helpers;
   return z.object({
-    /** Budget of one Redis call: how long its connection may stay silent, ms; absent = adaptive (deadline.ts AdaptiveDeadline: 5 to 50 ms). */
+    /** Budget of one Redis call: how long its connection may stay silent, ms; absent = adaptive (deadline.ts AdaptiveDeadline, between ADAPTIVE_DEADLINE's floorMs and ceilingMs). */
     deadlineMs: z.number().positive('must be positive').max(10_000, 'must be at most 10000').optional(),
     /**
      * Opt-in WAIT: an admission waits until `replicas` replicas acknowledged its
