@@ -38,8 +38,9 @@ export async function renderCliDoc(): Promise<string> {
      node --import tsx scripts/gen-cli-docs.ts --write -->
 
 \`sluice <command> [options]\`; \`sluice help\` prints the same list. A config
-error exits 2 and names the file, line and field; a failed admin API call
-exits 1 (codes: [errors.md](errors.md#cli-only)). The commands that talk to a
+error exits 2 and names the file, line and field; so does an option the
+command does not take, or one missing its value (\`Unknown option '--jsn'\`);
+a failed admin API call exits 1 (codes: [errors.md](errors.md#cli-only)). The commands that talk to a
 running gateway use the admin API at \`SLUICE_ADMIN_URL\` with the token in
 \`SLUICE_ADMIN_TOKEN\` ([environment-variables.md](environment-variables.md)).
 

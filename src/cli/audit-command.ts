@@ -6,7 +6,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { AuditEntry } from '../rules/admin/tokens-and-audit.js';
 import { clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 
 const USAGE = `usage: sluice audit [--since TIME] [--until TIME] [--actor NAME] [--kind KIND] [--format json|csv] [--admin URL]
   TIME: ISO 8601 (2026-12-01T00:00:00Z); KIND: rule, override, key, token, bucket, reload
@@ -18,7 +18,7 @@ const FILTERS = ['since', 'until', 'actor', 'kind'] as const;
 
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
-    const { positional, options } = parseCommandArgs(argv);
+    const { positional, options } = parseCommandArgs(argv, { ...ADMIN_OPTIONS, format: { type: 'string' }, ...Object.fromEntries(FILTERS.map((name) => [name, { type: 'string' as const }])) });
     if (positional.length > 0) throw new UsageError(`unexpected argument ${positional[0]}`);
     const format = options.get('format') ?? 'json';
     if (format !== 'json' && format !== 'csv') throw new UsageError('--format must be json or csv');

@@ -2,7 +2,7 @@
 // API (GET /blocks, DELETE /blocks/{id}). Keys are shown hashed, as the API
 // lists them; a lift is audited by the API.
 import { clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 
 const USAGE = `usage: sluice blocks <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
   list [--limit N] [--json]   the keys a penalty box blocks now, soonest to end first, with the time left
@@ -32,7 +32,7 @@ export function formatRemaining(ms: number): string {
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, { ...ADMIN_OPTIONS, ...JSON_OPTION, limit: { type: 'string' } });
     const client = clientFrom(options, io);
     switch (command) {
       case 'list': {

@@ -16,60 +16,73 @@ export const processIo: CliIo = {
   env: process.env,
 };
 
-/**
- * `--name value` / `--name=value` / `--flag` options and the positional rest,
- * for the commands that call the admin API: any option is taken and each
- * command reads the ones it knows (a rule's fields are options: `--capacity
- * 200`). The commands with a fixed set of options (`start`, `check`,
- * `explain`) declare it to parseDeclaredArgs, below, which refuses any other.
- */
-export function parseCommandArgs(argv: string[]): { positional: string[]; options: Map<string, string | true> } {
-  const positional: string[] = [];
-  const options = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--') || arg === '--') {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    if (eq > 0) options.set(arg.slice(2, eq), arg.slice(eq + 1));
-    else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) options.set(arg.slice(2), argv[++i]!);
-    else options.set(arg.slice(2), true);
-  }
-  return { positional, options };
-}
-
 type DeclaredOptions = NonNullable<ParseArgsConfig['options']>;
 export type DeclaredValues<T extends DeclaredOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true }>>['values'];
 
+/** Marks a positional argument set aside (no argument the shell passes holds a NUL). */
+const PLACEHOLDER = '\0positional:';
+
 /**
- * Declared options through node:util's parseArgs, with two differences a user
+ * The one argument parser of every command: the options it declares, through
+ * node:util's parseArgs, and the positional rest. Two differences a user
  * meets: a string option takes the next argument whatever it starts with (a
  * generated token or key may start with `-`, which parseArgs would call
- * ambiguous), and a mistake is a UsageError naming the option.
+ * ambiguous), and a mistake (an option the command does not declare, a value
+ * missing) is a UsageError naming the option, so a misspelt option never
+ * passes unseen.
  */
-export function parseDeclaredArgs<T extends DeclaredOptions>(argv: string[], options: T): DeclaredValues<T> {
+export function parseCommandLine<T extends DeclaredOptions>(argv: string[], options: T): { values: DeclaredValues<T>; positional: string[] } {
   const takesValue = (arg: string): string | undefined => {
     const name = arg.startsWith('--') ? arg.slice(2) : Object.keys(options).find((key) => arg === `-${options[key]!.short}`);
     return name !== undefined && options[name]?.type === 'string' ? name : undefined;
   };
+  const isShort = (arg: string): boolean => Object.values(options).some((option) => option.short !== undefined && arg === `-${option.short}`);
   const joined: string[] = [];
+  // An argument with one dash that is no declared short option is a positional one (an id may start with `-`): it
+  // goes through parseArgs as a placeholder, put back after.
+  const dashed: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const name = takesValue(argv[i]!);
+    const arg = argv[i]!;
+    const name = takesValue(arg);
     if (name !== undefined && i + 1 < argv.length && argv[i + 1]!.startsWith('-')) joined.push(`--${name}=${argv[++i]!}`);
-    else joined.push(argv[i]!);
+    else if (arg.length > 1 && arg.startsWith('-') && !arg.startsWith('--') && !isShort(arg)) joined.push(`${PLACEHOLDER}${dashed.push(arg) - 1}`);
+    else joined.push(arg);
   }
   try {
     const { values, positionals } = parseArgs({ args: joined, options, allowPositionals: true });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
-    return values;
+    return { values, positional: positionals.map((arg) => (arg.startsWith(PLACEHOLDER) ? dashed[Number(arg.slice(PLACEHOLDER.length))]! : arg)) };
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     // node names the option: "Unknown option '--pth'", "Option '--path <value>' argument missing"
     throw new UsageError((error as Error).message.split('. ')[0]!);
   }
 }
+
+/** The declared options of a command that takes no positional argument (`start`, `check`, `explain`). */
+export function parseDeclaredArgs<T extends DeclaredOptions>(argv: string[], options: T): DeclaredValues<T> {
+  const { values, positional } = parseCommandLine(argv, options);
+  if (positional.length > 0) throw new UsageError(`unexpected argument ${positional[0]}`);
+  return values;
+}
+
+/** An admin command's options as given: a string's value, or `true` for a flag; what was not given is absent. */
+export type GivenOptions = Map<string, string | true>;
+
+/** The same for the admin commands: their positional arguments, and the options given as a map (parseCommandLine). */
+export function parseCommandArgs(argv: string[], options: DeclaredOptions): { positional: string[]; options: GivenOptions } {
+  const { values, positional } = parseCommandLine(argv, options);
+  const given: GivenOptions = new Map();
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === 'string') given.set(name, value);
+    else if (value === true) given.set(name, true);
+  }
+  return { positional, options: given };
+}
+
+/** The option every admin command takes: the admin API's URL (the token comes from SLUICE_ADMIN_TOKEN). */
+export const ADMIN_OPTIONS = { admin: { type: 'string' } } as const satisfies DeclaredOptions;
+
+/** `--json`, for the commands that can print JSON. */
+export const JSON_OPTION = { json: { type: 'boolean' } } as const satisfies DeclaredOptions;
 
 /** parseDeclaredArgs for a command that reports its own errors: the options, or undefined once a mistake in them was said on stderr (the command exits 2). */
 export function argsOrReport<T extends DeclaredOptions>(argv: string[], options: T, command: string, io: Pick<CliIo, 'err'> = processIo): DeclaredValues<T> | undefined {

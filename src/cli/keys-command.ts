@@ -1,7 +1,7 @@
 // `sluice keys create|list|revoke`: API keys through the admin API. The clear key
 // is printed once, at creation; it cannot be shown again.
 import { clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import type { ApiKeyInfo, CreatedKey } from '../rules/store.js';
 
 const USAGE = `usage: sluice keys <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
@@ -13,7 +13,7 @@ const USAGE = `usage: sluice keys <command> [--admin URL]   (token from SLUICE_A
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, { ...ADMIN_OPTIONS, ...JSON_OPTION, tenant: { type: 'string' } });
     const client = clientFrom(options, io);
     switch (command) {
       case 'create': {

@@ -3,7 +3,7 @@
 // admin API checks an entry (400 naming the field); a header's or a claim's
 // value is sent once and kept, shown and audited only as its SHA-256.
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 
 const USAGE = `usage: sluice lists <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
   list [--json]                                  the stored entries (expired ones marked)
@@ -14,6 +14,12 @@ MATCH is one of --cidr ADDRESS_OR_NETWORK, --tenant TENANT, --header NAME=VALUE,
 `;
 
 type Options = Map<string, string | true>;
+
+const LIST_OPTIONS = {
+  ...ADMIN_OPTIONS,
+  ...JSON_OPTION,
+  ...Object.fromEntries(['cidr', 'tenant', 'header', 'claim', 'routes', 'limit-id', 'expires', 'note'].map((name) => [name, { type: 'string' as const }])),
+};
 
 /** An entry as the admin API answers it. */
 interface ListEntryView {
@@ -33,7 +39,7 @@ interface ListEntryView {
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, LIST_OPTIONS);
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':

@@ -5,8 +5,8 @@ import { SluiceError } from '../core/errors.js';
 import { parseSelector } from '../rules/override-selector.js';
 import type { StoredOverride } from '../rules/types.js';
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
-import { parseJson, ruleFromOptions } from './rules-command.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { parseJson, ruleFromOptions, ruleOptions } from './rules-command.js';
 
 const USAGE = `usage: sluice overrides <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
   list [LIMIT] [--json]                     list overrides (of one limit)
@@ -20,7 +20,7 @@ Precedence: docs/limits.md#overrides.
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, { ...ADMIN_OPTIONS, ...JSON_OPTION, ...ruleOptions() });
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':

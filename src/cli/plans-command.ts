@@ -3,9 +3,9 @@
 // A rule is given as JSON or with the rule's options (ruleFromOptions); the
 // scope of a limit is one of --global, --route ID or --limit-id ID.
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import type { PlanAssignment, PlanLimit, StoredPlan } from '../rules/plans.js';
-import { parseJson, ruleFromOptions } from './rules-command.js';
+import { parseJson, ruleFromOptions, ruleOptions } from './rules-command.js';
 
 const USAGE = `usage: sluice plans <command> [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
   list [--json]                                  plans and their limits
@@ -25,7 +25,16 @@ const SCOPE_FLAGS = ['global', 'route', 'limit-id'];
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, {
+      ...ADMIN_OPTIONS,
+      ...JSON_OPTION,
+      ...ruleOptions(),
+      global: { type: 'boolean' },
+      route: { type: 'string' },
+      'limit-id': { type: 'string' },
+      tenant: { type: 'string' },
+      key: { type: 'string' },
+    });
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':

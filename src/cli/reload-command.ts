@@ -2,7 +2,7 @@
 // file (POST /reload on the admin API; the same as SIGHUP to its process). An
 // invalid file is reported with file:line and the gateway keeps its config.
 import { clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli } from './cli-io.js';
+import { ADMIN_OPTIONS, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import type { ReloadReport } from '../admin/config-reload.js';
 
 const USAGE = `usage: sluice reload [--admin URL]   (token from SLUICE_ADMIN_TOKEN)
@@ -11,7 +11,8 @@ const USAGE = `usage: sluice reload [--admin URL]   (token from SLUICE_ADMIN_TOK
 
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
-    const { options } = parseCommandArgs(argv);
+    const { positional, options } = parseCommandArgs(argv, ADMIN_OPTIONS);
+    if (positional.length > 0) throw new UsageError(`unexpected argument ${positional[0]}`);
     const report = await clientFrom(options, io).call<ReloadReport>('POST', '/reload');
     if (report.outcome !== 'applied') return 1;
     io.out(`config reloaded (hash ${report.hash}, ${report.loadedAt})\n`);

@@ -3,9 +3,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
 import { type AdminClient, clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import { SluiceError } from '../core/errors.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import type { ZodType } from 'zod';
+import { parseRule, type Rule, ruleSchema } from '../core/rule.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
 import type { StoredRule } from '../rules/types.js';
 
@@ -23,7 +24,7 @@ TENANT and ROUTE may be * (any).
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, { ...ADMIN_OPTIONS, ...JSON_OPTION, ...ruleOptions(), tenant: { type: 'string' }, prune: { type: 'boolean' } });
     const client = clientFrom(options, io);
     switch (command) {
       case 'list':
@@ -117,12 +118,42 @@ export function formatRules(rules: Pick<StoredRule, 'tenant' | 'route' | 'rule'>
   return `rules:\n${lines.join('\n')}\n`;
 }
 
+/**
+ * The options a rule is given by on the command line: every field of every
+ * policy's schema, in kebab case (`--refill-per-second`); a boolean field is
+ * a flag (`--shadow`), any other takes a value (JSON for the nested ones:
+ * `--lease '{"batch":10}'`). Read off the rule schema, so a new policy's
+ * fields are options with nothing written here.
+ */
+export function ruleOptions(): Record<string, { type: 'string' | 'boolean' }> {
+  ruleFields ??= fieldsOfRuleSchema();
+  return ruleFields;
+}
+
+let ruleFields: Record<string, { type: 'string' | 'boolean' }> | undefined;
+
+function fieldsOfRuleSchema(): Record<string, { type: 'string' | 'boolean' }> {
+  const fields: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const policy of ruleSchema.options) {
+    for (const [name, field] of Object.entries(policy.shape as Record<string, ZodType>)) {
+      let inner = field;
+      while (inner.def.type === 'optional') inner = (inner.def as unknown as { innerType: ZodType }).innerType;
+      fields[kebabOf(name)] = { type: inner.def.type === 'boolean' ? 'boolean' : 'string' };
+    }
+  }
+  return fields;
+}
+
+const kebabOf = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const camelOf = (option: string): string => option.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The rule the options spell (the rule's own options only; the admin API checks it). */
 export function ruleFromOptions(options: Map<string, string | true>): Record<string, unknown> {
+  const fields = ruleOptions();
   const rule: Record<string, unknown> = {};
   for (const [name, value] of options) {
-    if (name === 'admin') continue;
-    const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    rule[key] = value === true ? true : coerce(value);
+    if (fields[name] === undefined) continue;
+    rule[camelOf(name)] = value === true ? true : coerce(value);
   }
   if (!rule.policy) throw new UsageError('set needs a JSON rule or --policy and its parameters');
   return rule;

@@ -2,7 +2,7 @@
 // (an `admin` token in SLUICE_ADMIN_TOKEN). The clear token is printed once.
 import type { AdminToken, CreatedToken } from '../rules/admin/tokens-and-audit.js';
 import { clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 
 const USAGE = `usage: sluice tokens <command> [--admin URL]   (an admin token in SLUICE_ADMIN_TOKEN)
   create NAME ROLE [--json]   ROLE: read (the page, GET endpoints), write (rules, overrides, keys), admin (tokens, reloads); prints the token once
@@ -13,7 +13,7 @@ const USAGE = `usage: sluice tokens <command> [--admin URL]   (an admin token in
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
     const [command, ...rest] = argv;
-    const { positional, options } = parseCommandArgs(rest);
+    const { positional, options } = parseCommandArgs(rest, { ...ADMIN_OPTIONS, ...JSON_OPTION });
     const client = clientFrom(options, io);
     switch (command) {
       case 'create': {

@@ -5,7 +5,7 @@
 import type { LimitUsage, TenantUsage } from '../admin/usage-handler.js';
 import type { UsageCell } from '../usage/usage-history.js';
 import { clientFrom } from './admin-client.js';
-import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
+import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 
 const USAGE = `usage: sluice usage TENANT [--json] [--admin URL]   (token from SLUICE_ADMIN_TOKEN, role read)
   for each limit counting TENANT's requests: what is left, when it resets, and what it consumed
@@ -14,7 +14,7 @@ const USAGE = `usage: sluice usage TENANT [--json] [--admin URL]   (token from S
 
 export function run(argv: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, USAGE, async () => {
-    const { positional, options } = parseCommandArgs(argv);
+    const { positional, options } = parseCommandArgs(argv, { ...ADMIN_OPTIONS, ...JSON_OPTION });
     const [tenant, ...extra] = positional;
     if (tenant === undefined || extra.length > 0) throw new UsageError(tenant === undefined ? 'name the tenant' : `one tenant at a time (got ${positional.join(' ')})`);
     const usage = await clientFrom(options, io).call<TenantUsage>('GET', `/tenants/${encodeURIComponent(tenant)}/usage`);
