@@ -43,16 +43,16 @@ export type CreateEngineOptions = ResilienceConfigInput & EngineWiring;
 
 /** The library's entry: validates the options (an error names the option, e.g. `memberTtlMs`), then builds. */
 export function createEngine(options: CreateEngineOptions = {}): Engine {
-  const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
+  const { redis, logger, instanceId, maxKeys, now, wrapStore, ...rest } = options;
   if (redis !== undefined) checkTarget(redis);
-  return buildEngine(validated(rest), { redis, logger, instanceId, maxKeys, now });
+  return buildEngine(validated(rest), { redis, logger, instanceId, maxKeys, now, wrapStore });
 }
 
 /** The same over Redis, typed as the resilient engine (its membership, for tests and tools). */
 export function createResilientEngine(options: CreateEngineOptions & { redis: RedisTarget | RedisClient }): ResilientEngine {
-  const { redis, logger, instanceId, maxKeys, now, ...rest } = options;
+  const { redis, logger, instanceId, maxKeys, now, wrapStore, ...rest } = options;
   checkTarget(redis);
-  return buildResilientEngine(validated(rest), { redis, logger, instanceId, maxKeys, now });
+  return buildResilientEngine(validated(rest), { redis, logger, instanceId, maxKeys, now, wrapStore });
 }
 
 /**

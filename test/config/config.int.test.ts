@@ -238,6 +238,26 @@ describe('engine options', () => {
     refused({}, 'redis', /needs url, cluster or sentinel/);
     refused({ cluster: [] }, 'redis', /needs url, cluster or sentinel/);
   });
+
+  it('wrapStore, an option CreateEngineOptions declares, wraps the Redis store the engine decides on (it is no resilience option to refuse)', async () => {
+    const answer = { allowed: false, remaining: 0, limit: 1, resetAfterMs: 5, retryAfterMs: 5, delayMs: 0, source: 'redis' as const };
+    const wrapped: string[] = [];
+    const engine = createEngine({
+      redis: { url: 'redis://127.0.0.1:9' },
+      connectGraceMs: 60_000,
+      wrapStore: (store) => {
+        wrapped.push(store.kind);
+        return new Proxy(store, { get: (target, name) => (name === 'consume' ? async () => answer : Reflect.get(target, name)) });
+      },
+    });
+    try {
+      assert.deepEqual(wrapped, ['redis']);
+      const rule = { policy: 'token_bucket' as const, capacity: 1, refillPerSecond: 1 };
+      assert.deepEqual(await engine.decide({ tag: 'acme', name: 'orders' }, rule, 1), answer);
+    } finally {
+      await engine.close();
+    }
+  });
 });
 
 describe('sluice check / start with a bad file', () => {
