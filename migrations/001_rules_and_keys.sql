@@ -8,6 +8,7 @@
 -- is stored twice, and the application re-validates every row with parseRule
 -- on load, so a hand-edited row can never reach the hot path unchecked.
 -- refill_per_second is DOUBLE PRECISION, not INT: a rule may refill 0.5 tokens/s.
+-- 010 replaced the CHECKs below that list the policies by checks of form only.
 
 CREATE TABLE rate_limit_rule (
     id                 BIGSERIAL        PRIMARY KEY,

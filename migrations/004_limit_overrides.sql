@@ -4,6 +4,7 @@
 -- form the application writes) and a rule in the same columns, with the same
 -- CHECKs, as rate_limit_rule. The application re-validates every row on load.
 -- Changes are announced like rules' (002) and carry the write deadline (003).
+-- 010 replaced the CHECKs below that list the policies by checks of form only.
 
 CREATE TABLE limit_override (
     id                 BIGSERIAL        PRIMARY KEY,

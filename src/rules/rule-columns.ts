@@ -1,6 +1,12 @@
 // One rule ↔ the columns both stores keep (see migrations/001_rules_and_keys.sql
-// and embedded/schema.ts): token bucket and GCRA keep capacity/refill in their
-// own columns, every other parameter goes to `params`, and shadow has its own flag.
+// and embedded/schema.ts): a rule with both a capacity and a refill rate (token
+// bucket, GCRA) keeps them in their own columns, every other parameter goes to
+// `params`, and shadow has its own flag. The databases check the columns' form
+// only (a well-formed policy name, capacity and refill set together or not at
+// all; migrations/010_policy_checks_by_form.sql), never which policies exist:
+// parseRule checks every rule against the policy registry where it is written
+// and again in fromColumns on every read, where a row that fails is logged and
+// skipped. So a new policy is added in src/policies/ alone.
 import { assertValidId } from '../core/ids.js';
 import { parseRule, type Rule } from '../core/rule.js';
 import { assertTenantId } from './anonymous-tenant.js';

@@ -81,6 +81,23 @@ export function overrideContract(name: string, factory: StoreFactory): void {
       }
     });
 
+    it('take a row of a policy no schema lists (the database checks form only) and skip it on read, naming the field', async () => {
+      const logger = recordingLogger();
+      const own = await factory.location();
+      const edited = factory.open(own, { logger });
+      try {
+        await edited.overrides.put('login-per-ip', 'tenant:shop-a', less);
+        await factory.sql(own, `INSERT INTO limit_override (limit_id, selector, policy, params) VALUES ('login-per-ip', 'tenant:shop-b', 'new_policy', '{"limit": 5}')`);
+        assert.deepEqual((await edited.overrides.list()).map((o) => o.selector), ['tenant:shop-a']);
+        assert.equal(await edited.overrides.get('login-per-ip', 'tenant:shop-b'), undefined);
+        const skipped = logger.lines.filter((line) => line.startsWith('skipping an invalid override row'));
+        assert.equal(skipped.length, 2, logger.lines.join('\n'));
+        for (const line of skipped) assert.match(line, /limit_override\[login-per-ip\]\.policy: unknown policy \\"new_policy\\"/);
+      } finally {
+        await edited.close();
+      }
+    });
+
     it('a rule cache serves them, follows changes, and skips a hand-edited row it cannot trust', async () => {
       const logger = recordingLogger();
       await store.close();

@@ -117,6 +117,24 @@ export function storeContract(name: string, factory: StoreFactory): void {
       }
     });
 
+    it('takes a row of a policy no schema lists (the database checks form only) and skips it on read, naming the field', async () => {
+      const location = await factory.location();
+      const logger = recordingLogger();
+      const edited = factory.open(location, { logger });
+      try {
+        await edited.putRule('shop-a', 'good', bucket);
+        // A policy this Sluice does not know: the database takes it (migrations/010), parseRule does not.
+        await factory.sql(location, `INSERT INTO rate_limit_rule (tenant_id, route_id, policy, params) VALUES ('shop-a', 'newer', 'new_policy', '{"limit": 5}')`);
+        assert.deepEqual((await edited.listRules()).map((r) => r.route), ['good']);
+        assert.equal(await edited.getRule('shop-a', 'newer'), undefined);
+        const skipped = logger.lines.filter((line) => line.startsWith('skipping an invalid rule row'));
+        assert.equal(skipped.length, 2, logger.lines.join('\n'));
+        for (const line of skipped) assert.match(line, /rate_limit_rule\[shop-a\/newer\]\.policy: unknown policy \\"new_policy\\"/);
+      } finally {
+        await edited.close();
+      }
+    });
+
     it('seeds the config rules on the first start only, stored as a put would store them', async () => {
       const location = await factory.location();
       const seedRules: SeedRule[] = [
