@@ -5,7 +5,7 @@ import { parse, stringify } from 'yaml';
 import { type AdminClient, clientFrom } from './admin-client.js';
 import { type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import { SluiceError } from '../core/errors.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
 import type { StoredRule } from '../rules/types.js';
 

@@ -2,7 +2,7 @@
 // and embedded/schema.ts): token bucket and GCRA keep capacity/refill in their
 // own columns, every other parameter goes to `params`, and shadow has its own flag.
 import { assertValidId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import { assertTenantId } from './anonymous-tenant.js';
 import { ANY } from './types.js';
 
