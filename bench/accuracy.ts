@@ -15,7 +15,7 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import type { Redis } from 'ioredis';
 import { loadavg } from 'node:os';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { ACCURACY_DEADLINE_MS, type InstanceCounts, type InstanceJob, type WorkerJob } from './lib/accuracy-plan.js';
 import { type AccuracyRow, rowOf, tenantsOf, type Variant } from './lib/accuracy-rows.js';
 import { isMain, onCleanup, runMain } from './lib/cleanup.js';

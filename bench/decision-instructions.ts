@@ -9,7 +9,7 @@ import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { ensureBuilt } from './lib/built.js';
 import { forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';

@@ -10,7 +10,7 @@
 // A --cpu-prof profile of a fresh Sluice per face says where its time goes.
 // Accuracy: two Sluice processes on one Redis, decisions via gRPC or /decide.
 import { existsSync, readFileSync } from 'node:fs';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { ACCURACY_DEADLINE_MS } from './lib/accuracy-plan.js';
 import { type Child, forkServer } from './lib/children.js';
 import { isMain, runMain } from './lib/cleanup.js';

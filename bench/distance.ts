@@ -10,7 +10,7 @@
 // against the limit.
 import { loadavg } from 'node:os';
 import { pino } from 'pino';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { createResilientEngine } from '../src/engine-factory/create-engine.js';
 import type { ResilientEngine } from '../src/limiter/engine/resilient-engine.js';
 import { type Delay, startDelayProxy } from '../test/helpers/delay-proxy.js';

@@ -5,7 +5,7 @@
 // reference script (lib/design-token-bucket.lua) as the floor; then the engine-level peers.
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../src/core/ids.js';
-import type { PolicyName } from '../src/core/rule.js';
+import type { PolicyName } from '../src/policies/rule.js';
 import { policyOf } from '../src/policies/index.js';
 import { scriptSha, scriptSource } from '../src/stores/redis/scripts.js';
 import { MemoryStore } from '../src/stores/memory-store.js';

@@ -11,7 +11,7 @@
 // (the log's entries on the master before the kill, on the replica after).
 import { pino } from 'pino';
 import { bucketKey } from '../src/core/ids.js';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { createEngine } from '../src/engine-factory/create-engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { startTopology, type TopologyName } from './lib/failover-topology.js';

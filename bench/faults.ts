@@ -6,7 +6,7 @@
 // per 500 ms, with the longest deadline a decision of it was given (a decision
 // waits that long for a Redis that is frozen before the breaker opens).
 import { pino } from 'pino';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { createEngine } from '../src/engine-factory/create-engine.js';
 import { isMain, runMain } from './lib/cleanup.js';
 import { LatencyRecorder, round } from './lib/latency.js';

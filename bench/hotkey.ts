@@ -5,7 +5,7 @@
 // versus the limit, with leasing (batch 50), with sharding (10 sub-buckets),
 // and with neither (automatic leasing off).
 import { pino } from 'pino';
-import { parseRule, type Rule } from '../src/core/rule.js';
+import { parseRule, type Rule } from '../src/policies/rule.js';
 import { createEngine } from '../src/engine-factory/create-engine.js';
 import type { Engine } from '../src/limiter/engine/engine.js';
 import { isMain, runMain } from './lib/cleanup.js';

@@ -22,7 +22,7 @@ const CASES: Record<string, string> = {
   'node:http (floor)': `await import('node:http');`,
   "import 'sluice'": `await import(${entry('.')});`,
   "import 'sluice/express'": `await import(${entry('./express')});`,
-  // What the first rule loads (src/core/rule.ts), on its own.
+  // What the first rule loads (src/policies/rule.ts), on its own.
   "import 'zod'": `await import('zod');`,
   'sluice: import + createLimiter + consume': `const { createLimiter } = await import(${entry('.')}); await createLimiter({ policy: 'token_bucket', capacity: 10, refillPerSecond: 1 }).consume('user-42');`,
   "import 'express-rate-limit'": `await import('express-rate-limit');`,

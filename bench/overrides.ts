@@ -6,7 +6,7 @@
 //   npx tsx bench/overrides.ts [--iterations 1000000]
 import { parseArgs } from 'node:util';
 import type { RouteConfig } from '../src/config/types.js';
-import type { Rule } from '../src/core/rule.js';
+import type { Rule } from '../src/policies/rule.js';
 import { ClientIpResolver } from '../src/request-limits/client-ip.js';
 import { RouteLimits } from '../src/request-limits/request-limits.js';
 import { buildOverrideSet } from '../src/rules/override-set.js';

@@ -8,7 +8,7 @@
 import { loadavg } from 'node:os';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { parseRule } from '../src/core/rule.js';
+import { parseRule } from '../src/policies/rule.js';
 import { createEngine } from '../src/engine-factory/create-engine.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { isMain, runMain } from './lib/cleanup.js';

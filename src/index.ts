@@ -3,7 +3,7 @@ export type { Decision, DecisionSource } from './core/decision.js';
 export { SluiceError, isSluiceError, type ErrorCode } from './core/errors.js';
 export { GATEWAY_ERRORS, SLUICE_ERRORS, type GatewayErrorName } from './core/error-codes.js';
 export { type Bucket, type BucketKey, bucketKey, hashedId, isValidId, keyId } from './core/ids.js';
-export { checkRule, parseRule, POLICIES, type PolicyName, type Rule } from './core/rule.js';
+export { checkRule, parseRule, POLICIES, type PolicyName, type Rule } from './policies/rule.js';
 export {
   type HeaderOptions,
   type LimitView,

@@ -2,7 +2,7 @@
 // requests are evenly spaced over the run: instance j of K sends requests
 // j, j + K, j + 2K, … of the merged schedule, so together they offer `rate`
 // per second whether K is 1 or 20.
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { policyOf } from '../../src/policies/index.js';
 
 /**

@@ -2,7 +2,7 @@
 // figure, each tenant's policy model run over the instants its requests
 // actually happened (sent, or run by Redis), so the machine's delays do not
 // count against the limiter.
-import type { PolicyName, Rule } from '../../src/core/rule.js';
+import type { PolicyName, Rule } from '../../src/policies/rule.js';
 import { type InstanceCounts, modelExpected, modelExpectedAt } from './accuracy-plan.js';
 import { round } from './latency.js';
 

@@ -5,7 +5,7 @@
 // requests were sent (bench/lib/accuracy-plan.ts), target ±1 %.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { modelExpectedAt } from './accuracy-plan.js';
 import { grpcAsker, grpcRequest } from './decision-load.js';
 import { round } from './latency.js';

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { bucketKey } from '../../src/core/ids.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { runClosedLoop } from './closed-loop.js';
 import { loadDesignScript, springFailOpens, springStyleCall } from './design-script.js';

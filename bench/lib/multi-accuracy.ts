@@ -4,7 +4,7 @@
 // connection, in this process) on one Redis; and what each layout costs.
 import type { Redis } from 'ioredis';
 import { derivedId } from '../../src/core/ids.js';
-import { parseRule, type Rule } from '../../src/core/rule.js';
+import { parseRule, type Rule } from '../../src/policies/rule.js';
 import { createResilientEngine } from '../../src/engine-factory/create-engine.js';
 import type { LimitCall } from '../../src/limiter/engine/engine.js';
 import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';

@@ -4,7 +4,7 @@
 // schedule. Only one-unit decisions (EVALSHA of a policy's decision script,
 // cost 1) count: peeks, leases and adjusts are not requests.
 import type { Redis } from 'ioredis';
-import { POLICIES } from '../../src/core/rule.js';
+import { POLICIES } from '../../src/policies/rule.js';
 import { scriptSha } from '../../src/stores/redis/scripts.js';
 
 export interface RedisTimes {

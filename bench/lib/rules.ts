@@ -3,7 +3,7 @@
 // (capacity 100, 100 per second), and one whose keys live long enough to be
 // counted for memory.
 import { type BucketKey, bucketKey } from '../../src/core/ids.js';
-import { type PolicyName, parseRule, type Rule } from '../../src/core/rule.js';
+import { type PolicyName, parseRule, type Rule } from '../../src/policies/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 
 /** The policies whose model and Lua twin are registered right now. */

@@ -8,8 +8,8 @@
 // - wrongly refused: refusals an exact window over the admissions so far would
 //   have admitted (a share of all refusals, which only clients above their
 //   limit get).
-import type { Rule } from '../../src/core/rule.js';
-import { parseRule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { policyOf } from '../../src/policies/index.js';
 import { seededRandom, type TraceName, TRACES, traceOf } from './window-traces.js';
 

@@ -6,7 +6,7 @@
 // routes; a tenant entry matches the tenant `resolve` names (there is none
 // without it); a claim entry the payload `claims` reads.
 import { SluiceError } from '../core/errors.js';
-import { zodToSluiceError } from '../core/rule.js';
+import { zodToSluiceError } from '../policies/rule.js';
 import { entryOfInput, type ListEntryInput, listEntrySchema } from '../lists/config-schema.js';
 import { ListSet } from '../lists/list-set.js';
 

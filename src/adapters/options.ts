@@ -5,7 +5,7 @@
 // for `key: 'ip'`.
 import { SluiceError } from '../core/errors.js';
 import { isValidId } from '../core/ids.js';
-import { assertValidCost, parseRule, type Rule, zodToSluiceError } from '../core/rule.js';
+import { assertValidCost, parseRule, type Rule, zodToSluiceError } from '../policies/rule.js';
 import type { HeaderOptions } from '../http/headers.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import { ClientIpResolver } from '../request-limits/client-ip.js';

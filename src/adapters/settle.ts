@@ -9,7 +9,7 @@
 // answers it does not count. A store that fails the adjust is counted, never
 // an error the client sees (the response is already sent).
 import type { Decision } from '../core/decision.js';
-import { capacityOf } from '../core/rule.js';
+import { capacityOf } from '../policies/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import { usageSettlements } from '../metrics/usage.js';
 import { adjustCounted, CHARGED } from '../usage/settlement.js';

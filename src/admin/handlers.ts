@@ -2,7 +2,7 @@
 // parsed. Every input is validated before the store is touched.
 import { SluiceError } from '../core/errors.js';
 import { assertValidId, type Bucket } from '../core/ids.js';
-import { parseRule } from '../core/rule.js';
+import { parseRule } from '../policies/rule.js';
 import type { Engine, EngineHealth } from '../limiter/engine/engine.js';
 import { assertValidKeyId } from '../rules/keys.js';
 import type { RuleCacheStatus } from '../rules/cache/rule-cache.js';

@@ -2,7 +2,7 @@
 // zod rule schema, so the document can never drift from what PUT accepts.
 import { z } from 'zod';
 import { SLUICE_ERRORS } from '../core/error-codes.js';
-import { ruleSchema } from '../core/rule.js';
+import { ruleSchema } from '../policies/rule.js';
 import { overridePaths, storedOverrideSchema } from './openapi-overrides.js';
 import { listPaths, listSchemas } from './openapi-lists.js';
 import { planPaths, planSchemas } from './openapi-plans.js';

@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { SluiceError } from '../core/errors.js';
 import { assertValidId } from '../core/ids.js';
-import { parseRule } from '../core/rule.js';
+import { parseRule } from '../policies/rule.js';
 import { overrideTarget } from '../rules/override-rows.js';
 import type { AdminDeps, Reply } from './handlers.js';
 import { asObject, readJson } from '../dashboard/http-util.js';

@@ -5,7 +5,7 @@
 // touched; a bad one is a 400 naming the field.
 import type { IncomingMessage } from 'node:http';
 import { SluiceError } from '../core/errors.js';
-import { parseRule } from '../core/rule.js';
+import { parseRule } from '../policies/rule.js';
 import { assertPlanName, assertPlanScope, assertPlanSubject, assertSubjectId, type PlanScope, planNotFound, planTarget } from '../rules/plans.js';
 import type { AdminDeps, Reply } from './handlers.js';
 import { asObject, readJson } from '../dashboard/http-util.js';

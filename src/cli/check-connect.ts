@@ -5,7 +5,7 @@
 // Nothing is served; each line names the server and, on failure, why.
 import type { SluiceConfig } from '../config/types.js';
 import { bucketKey } from '../core/ids.js';
-import { parseRule } from '../core/rule.js';
+import { parseRule } from '../policies/rule.js';
 import { INSTANCES_KEY } from '../cluster/meta-keys.js';
 import { PostgresRuleStore } from '../rules/postgres/store.js';
 import { describePgConnectError } from '../rules/postgres/connection.js';

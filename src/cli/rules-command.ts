@@ -6,7 +6,8 @@ import { type AdminClient, clientFrom } from './admin-client.js';
 import { ADMIN_OPTIONS, JSON_OPTION, type CliIo, parseCommandArgs, processIo, runCli, UsageError } from './cli-io.js';
 import { SluiceError } from '../core/errors.js';
 import type { ZodType } from 'zod';
-import { parseRule, type Rule, ruleSchema } from '../core/rule.js';
+import { POLICIES, POLICY_REGISTRY } from '../policies/index.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import { assertRuleTarget } from '../rules/rule-columns.js';
 import type { StoredRule } from '../rules/types.js';
 
@@ -122,8 +123,8 @@ export function formatRules(rules: Pick<StoredRule, 'tenant' | 'route' | 'rule'>
  * The options a rule is given by on the command line: every field of every
  * policy's schema, in kebab case (`--refill-per-second`); a boolean field is
  * a flag (`--shadow`), any other takes a value (JSON for the nested ones:
- * `--lease '{"batch":10}'`). Read off the rule schema, so a new policy's
- * fields are options with nothing written here.
+ * `--lease '{"batch":10}'`). Read off each registered policy's schema, so a
+ * new policy's fields are options with nothing written here.
  */
 export function ruleOptions(): Record<string, { type: 'string' | 'boolean' }> {
   ruleFields ??= fieldsOfRuleSchema();
@@ -134,8 +135,9 @@ let ruleFields: Record<string, { type: 'string' | 'boolean' }> | undefined;
 
 function fieldsOfRuleSchema(): Record<string, { type: 'string' | 'boolean' }> {
   const fields: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const policy of ruleSchema.options) {
-    for (const [name, field] of Object.entries(policy.shape as Record<string, ZodType>)) {
+  for (const policy of POLICIES) {
+    const { shape } = POLICY_REGISTRY[policy].schema as unknown as { shape: Record<string, ZodType> };
+    for (const [name, field] of Object.entries(shape)) {
       let inner = field;
       while (inner.def.type === 'optional') inner = (inner.def as unknown as { innerType: ZodType }).innerType;
       fields[kebabOf(name)] = { type: inner.def.type === 'boolean' ? 'boolean' : 'string' };

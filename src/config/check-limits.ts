@@ -3,7 +3,7 @@
 // error naming its field.
 import { formatPath, parsePath } from './config-error.js';
 import { MAX_ID_LENGTH } from '../core/ids.js';
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../policies/rule.js';
 import type { LimitEntry } from '../request-limits/config-schema.js';
 import { maxIpIdLength } from '../core/ip-address.js';
 import { type KeySource, type LimitConfig, usesTenant } from '../request-limits/types.js';

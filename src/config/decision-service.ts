@@ -4,7 +4,7 @@
 // service (src/decision-service/) parses the section and hands its parser to the loader
 // (decision-service/load-config.ts), so config never imports the decision service.
 import type { CalendarSpec } from '../core/calendar.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { ConfigPath } from './config-error.js';
 import type { ListenAddress } from './listen-address.js';
 

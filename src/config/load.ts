@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { isSluiceError } from '../core/errors.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import { ConfigError, type ConfigPath, formatPath, parsePath } from './config-error.js';
 import { applyOverrides, type Env, type Expansion, envOverrides, expandDocument, expandedFrom, MissingVariableError, overrideFor } from './env.js';
 import { type ConfigFile, configFileSchema } from './schema.js';

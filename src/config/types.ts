@@ -4,7 +4,7 @@
 // once; the rest (addresses parsed, files read, keys hashed) is written out.
 import type { z } from 'zod';
 import type { JwtAuthConfig } from '../auth/jwt-config.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { ResilienceConfig } from '../limiter/engine/resilience-config.js';
 import type { ClientIpConfig, ConcurrencyLimitConfig, LimitConfig } from '../request-limits/types.js';
 import type { ListEntry } from '../lists/types.js';

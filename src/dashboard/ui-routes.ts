@@ -1,6 +1,8 @@
 // The /ui routes of the admin listener: the page's static files (open: they
 // hold no data) and its data endpoint (bearer token, sent as a header by the
-// page's script: no cookie a cross-site request could ride on). Every response
+// page's script: no cookie a cross-site request could ride on). The page gets
+// its rule form's policies from the policy registry as it is first read
+// (policy-form.ts). Every response
 // carries a strict Content-Security-Policy: only this origin's scripts and
 // styles, no inline code, no framing.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { SluiceError } from '../core/errors.js';
 import { sendJson } from './http-util.js';
 import type { Dashboard } from './dashboard.js';
 import { isRange, RANGES } from './history-view.js';
+import { renderPolicyForm } from './policy-form.js';
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -74,7 +77,7 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, parts: 
   if (!file) throw new SluiceError('ERR_NOT_FOUND', `no file /ui/${rest}`);
   let body = cache.get(file);
   if (!body) {
-    body = readFileSync(file);
+    body = file === FILES[''] ? Buffer.from(renderPolicyForm(readFileSync(file, 'utf8'))) : readFileSync(file);
     cache.set(file, body);
   }
   const type = TYPES[file.slice(file.lastIndexOf('.') + 1)] ?? 'application/octet-stream';

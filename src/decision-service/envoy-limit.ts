@@ -6,7 +6,7 @@
 import type { ConfigPath } from '../config/config-error.js';
 import { parsePath } from '../config/config-error.js';
 import { isSluiceError } from '../core/errors.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import type { ConfiguredLimit } from './descriptor-tree.js';
 import { type DescriptorFile, type RateLimitFile, UNIT_NAMES, UNIT_SECONDS, type UnitName } from './envoy-schema.js';
 

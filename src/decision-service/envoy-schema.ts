@@ -5,7 +5,7 @@
 // own (empty key, bad unit, replaces…) are in envoy-limit.ts and envoy-config.ts.
 import { z } from 'zod';
 import type { UnitName } from '../config/decision-service.js';
-import { MAX_COUNT } from '../core/rule.js';
+import { MAX_COUNT } from '../policies/rule.js';
 
 /** The reference's units, in seconds (its week is 7 days, its month 30, its year 365). */
 export const UNIT_SECONDS = {

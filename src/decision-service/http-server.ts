@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenAddress } from '../config/types.js';
 import { sendError } from '../http/errors.js';
-import { MAX_COUNT } from '../core/rule.js';
+import { MAX_COUNT } from '../policies/rule.js';
 import { usageReports } from '../metrics/usage.js';
 import type { ForwardAuth } from './forward-auth.js';
 import { requestFromJson, responseToJson } from './json-mapping.js';

@@ -3,7 +3,7 @@
 // the refusing descriptor's, else the one closest to exhaustion, so Envoy
 // passes them on.
 import type { Decision } from '../core/decision.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { type HeaderOptions, pushLimitHeaders } from '../http/headers.js';
 import { closestToExhaustion } from '../limiter/steps/compose.js';
 import { type Code, type Outcome, type RlsStatus, untilResetMs } from './rls-status.js';

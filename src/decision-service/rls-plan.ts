@@ -9,7 +9,7 @@ import type { LimitCall } from '../limiter/engine/engine.js';
 import type { CalendarSpec } from '../core/calendar.js';
 import { derivedId } from '../core/ids.js';
 import { BoundedLru } from '../core/lru.js';
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../policies/rule.js';
 import { type ConfiguredLimit, type DescriptorLevel, type Domains, type Match, matchDescriptor } from './descriptor-tree.js';
 import { fixedWindow, headerIdOf } from './envoy-limit.js';
 import { UNIT_SECONDS } from './envoy-schema.js';

@@ -10,7 +10,7 @@ import type { Logger, pino as Pino } from 'pino';
 import { Membership } from '../cluster/membership.js';
 import { RegionRebalancer } from '../cluster/region-rebalancer.js';
 import { SluiceError } from '../core/errors.js';
-import { zodToSluiceError } from '../core/rule.js';
+import { zodToSluiceError } from '../policies/rule.js';
 import { type Engine, StoreEngine } from '../limiter/engine/engine.js';
 import { type ResilienceConfig, type ResilienceConfigInput, resilienceConfigSchema } from '../limiter/engine/resilience-config.js';
 import { buildChain, ResilientEngine } from '../limiter/engine/resilient-engine.js';

@@ -4,7 +4,7 @@
 // limiter builds it (bucketsOf / redisKeyOf for rate limits, slotKey for
 // concurrency ones). Raw header values and API keys never appear: only ids.
 import { bucketKey, slotKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { bucketsOf } from '../limiter/engine/plan.js';
 import type { LimitTrace, RuleFrom } from '../request-limits/request-limits.js';
 import type { ConcurrencyLimitConfig, KeySourceName, LimitConfig } from '../request-limits/types.js';

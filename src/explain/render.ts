@@ -1,6 +1,6 @@
 // An explanation as text for a person at a terminal (`sluice explain`'s
 // default; `--format json` prints the structure itself).
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { AuthExplanation, Explanation, LimitExplanation } from './explain.js';
 
 export function renderText(explanation: Explanation): string {

@@ -5,7 +5,7 @@
 // `tenant`, or `tenant+ip`, one bucket per client address in the tenant's
 // slot). A limit met on several routes with the same bucket and rule is one
 // entry naming those routes. Pure: no I/O.
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { ClientIpResolver } from '../request-limits/client-ip.js';
 import { RouteLimits } from '../request-limits/request-limits.js';
 import type { ExplainContext } from './explain.js';

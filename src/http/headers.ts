@@ -2,12 +2,11 @@
 // response, Retry-After and a small JSON body on a 429, and optionally the IETF
 // fields of draft-ietf-httpapi-ratelimit-headers-11 and an RFC 9457 problem body.
 // Shared by the gateway and the in-process adapters.
-import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
 import { GATEWAY_ERRORS, type GatewayErrorName } from '../core/error-codes.js';
-import type { Rule } from '../core/rule.js';
 import type { LimitsDecision } from '../limiter/engine/engine.js';
 import { policyOf } from '../policies/index.js';
+import type { Rule } from '../policies/rule.js';
 import type { RuleOrigin } from '../request-limits/types.js';
 
 export interface HeaderOptions {
@@ -42,14 +41,13 @@ const windows = new WeakMap<Rule, number>();
 
 /** The policy's window in seconds for `RateLimit-Policy: w=`: the time an empty bucket takes to fill. */
 export function windowSeconds(rule: Rule): number {
-  if (rule.policy === 'fixed_window' && rule.calendar !== undefined) {
-    // A calendar window's length changes (months, DST days): the current one's.
-    const { start, end } = calendarWindowAt(Date.now(), rule.calendar);
-    return Math.max(1, headerInt(Math.ceil((end - start) / 1000)));
-  }
+  const policy = policyOf(rule);
+  // A window whose length changes (a calendar window: months, DST days): the current one's.
+  const currentMs = policy.currentWindowMs?.(rule, Date.now());
+  if (currentMs !== undefined) return Math.max(1, headerInt(Math.ceil(currentMs / 1000)));
   let seconds = windows.get(rule);
   if (seconds === undefined) {
-    seconds = policyOf(rule).model.fillMs(rule) / 1000;
+    seconds = policy.model.fillMs(rule) / 1000;
     seconds = Math.max(1, headerInt(Math.ceil(seconds)));
     windows.set(rule, seconds);
   }

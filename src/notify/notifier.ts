@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Decision } from '../core/decision.js';
 import type { Bucket } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { BoundedLru } from '../core/lru.js';
 import type { NotificationsConfig, NotifyTarget } from './config.js';
 import { claimKey, type EventIdentity, eventId, type ThresholdEvent } from './event.js';

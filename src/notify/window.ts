@@ -1,18 +1,16 @@
 // Which thresholds a decision crossed, and which window it belongs to: the
 // unit an event is deduplicated by. Fixed windows and calendar quotas have a
-// real window (its start is the id); the rolling policies (token bucket,
-// GCRA, sliding windows, leaky bucket) have none, so time is cut into slots
+// real window (its start is the id; the registry's `decisionWindow` names it);
+// the rolling policies (token bucket, GCRA, sliding windows, leaky bucket)
+// have none, so time is cut into slots
 // as long as the bucket takes to fill from empty, at least a minute: at most
 // one event per threshold per slot, however long a tenant hovers near it.
-import { calendarWindowAt } from '../core/calendar.js';
 import type { Decision } from '../core/decision.js';
-import type { Rule } from '../core/rule.js';
 import { policyOf } from '../policies/index.js';
+import type { Rule } from '../policies/rule.js';
 
 /** The shortest slot of a rolling policy: a hot tenant at 90 % of a one-second bucket is not an event a second. */
 export const MIN_ROLLING_SLOT_MS = 60_000;
-/** A calendar window is at least a day: a point this far before its estimated end is inside it whatever the clock skew. */
-const CALENDAR_MARGIN_MS = 60_000;
 
 /**
  * The highest index of `at` (ascending) the decision reached, or -1. `at` t is
@@ -42,23 +40,10 @@ export interface NotifyWindow {
 /** The window of `decision`, made at `now` (this instance's clock; the store's may differ by a little). */
 export function windowOf(rule: Rule, decision: Decision, now: number): NotifyWindow {
   const end = now + Math.max(0, decision.resetAfterMs);
-  if (rule.policy === 'fixed_window') {
-    if (rule.calendar !== undefined) {
-      const window = calendarWindowAt(end - CALENDAR_MARGIN_MS, rule.calendar);
-      return { start: window.start, resetAt: window.end, ttlMs: Math.max(1, window.end - now) };
-    }
-    const windowMs = rule.windowMs ?? MIN_ROLLING_SLOT_MS;
-    if (rule.windowStart === 'first_request') {
-      // No grid to snap to: the end, to the second, names the window (instances agree unless their clocks differ by half a second).
-      const resetAt = Math.round(end / 1000) * 1000;
-      return { start: resetAt - windowMs, resetAt, ttlMs: Math.max(1, end - now) };
-    }
-    // Aligned: the end is a grid point; rounding to the nearest one absorbs any skew under half a window.
-    const offset = rule.offsetMs ?? 0;
-    const resetAt = Math.round((end - offset) / windowMs) * windowMs + offset;
-    return { start: resetAt - windowMs, resetAt, ttlMs: Math.max(1, resetAt - now) };
-  }
-  const slot = Math.max(MIN_ROLLING_SLOT_MS, Math.ceil(policyOf(rule).model.fillMs(rule)));
+  const policy = policyOf(rule);
+  // A policy with real windows (the fixed window's calendar, aligned or first_request windows) names the window itself.
+  if (policy.decisionWindow !== undefined) return policy.decisionWindow(rule, end, now);
+  const slot = Math.max(MIN_ROLLING_SLOT_MS, Math.ceil(policy.model.fillMs(rule)));
   const start = Math.floor(now / slot) * slot;
   return { start, resetAt: end, ttlMs: start + slot - now };
 }

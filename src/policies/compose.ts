@@ -5,8 +5,7 @@
 // written; otherwise none is, and a limit that would have admitted reports
 // what a peek sees (it was not charged).
 import type { ModelDecision } from '../core/decision.js';
-import type { Rule } from '../core/rule.js';
-import { policyOf } from './index.js';
+import { policyOf, type Rule } from './index.js';
 
 export interface ComposedCall {
   readonly state: unknown;

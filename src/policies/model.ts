@@ -2,7 +2,6 @@
 // randomness. Its Lua twin (the `.lua` file beside it) computes the same thing
 // inside Redis, atomically, and the shared test vectors hold the two together.
 import type { ModelDecision } from '../core/decision.js';
-import type { PolicyName, RuleOf } from '../core/rule.js';
 
 export interface StepResult<S> {
   /** The state after the call (unchanged when nothing needs writing). */
@@ -29,9 +28,9 @@ export interface AdjustResult<S> {
  * Cost 0 means peek: the decision says whether one unit would be allowed now,
  * and nothing is written.
  */
-export interface PolicyModel<P extends PolicyName, S> {
-  readonly policy: P;
-  step(state: S | undefined, now: number, rule: RuleOf<P>, cost: number): StepResult<S>;
+export interface PolicyModel<R extends { readonly policy: string }, S> {
+  readonly policy: R['policy'];
+  step(state: S | undefined, now: number, rule: R, cost: number): StepResult<S>;
   /** The state as the Lua twin stores and returns it, for comparing the two runtimes. */
   serialize(state: S): string;
   /** Inverse of `serialize`. */
@@ -41,9 +40,9 @@ export interface PolicyModel<P extends PolicyName, S> {
    * queue empty again) `resetAfterMs` after `now`, e.g. to rebuild locally what
    * Redis last reported.
    */
-  fromReset?(now: number, resetAfterMs: number, rule: RuleOf<P>): S;
+  fromReset?(now: number, resetAfterMs: number, rule: R): S;
   /** With `fromReset`: how much later (ms) one unit taken makes that time, e.g. 1000 / rate. */
-  unitMs?(rule: RuleOf<P>): number;
+  unitMs?(rule: R): number;
   /**
    * Takes `delta` units from the bucket whatever the limit (negative gives them
    * back, never past a full bucket or an empty window). A charge past empty is a
@@ -51,21 +50,21 @@ export interface PolicyModel<P extends PolicyName, S> {
    * to reconcile a late Redis reply with what the local fallback decided, and
    * to charge the fallback's outage admissions. Its Lua twin is `adjustLua`.
    */
-  adjust?(state: S | undefined, now: number, rule: RuleOf<P>, delta: number): AdjustResult<S>;
+  adjust?(state: S | undefined, now: number, rule: R, delta: number): AdjustResult<S>;
   /** Rule parameters in the order the Lua twin reads them from ARGV[3..]. */
-  luaArgs(rule: RuleOf<P>): (string | number)[];
+  luaArgs(rule: R): (string | number)[];
   /**
    * How long (ms) an empty bucket takes to be whole again; a window policy's
    * window (a calendar window's length is the caller's, as it changes): the
    * `w=` of the RateLimit-Policy header and the notifier's slots.
    */
-  fillMs(rule: RuleOf<P>): number;
+  fillMs(rule: R): number;
   /**
    * The rule with its capacity or limit and its rate multiplied by `factor`
    * (0 < factor ≤ 1), never below one unit (scaledUnits): a region's share, a
    * shard's part, one instance's part of the fallback.
    */
-  scale(rule: RuleOf<P>, factor: number): RuleOf<P>;
+  scale(rule: R, factor: number): R;
 }
 
 /** `value` units times `factor`, floored, never below one: a scaled rule can always admit something. */

@@ -45,3 +45,6 @@ export function adjustTat(state: TatState | undefined, delta: number, nowUs: num
   if (!(ahead > IDLE_EPSILON)) return { flow: { anchor: nowUs, units: 0 }, ahead: 0 };
   return { flow: { anchor: flow.anchor, units }, ahead };
 }
+
+/** The Lua twin of `adjustTat`, the `adjustLua` of both policies. */
+export const TAT_ADJUST_LUA = new URL('./tat-adjust.lua', import.meta.url);

@@ -4,7 +4,7 @@
 // other rule.
 import { z } from 'zod';
 import { isValidId } from '../core/ids.js';
-import { MAX_COUNT } from '../core/rule.js';
+import { MAX_COUNT } from '../policies/rule.js';
 import { concurrencyFields } from './concurrency-schema.js';
 import { usageLimitFields } from '../usage/schema.js';
 import { notifySchema } from '../notify/schema.js';

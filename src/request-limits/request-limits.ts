@@ -13,7 +13,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { claimText } from '../core/claims.js';
 import { type Bucket, headerBucketId, ROUTE_TAG, slotKey } from '../core/ids.js';
 import { ipBucketId, ipv6Hex, ipv6Key, type ParsedIp } from '../core/ip-address.js';
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../policies/rule.js';
 import type { SlotLimitCall } from '../limiter/concurrency/types.js';
 import { ipv4Network, ipv4Number } from '../rules/override-selector.js';
 import type { LimitOverrides, OverrideSet, PrefixTable } from '../rules/override-set.js';

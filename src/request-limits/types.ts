@@ -2,7 +2,7 @@
 // identity comes from (the key source) and, unless the rule store provides it,
 // its rule. A request then yields one RequestLimit per limit (request-limits.ts).
 import type { Bucket } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { LimitCall } from '../limiter/steps/compose.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 import type { CountRule, UsageCost } from '../usage/types.js';

@@ -1,6 +1,6 @@
 // The rule resolver when there is no rule store: the config file's `rules` and
 // `defaultRule`, in the same table and with the same lookup as the rule cache.
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { defaultResolved, lookupRule, resolvedOf, ruleKey } from './rule-set.js';
 import type { ResolvedRule, RuleResolver, SeedRule } from './types.js';
 

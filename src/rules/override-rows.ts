@@ -3,7 +3,7 @@
 // rate_limit_rule (rule-columns.ts), with the limit id and selector in place
 // of tenant and route; every row read is checked again, as rules are.
 import { assertValidId } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { errorMessage, type RulesLogger } from './logger.js';
 import { parseSelector } from './override-selector.js';
 import { asStored, fromColumns } from './rule-columns.js';

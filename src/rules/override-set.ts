@@ -2,7 +2,7 @@
 // map per tenant, per header hash, and per IP prefix length (longest first), so
 // a lookup costs one map read per key kind plus one per prefix length in use.
 // Immutable like the rule set beside it: a change builds a new index, swapped whole.
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { RulesLogger } from './logger.js';
 import { parseSelector, type Selector } from './override-selector.js';
 import type { LimitOverrides, OverrideSet, PrefixTable, StoredOverride } from './types.js';

@@ -4,7 +4,7 @@
 // tenants on 5 plans hold 5 plan indexes and 100,000 short map entries, not a
 // rule per tenant). Built once per load, changed per plan or per assignment,
 // swapped in whole with the rule set.
-import { ruleFingerprint } from '../core/rule.js';
+import { ruleFingerprint } from '../policies/rule.js';
 import type { PlanAssignment, PlanSubject, StoredPlan } from './plans.js';
 import type { ResolvedRule } from './types.js';
 

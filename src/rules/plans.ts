@@ -7,7 +7,7 @@
 // and again on every read, since a database can hold anything.
 import { SluiceError } from '../core/errors.js';
 import { assertValidId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import { assertTenantId } from './anonymous-tenant.js';
 import { assertValidKeyId } from './keys.js';
 import { errorMessage, type RulesLogger } from './logger.js';

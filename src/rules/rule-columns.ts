@@ -8,7 +8,7 @@
 // and again in fromColumns on every read, where a row that fails is logged and
 // skipped. So a new policy is added in src/policies/ alone.
 import { assertValidId } from '../core/ids.js';
-import { parseRule, type Rule } from '../core/rule.js';
+import { parseRule, type Rule } from '../policies/rule.js';
 import { assertTenantId } from './anonymous-tenant.js';
 import { ANY } from './types.js';
 

@@ -1,7 +1,7 @@
 // The rows of rate_limit_rule and api_key as either driver returns them, and the
 // one mapping from a row to what the rest of Sluice sees. PostgreSQL hands back
 // JSONB, booleans and Dates; SQLite hands back JSON text, 0/1 and ISO text.
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { errorMessage, type RulesLogger } from './logger.js';
 import { asStored, fromColumns, toColumns } from './rule-columns.js';
 import type { ApiKeyInfo, ApiKeyRecord, SeedRule } from './store.js';

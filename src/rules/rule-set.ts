@@ -1,6 +1,6 @@
 // An immutable rule set: what the hot path reads. Built once per load or change
 // batch and swapped in whole, so a lookup never sees half an update.
-import { type Rule, ruleFingerprint } from '../core/rule.js';
+import { type Rule, ruleFingerprint } from '../policies/rule.js';
 import type { StoredListEntry } from './list-entries.js';
 import { applyListChanges, buildStoredLists, type StoredLists } from './cache/list-state.js';
 import type { RulesLogger } from './logger.js';

@@ -2,7 +2,7 @@
 // the cache, and close both. PostgreSQL when SLUICE_DATABASE_URL is set, the
 // embedded SQLite store in SLUICE_DATA_DIR otherwise.
 import { join, resolve } from 'node:path';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { EmbeddedRuleStore } from './embedded/store.js';
 import { type RulesLogger, stderrLogger } from './logger.js';
 import type { PgConnection } from './postgres/connection.js';

@@ -5,7 +5,7 @@
 // store checks ids, writes each change in one transaction (nothing is ever
 // partly written) and parses every row it reads back (rule-rows.ts), since a
 // database can hold anything.
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { ListEntryStore } from './list-entries.js';
 import type { PlanStore, PlanSubject } from './plans.js';
 import type { TeamStore } from './admin/tokens-and-audit.js';

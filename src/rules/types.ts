@@ -1,7 +1,7 @@
 // Contracts between the rule store (PostgreSQL or embedded), the in-memory rule
 // cache that the hot path reads, and the gateway. The hot path only ever calls
 // `RuleResolver.resolve` and `TenantResolver.tenantFor`: both O(1), no I/O.
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 
 /** `*` as a route id means every route of the tenant; as a tenant id, every tenant. */
 export const ANY = '*';

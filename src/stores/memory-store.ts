@@ -7,7 +7,7 @@
 // dropped first, then the least recently used ones: random keys cannot grow it.
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { ruleAt } from '../policies/calendar-rule.js';
 import { stepAll } from '../policies/compose.js';
 import { policyOf } from '../policies/index.js';

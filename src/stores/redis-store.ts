@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { withTimeout } from '../core/timeout.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 import { type Clock, systemClock } from './clock.js';

@@ -3,7 +3,7 @@
 // Callers above the store (engine, gateway, admin API, library) never touch Redis.
 import type { Decision } from '../core/decision.js';
 import type { BucketKey } from '../core/ids.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import type { PenaltyConfig } from '../policies/penalty/model.js';
 
 /**

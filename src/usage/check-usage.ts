@@ -1,6 +1,6 @@
 // A limit's `cost:` and `count:` as the gateway uses them, checked against its
 // rule: each error names its field (the loader adds the file and line).
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../policies/rule.js';
 import type { CountEntry, UsageCostEntry } from './schema.js';
 import type { CountRule, UsageCost } from './types.js';
 

@@ -1,7 +1,7 @@
 // What a limit priced by usage reserves before the request is forwarded: its
 // fixed estimate, or a number its JSON body names (an LLM's `max_tokens`),
 // never more than the rule's capacity (the settle charges the rest as a debt).
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../policies/rule.js';
 import { valueAt } from './json-path.js';
 import type { UsageCost } from './types.js';
 

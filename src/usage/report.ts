@@ -6,7 +6,7 @@
 // so one bad number cannot lock a bucket for a long time; a store that fails
 // the charge is counted, never an error for the proxy (its request is done).
 import type { Bucket } from '../core/ids.js';
-import { capacityOf, type Rule } from '../core/rule.js';
+import { capacityOf, type Rule } from '../policies/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
 import { usageReportedUnits, usageReports } from '../metrics/usage.js';
 

@@ -3,7 +3,7 @@
 // the response, a fallback when it cannot be read) and its `count:` (which
 // answers count at all). Spread into a limit's schema (request-limits/config-schema.ts).
 import { z } from 'zod';
-import { MAX_COUNT } from '../core/rule.js';
+import { MAX_COUNT } from '../policies/rule.js';
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 /** A dotted path into a JSON object: `usage.total_tokens`. */

@@ -8,9 +8,9 @@
 // error the client sees.
 import type { Decision } from '../core/decision.js';
 import type { Bucket } from '../core/ids.js';
-import { capacityOf } from '../core/rule.js';
+import { capacityOf } from '../policies/rule.js';
 import type { Engine } from '../limiter/engine/engine.js';
-import type { Rule } from '../core/rule.js';
+import type { Rule } from '../policies/rule.js';
 import { usageSettledUnits, usageSettleFailures, usageSettlements } from '../metrics/usage.js';
 import { UsageReader } from './usage-reader.js';
 import { judgeUsage } from './usage-value.js';

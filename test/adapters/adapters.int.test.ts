@@ -8,7 +8,7 @@ import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sluiceExpress } from '../../src/adapters/express.js';
 import { sluiceFastify } from '../../src/adapters/fastify.js';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { type Engine, StoreEngine } from '../../src/limiter/engine/engine.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { RedisStore } from '../../src/stores/redis-store.js';

@@ -11,7 +11,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { jwtVerify } from 'jose';
 import { sluiceExpress } from '../../src/adapters/express.js';
 import { sluiceFastify } from '../../src/adapters/fastify.js';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { call } from '../helpers/gateway-support.js';

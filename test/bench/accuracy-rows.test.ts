@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { InstanceCounts } from '../../bench/lib/accuracy-plan.js';
 import { rowOf, tenantsOf, type Variant } from '../../bench/lib/accuracy-rows.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 
 const T0 = 1_700_000_000_000;
 const variant: Variant = {

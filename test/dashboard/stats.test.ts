@@ -3,7 +3,7 @@
 // series merged across instances on the same seconds.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { RecentHeavyHitters, SpaceSaving } from '../../src/dashboard/heavy-hitters.js';
 import { EngineObserver } from '../../src/dashboard/engine-observer.js';
 import { SecondRing } from '../../src/dashboard/second-ring.js';

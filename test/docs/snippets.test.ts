@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { configFileSchema } from '../../src/config/schema.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { parseEnvoyConfig } from '../../src/decision-service/envoy-config.js';
 import { loadConfig, parseConfig } from '../../src/decision-service/load-config.js';
 

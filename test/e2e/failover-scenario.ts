@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../src/core/decision.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import type { ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';
 import type { RedisClient } from '../../src/stores/redis/scripts.js';
 import type { RedisCluster } from '../helpers/redis-cluster.js';

@@ -5,7 +5,7 @@
 // got it (performance.now()).
 import type { Decision } from '../../src/core/decision.js';
 import type { Bucket } from '../../src/core/ids.js';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import type { Engine } from '../../src/limiter/engine/engine.js';
 
 export interface RecordedDecision {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSluice } from '../../src/app.js';
-import { capacityOf, MAX_WINDOW_MS, parseRule } from '../../src/core/rule.js';
+import { capacityOf, MAX_WINDOW_MS, parseRule } from '../../src/policies/rule.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { storeFailures } from '../../src/metrics/registry.js';

@@ -8,7 +8,7 @@ import { keySlot } from '../../src/stores/redis/key-slot.js';
 import { redisKeyOf } from '../../src/stores/redis/scripts.js';
 import type { Decision } from '../../src/core/decision.js';
 import type { BucketKey } from '../../src/core/ids.js';
-import { capacityOf, type Rule } from '../../src/core/rule.js';
+import { capacityOf, type Rule } from '../../src/policies/rule.js';
 import { policyOf } from '../../src/policies/index.js';
 import { type Clock, systemClock } from '../../src/stores/clock.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { Decision } from '../../src/core/decision.js';
-import { parseRule, type Rule } from '../../src/core/rule.js';
+import { parseRule, type Rule } from '../../src/policies/rule.js';
 import { type CreateEngineOptions, createResilientEngine } from '../../src/engine-factory/create-engine.js';
 import type { Plan } from '../../src/limiter/engine/plan.js';
 import { buildChain, type DecisionChain, type ResilientEngine } from '../../src/limiter/engine/resilient-engine.js';

@@ -3,7 +3,7 @@
 // (docs/limits.md#memory-under-many-clients).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { InFlight } from '../../src/limiter/deadline/guard.js';
 import { MAX_PLANS, PlanCache } from '../../src/limiter/engine/plan.js';
 import { FallbackLimiter } from '../../src/limiter/fallback/fallback.js';

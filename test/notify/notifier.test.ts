@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import type { Decision } from '../../src/core/decision.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { type NotificationsConfig, Secret } from '../../src/notify/config.js';
 import type { ThresholdEvent } from '../../src/notify/event.js';
 import { Notifier } from '../../src/notify/notifier.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { MIN_ROLLING_SLOT_MS, reachedIndex, windowOf } from '../../src/notify/window.js';
 
 const decision = (limit: number, remaining: number, extra: Partial<Decision> = {}): Decision => ({ allowed: true, remaining, limit, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'redis', ...extra });

@@ -1,6 +1,6 @@
 // Random valid rules for each policy, for the property-based twin tests.
 import fc from 'fast-check';
-import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
+import { parseRule, type PolicyName, type Rule } from '../../src/policies/rule.js';
 
 const rate = fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.double({ min: 0.1, max: 50, noNaN: true, noDefaultInfinity: true }));
 

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { type CalendarSpec, calendarBoundaries, calendarWindowAt } from '../../src/core/calendar.js';
 import { bucketKey } from '../../src/core/ids.js';
-import { type FixedWindowRule, parseRule } from '../../src/core/rule.js';
+import { type FixedWindowRule, parseRule } from '../../src/policies/rule.js';
 import { fixedWindow } from '../../src/policies/fixed-window/model.js';
 import { toMicros } from '../../src/policies/model.js';
 import { runAdjust } from '../../src/stores/redis/adjust.js';

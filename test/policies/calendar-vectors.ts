@@ -4,7 +4,7 @@
 // the instance's clock (`instanceAt`, else `at`), and the decision is taken at `at`.
 import { readFileSync } from 'node:fs';
 import { calendarBoundaries } from '../../src/core/calendar.js';
-import { type FixedWindowRule, parseRule } from '../../src/core/rule.js';
+import { type FixedWindowRule, parseRule } from '../../src/policies/rule.js';
 import type { CalendarBounded } from '../../src/policies/calendar-rule.js';
 
 export interface CalendarStep {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { calendarBoundaries, calendarWindowAt } from '../../src/core/calendar.js';
 import { isSluiceError } from '../../src/core/errors.js';
-import { type FixedWindowRule, parseRule } from '../../src/core/rule.js';
+import { type FixedWindowRule, parseRule } from '../../src/policies/rule.js';
 import { ruleAt } from '../../src/policies/calendar-rule.js';
 import { fixedWindow } from '../../src/policies/fixed-window/model.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../../src/core/ids.js';
-import { parseRule, POLICIES, type Rule } from '../../src/core/rule.js';
+import { parseRule, POLICIES, type Rule } from '../../src/policies/rule.js';
 import { stepAll } from '../../src/policies/compose.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { toMicros } from '../../src/policies/model.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../../src/core/ids.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { toMicros } from '../../src/policies/model.js';
 import { parsePenalty } from '../../src/policies/penalty/config.js';
 import type { PenaltyState } from '../../src/policies/penalty/model.js';

@@ -3,7 +3,7 @@
 // clock: a blocked key is refused without its limit being consulted.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { parsePenalty } from '../../src/policies/penalty/config.js';
 import type { PenaltyState } from '../../src/policies/penalty/model.js';
 import { stepPenalized } from '../../src/policies/penalty/penalized.js';

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import type { ModelDecision } from '../../src/core/decision.js';
 import { bucketKey } from '../../src/core/ids.js';
-import { capacityOf, parseRule, POLICIES, type Rule } from '../../src/core/rule.js';
+import { capacityOf, parseRule, POLICIES, type Rule } from '../../src/policies/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { runScript } from '../../src/stores/redis/scripts.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';

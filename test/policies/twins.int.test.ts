@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../../src/core/ids.js';
-import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
+import { parseRule, type PolicyName, type Rule } from '../../src/policies/rule.js';
 import { POLICY_REGISTRY } from '../../src/policies/index.js';
 import { toMicros } from '../../src/policies/model.js';
 import { runAdjust } from '../../src/stores/redis/adjust.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RouteConfig } from '../../src/config/types.js';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { ClientIpResolver } from '../../src/request-limits/client-ip.js';
 import { headerBucketId, RouteLimits } from '../../src/request-limits/request-limits.js';
 import type { KeySource, RequestLimit } from '../../src/request-limits/types.js';

@@ -3,7 +3,7 @@
 // rule cache that serves them.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { headerBucketId } from '../../src/request-limits/request-limits.js';
 import { RuleCache } from '../../src/rules/cache/rule-cache.js';
 import type { RuleStore, StoreChange } from '../../src/rules/store.js';

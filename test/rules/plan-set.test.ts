@@ -4,7 +4,7 @@
 // plan's change that leaves the tenant → plan map as it is (shared, not copied).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { applyPlanChanges, buildPlanSet, planOf } from '../../src/rules/plan-set.js';
 import type { PlanAssignment, PlanLimit, StoredPlan } from '../../src/rules/plans.js';
 import { buildRuleSet, lookupWithPlan } from '../../src/rules/rule-set.js';

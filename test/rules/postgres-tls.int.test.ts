@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { rulesOptions } from '../../src/app.js';
 import { checkConnections } from '../../src/cli/check-connect.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { pgClientConfig } from '../../src/rules/postgres/connection.js';
 import { startRules } from '../../src/rules/runtime.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.js';

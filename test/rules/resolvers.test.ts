@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SluiceConfig } from '../../src/config/types.js';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { anonymousTenant, assertTenantId } from '../../src/rules/anonymous-tenant.js';
 import { hashApiKeyHex } from '../../src/rules/keys.js';
 import { resolversFor } from '../../src/rules/resolvers.js';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { silentLogger } from '../../src/rules/logger.js';
 import { PostgresRuleStore } from '../../src/rules/postgres/store.js';

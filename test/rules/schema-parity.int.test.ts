@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { POLICIES } from '../../src/core/rule.js';
+import { POLICIES } from '../../src/policies/rule.js';
 import { EmbeddedRuleStore } from '../../src/rules/embedded/store.js';
 import { PostgresRuleStore } from '../../src/rules/postgres/store.js';
 import { type PostgresHost, postgresForFile } from '../helpers/shared-servers.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Rule } from '../../src/core/rule.js';
+import type { Rule } from '../../src/policies/rule.js';
 import type { RulesLogger } from '../../src/rules/logger.js';
 import type { RuleStore, SeedRule, StoreChange } from '../../src/rules/store.js';
 import { eventually } from '../helpers/poll.js';

@@ -1,6 +1,6 @@
 // One rule per policy whose burst is 200 units and whose refill is slow, for
 // the "1,000 concurrent calls on one key" acceptance test.
-import { parseRule, type PolicyName, type Rule } from '../../src/core/rule.js';
+import { parseRule, type PolicyName, type Rule } from '../../src/policies/rule.js';
 
 const DAY = 24 * 3600 * 1000;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bucketKey } from '../../src/core/ids.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { storeSuite } from './store-suite.js';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bucketKey, shardKey } from '../../src/core/ids.js';
-import { parseRule, POLICIES } from '../../src/core/rule.js';
+import { parseRule, POLICIES } from '../../src/policies/rule.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';
 import { CAPACITY_200 } from './capacity-200-rules.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { bucketKey, derivedId, shardKey } from '../../src/core/ids.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { RedisStore } from '../../src/stores/redis-store.js';
 import { scriptSha } from '../../src/stores/redis/scripts.js';

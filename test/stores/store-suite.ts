@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketKey, hashedId } from '../../src/core/ids.js';
-import { parseRule, POLICIES } from '../../src/core/rule.js';
+import { parseRule, POLICIES } from '../../src/policies/rule.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import type { Store } from '../../src/stores/store.js';
 import { CAPACITY_200, refillDuring } from './capacity-200-rules.js';

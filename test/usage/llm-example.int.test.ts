@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSluice, startSluice } from '../../src/app.js';
 import { loadConfig } from '../../src/decision-service/load-config.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { usageSettlements } from '../../src/metrics/usage.js';
 import { freePort } from '../helpers/ports.js';
 import { call, silent } from '../helpers/gateway-support.js';

@@ -3,7 +3,7 @@
 // store is counted, never thrown; the library's reserve → settle.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
 import { StoreEngine } from '../../src/limiter/engine/engine.js';
 import type { RequestLimit } from '../../src/request-limits/types.js';

@@ -13,7 +13,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { request } from 'undici';
 import type { RunningSluice } from '../../src/app.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { agent, startGateway, startUpstream, type TestUpstream } from '../helpers/gateway-support.js';
 
 setFlagsFromString('--expose-gc');

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import type { RunningSluice } from '../../src/app.js';
-import { parseRule } from '../../src/core/rule.js';
+import { parseRule } from '../../src/policies/rule.js';
 import { type LlmUpstream, startLlmUpstream } from '../../src/demo/llm-upstream.js';
 import { bodyBucketName } from '../../src/usage/body-key.js';
 import { usageSettlements } from '../../src/metrics/usage.js';

@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Rule } from '../../../src/core/rule.js';
+import type { Rule } from '../../../src/policies/rule.js';
 import { fromDist } from '../built.js';
 import { args, serve } from './serve.js';
 

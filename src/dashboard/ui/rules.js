@@ -2,7 +2,6 @@
 // API. The API's validation message is shown next to the field it names.
 import { element, row } from './api.js';
 
-const PARAMS = ['capacity', 'refillPerSecond', 'limit', 'windowMs', 'ratePerSecond', 'burst'];
 let rules = [];
 let overview;
 
@@ -121,7 +120,8 @@ function fillForm({ tenant, route, rule }) {
   document.getElementById('rule-tenant').value = tenant;
   document.getElementById('rule-route').value = route;
   document.getElementById('rule-policy').value = rule.policy;
-  for (const name of PARAMS) document.getElementById(`rule-${name}`).value = rule[name] ?? '';
+  // The parameter fields are the server's, from the policy registry (dashboard/policy-form.ts).
+  for (const field of document.querySelectorAll('#rule-form [data-policies]')) document.getElementById(`rule-${field.dataset.field}`).value = rule[field.dataset.field] ?? '';
   document.getElementById('rule-shadow').checked = rule.shadow === true;
   showPolicyFields();
   clearErrors();

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
 import { assertValidId, type Bucket, keyId } from '../../core/ids.js';
-import { parseRule, type Rule } from '../../core/rule.js';
+import { parseRule, type Rule } from '../../policies/rule.js';
 import { MemoryStore } from '../../stores/memory-store.js';
 import type { BucketInfo, Store } from '../../stores/store.js';
 import { type Engine, StoreEngine } from './engine.js';

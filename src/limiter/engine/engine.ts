@@ -23,7 +23,7 @@
 // and not yet refunded (docs/limits.md measures how often).
 import type { Decision } from '../../core/decision.js';
 import { type Bucket, keyOfBucket } from '../../core/ids.js';
-import { checkRule, type Rule } from '../../core/rule.js';
+import { checkRule, type Rule } from '../../policies/rule.js';
 import type { BlockedKey, BucketInfo, Store } from '../../stores/store.js';
 import { ChainStats, type EngineCounters } from '../metrics/stats.js';
 import { type Call, compose, type Decide, isShadow, penaltyStep, type Reply, replyOfOne, RequestChain, type Step } from '../steps/compose.js';

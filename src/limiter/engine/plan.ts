@@ -17,7 +17,7 @@
 import { randomInt } from 'node:crypto';
 import type { Decision } from '../../core/decision.js';
 import { type Bucket, type BucketKey, keyOfBucket, shardKey } from '../../core/ids.js';
-import { capacityOf, type Rule, ruleFingerprint } from '../../core/rule.js';
+import { capacityOf, type Rule, ruleFingerprint } from '../../policies/rule.js';
 import { policyOf } from '../../policies/index.js';
 import type { PenaltyConfig } from '../../policies/penalty/model.js';
 

@@ -7,7 +7,7 @@ import type { z as Zod } from 'zod';
 import { MAX_ID_LENGTH } from '../../core/ids.js';
 import { lazily } from '../../core/lazy.js';
 import { loadPackage } from '../../core/load-package.js';
-import { MIN_REGION_SHARE } from '../../core/rule.js';
+import { MIN_REGION_SHARE } from '../../policies/rule.js';
 import { ADAPTIVE_DEADLINE } from '../deadline/deadline.js';
 
 type Z = typeof Zod;

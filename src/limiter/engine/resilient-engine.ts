@@ -25,7 +25,7 @@ import type { RegionRebalancer } from '../../cluster/region-rebalancer.js';
 import type { Decision } from '../../core/decision.js';
 import { SluiceError } from '../../core/errors.js';
 import { assertPenaltyKey, type Bucket, bucketKey, bucketKeyOfPenalty } from '../../core/ids.js';
-import { checkRule, type Rule } from '../../core/rule.js';
+import { checkRule, type Rule } from '../../policies/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import { degradedDecisions, showDeadline } from '../../metrics/registry.js';
 import type { Clock } from '../../stores/clock.js';

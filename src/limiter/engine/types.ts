@@ -5,7 +5,7 @@
 // and resilient-engine.ts.
 import type { Decision } from '../../core/decision.js';
 import type { Bucket } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import type { BlockedKey, BucketInfo } from '../../stores/store.js';
 import type { EngineCounters } from '../metrics/stats.js';
 import type { LimitCall, LimitsDecision, Step } from '../steps/compose.js';

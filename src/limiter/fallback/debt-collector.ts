@@ -15,7 +15,7 @@
 import type { Logger } from 'pino';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
-import { capacityOf, type Rule } from '../../core/rule.js';
+import { capacityOf, type Rule } from '../../policies/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { SharedStore } from '../../stores/store.js';
 import { BoundedLru } from '../../core/lru.js';

@@ -21,7 +21,7 @@
 // this decision (late-replies.ts), which charges an over-admission or refunds
 // a false refusal.
 import type { Decision } from '../../core/decision.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import { type Clock, systemClock } from '../../stores/clock.js';
 import { MemoryStore } from '../../stores/memory-store.js';
 import type { BucketInfo, GroupReply, LeaseReply } from '../../stores/store.js';

@@ -8,8 +8,9 @@
 //    the first reply of each key to what this instance last saw: a master that
 //    died with acknowledged writes not yet replicated hands its replica a
 //    bucket fuller than it was, and those units (`lostUnits`) are charged back.
-import { capacityOf, type Rule } from '../../core/rule.js';
 import { BoundedLru } from '../../core/lru.js';
+import { policyOf } from '../../policies/index.js';
+import { capacityOf, type Rule } from '../../policies/rule.js';
 import { unitMsOf } from '../engine/plan.js';
 
 /** The part of a Redis reply kept: a decision's or a lease's. */
@@ -146,7 +147,9 @@ export function lostUnits(last: LastState, rule: Rule, word: RedisWord, taken: n
   if (!('limit' in rule) || !('limit' in last.rule) || last.rule.limit !== rule.limit) return 0;
   const elapsed = now - last.at;
   if (elapsed >= last.resetAfterMs) return 0; // the window Redis spoke of has passed: it may rightly be fuller
-  if (rule.policy !== 'fixed_window' && elapsed > rule.windowMs * SLIDING_TRUST) return 0;
+  const policy = policyOf(rule);
+  // A sliding window's fillMs is its window.
+  if (policy.slidingWindow && elapsed > policy.model.fillMs(rule) * SLIDING_TRUST) return 0;
   return clampUnits(word.remaining - (last.remaining - last.localUnits - taken), rule.limit);
 }
 

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { Clock } from '../../stores/clock.js';
 import type { GroupReply, SharedStore, StoreCall } from '../../stores/store.js';

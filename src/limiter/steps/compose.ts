@@ -29,7 +29,7 @@
 // without a box, pass untouched.
 import type { Decision } from '../../core/decision.js';
 import type { Bucket } from '../../core/ids.js';
-import { assertValidCost, capacityOf, checkRule, type Rule } from '../../core/rule.js';
+import { assertValidCost, capacityOf, checkRule, type Rule } from '../../policies/rule.js';
 import type { PenaltyConfig } from '../../policies/penalty/model.js';
 import type { GroupReply, Store, StoreCall } from '../../stores/store.js';
 import type { Plan } from '../engine/plan.js';

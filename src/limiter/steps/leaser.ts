@@ -18,7 +18,7 @@
 // `ratePerSec` times within one second switches to leasing, and back once a
 // whole second passes below half that rate (hysteresis, so it does not flap).
 import type { Decision } from '../../core/decision.js';
-import { capacityOf } from '../../core/rule.js';
+import { capacityOf } from '../../policies/rule.js';
 import type { Clock } from '../../stores/clock.js';
 import type { LeaseReply } from '../../stores/store.js';
 import { BoundedLru } from '../../core/lru.js';

@@ -12,7 +12,7 @@
 // request, so it is not looked up (a lone shadow limit is: its would-be
 // refusal is what the request reports).
 import type { Decision } from '../../core/decision.js';
-import { capacityOf } from '../../core/rule.js';
+import { capacityOf } from '../../policies/rule.js';
 import type { Clock } from '../../stores/clock.js';
 import type { Plan } from '../engine/plan.js';
 import { type Call, isShadow, type Reply, replyOfOne, type Step } from './compose.js';

@@ -11,9 +11,9 @@
 // months, years: core/calendar.ts). The model stays pure: the store attaches
 // three window boundaries to the rule (policies/calendar-rule.ts) and the
 // model, like the Lua twin against Redis TIME, picks the window `now` falls in.
-import type { FixedWindowRule } from '../../core/rule.js';
 import { boundariesOf, type CalendarBounded } from '../calendar-rule.js';
 import { ceilMs, type PolicyModel, scaledUnits, toMicros } from '../model.js';
+import type { FixedWindowRule } from './rule.js';
 
 export interface FixedWindowState {
   /** Start of the window the count belongs to, in microseconds since the epoch. */
@@ -28,7 +28,7 @@ export interface FixedWindowState {
   end?: number;
 }
 
-export const fixedWindow: PolicyModel<'fixed_window', FixedWindowState> = {
+export const fixedWindow: PolicyModel<FixedWindowRule, FixedWindowState> = {
   policy: 'fixed_window',
 
   step(state, now, rule, cost) {

@@ -6,10 +6,11 @@
 // The TAT is kept as `anchor + units * T` (../tat.ts explains why).
 import { ceilMs, floorUnits, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
+import type { GcraRule } from './rule.js';
 
 export type GcraState = TatState;
 
-export const gcra: PolicyModel<'gcra', GcraState> = {
+export const gcra: PolicyModel<GcraRule, GcraState> = {
   policy: 'gcra',
 
   step(state, now, rule, cost) {

@@ -6,9 +6,9 @@
 // The state is the microsecond at which the queue is empty (a GCRA TAT), kept
 // as `anchor + units * interval` for the reason given in ../tat.ts; the
 // level at `now` is (emptyAt - now) / interval requests.
-import type { LeakyBucketRule } from '../../core/rule.js';
 import { ceilMs, floorUnits, type PolicyModel, scaledUnits, toMicros } from '../model.js';
 import { adjustTat, advanceTat, deserializeTat, serializeTat, type TatState, tatAt } from '../tat.js';
+import type { LeakyBucketRule } from './rule.js';
 
 /** The queue is empty again at anchor + units * interval. */
 export type LeakyBucketState = TatState;
@@ -16,7 +16,7 @@ export type LeakyBucketState = TatState;
 /** Queued requests served without delay (nginx `delay=N`; `nodelay`, or a delay at or above the burst, = the whole burst). */
 const undelayed = (rule: LeakyBucketRule): number => (rule.nodelay ? rule.burst : Math.min(rule.delay ?? 0, rule.burst));
 
-export const leakyBucket: PolicyModel<'leaky_bucket', LeakyBucketState> = {
+export const leakyBucket: PolicyModel<LeakyBucketRule, LeakyBucketState> = {
   policy: 'leaky_bucket',
 
   step(state, now, rule, cost) {

@@ -3,7 +3,7 @@
 // shorter than the limit's own window (the limit alone would refuse as long),
 // a backoff that shortens each repeat, or a cap below the first block.
 import { SluiceError } from '../../core/errors.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../index.js';
 import type { PenaltyConfig } from './model.js';
 
 const MAX_MS = 366 * 86_400_000;

@@ -4,7 +4,7 @@
 // decides as it always does (a refusal charges it nothing) and a refusal is
 // then counted by the box, which may start a block there and then.
 import type { ModelDecision } from '../../core/decision.js';
-import { capacityOf, type Rule } from '../../core/rule.js';
+import { capacityOf, type Rule } from '../rule.js';
 import { policyOf } from '../index.js';
 import { type PenaltyConfig, type PenaltyState, stepPenalty } from './model.js';
 

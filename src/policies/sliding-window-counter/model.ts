@@ -4,6 +4,7 @@
 //   count = current + previous * (1 - elapsedInCurrent / window)
 // One key holds "<window start µs> <current> <previous>", all integers.
 import { ceilMs, floorUnits, type PolicyModel, scaledUnits, toMicros } from '../model.js';
+import type { SlidingCounterRule } from './rule.js';
 
 export interface SlidingCounterState {
   /** Start of the current window, in microseconds since the epoch. */
@@ -62,7 +63,7 @@ function untilEmptyUs(view: SlidingCounterState, nowUs: number, windowUs: number
   return 0;
 }
 
-export const slidingWindowCounter: PolicyModel<'sliding_window_counter', SlidingCounterState> = {
+export const slidingWindowCounter: PolicyModel<SlidingCounterRule, SlidingCounterState> = {
   policy: 'sliding_window_counter',
 
   step(state, now, rule, cost) {

@@ -3,13 +3,14 @@
 // left the window are dropped on every write, so a key holds at most `limit`
 // entries (the schema caps the limit to bound memory).
 import { ceilMs, type PolicyModel, scaledUnits, toMicros } from '../model.js';
+import type { SlidingLogRule } from './rule.js';
 
 export interface SlidingLogState {
   /** Microsecond timestamps of the admitted units, oldest first, one per unit. */
   log: number[];
 }
 
-export const slidingWindowLog: PolicyModel<'sliding_window_log', SlidingLogState> = {
+export const slidingWindowLog: PolicyModel<SlidingLogRule, SlidingLogState> = {
   policy: 'sliding_window_log',
 
   step(state, now, rule, cost) {

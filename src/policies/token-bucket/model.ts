@@ -5,6 +5,7 @@
 // exactly, with no rounding drift), and the µs of the last update. Keeping the
 // deficit rather than the tokens means a raised capacity applies at once.
 import { ceilMs, type PolicyModel, scaledUnits, toMicros } from '../model.js';
+import type { TokenBucketRule } from './rule.js';
 
 export interface TokenBucketState {
   /** Tokens missing from a full bucket after the last update, in millionths of a token. */
@@ -16,7 +17,7 @@ export interface TokenBucketState {
 /** Millionths of a token per token. Refill removes `refillPerSecond` millionths of deficit per µs. */
 const SCALE = 1_000_000;
 
-export const tokenBucket: PolicyModel<'token_bucket', TokenBucketState> = {
+export const tokenBucket: PolicyModel<TokenBucketRule, TokenBucketState> = {
   policy: 'token_bucket',
 
   step(state, now, rule, cost) {

@@ -4,7 +4,7 @@
 // a full reload runs every `refreshIntervalMs` as a safety net. When the store
 // is unreachable the last set keeps serving; a snapshot file lets an instance
 // start without the store at all.
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import type { ListSet } from '../../lists/list-set.js';
 import { hashApiKeyHex } from '../keys.js';
 import type { StoredListEntry } from '../list-entries.js';

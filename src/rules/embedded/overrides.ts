@@ -3,7 +3,7 @@
 // store's watchers after the write, as rules are.
 import type Database from 'better-sqlite3';
 import { assertValidId } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import type { RulesLogger } from '../logger.js';
 import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from '../override-rows.js';
 import { updateRuleColumns } from '../rule-rows.js';

@@ -1,7 +1,7 @@
 // The embedded store's plans (plan, plan_limit, plan_assignment in the SQLite
 // file: schema.ts, mirroring migrations/008): written in process, each
 // change announced to the store's watchers after the write, as rules are.
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import type { SqliteAccess } from './overrides.js';
 import {
   type AssignmentRow,

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { assertValidId } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import { type DirLock, lockDataDir } from './dir-lock.js';
 import { EmbeddedOverrideStore } from './overrides.js';
 import { EmbeddedListStore } from './lists.js';

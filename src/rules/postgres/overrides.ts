@@ -3,7 +3,7 @@
 // `write`, so an override write can never commit after its answer said it failed.
 import type pg from 'pg';
 import { assertValidId } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import type { RulesLogger } from '../logger.js';
 import { OVERRIDE_COLUMNS, OVERRIDE_WRITE_COLUMNS, type OverrideRow, overrideFromRow, overrideFromWrite, overrideTarget, overrideValues } from '../override-rows.js';
 import { updateRuleColumns } from '../rule-rows.js';

@@ -3,7 +3,7 @@
 // deadline-carrying `write`, as overrides do. Each write is one statement, so a
 // refusal (no such plan, a plan still in use) is decided inside it, never
 // between two statements another writer could slip between.
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import type { PgAccess } from './overrides.js';
 import {
   type AssignmentRow,

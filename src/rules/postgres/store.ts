@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { assertValidId } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import { assertValidKeyId, hashApiKey, newApiKey, newKeyId } from '../keys.js';
 import { type RulesLogger, silentLogger } from '../logger.js';
 import { migrate } from './migrations.js';

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { BucketKey } from '../../core/ids.js';
-import type { Rule } from '../../core/rule.js';
+import type { Rule } from '../../policies/rule.js';
 import { ruleAt } from '../../policies/calendar-rule.js';
 import { policyOf } from '../../policies/index.js';
 import { systemClock } from '../clock.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
-import { capacityOf, type PolicyName } from '../../core/rule.js';
+import { capacityOf, type PolicyName } from '../../policies/rule.js';
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { systemClock } from '../clock.js';

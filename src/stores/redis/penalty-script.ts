@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../../core/decision.js';
 import { assertPenaltyKey, type BucketKey, penaltyKeyOf } from '../../core/ids.js';
-import { capacityOf, type PolicyName, type Rule } from '../../core/rule.js';
+import { capacityOf, type PolicyName, type Rule } from '../../policies/rule.js';
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
 import { deserializePenalty, type PenaltyConfig, type PenaltyState, penaltyLuaArgs } from '../../policies/penalty/model.js';

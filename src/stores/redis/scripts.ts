@@ -18,9 +18,9 @@ import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Decision } from '../../core/decision.js';
 import type { BucketKey } from '../../core/ids.js';
-import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../core/rule.js';
 import { needsBoundaries, ruleAt } from '../../policies/calendar-rule.js';
 import { POLICY_REGISTRY, policyOf } from '../../policies/index.js';
+import { capacityOf, POLICIES, type PolicyName, type Rule } from '../../policies/rule.js';
 import { systemClock } from '../clock.js';
 import type { LeaseReply } from '../store.js';
 import { isCluster, type RedisClient } from './client.js';
@@ -204,9 +204,9 @@ export function runScript(client: RedisClient, bucket: BucketKey, rule: Rule, co
   return send(client, { bucket, rule, cost, nowUs }, (reply) => ({ decision: decode(reply, limit), state: reply[5] ?? '' }));
 }
 
-/** Shaping delays requests instead of admitting them in advance: it cannot lease. */
+/** Whether `rule`'s policy can lease (the registry's `leasable`: shaping delays requests instead of admitting them in advance). */
 export function isLeasable(rule: Rule): boolean {
-  return rule.policy !== 'leaky_bucket';
+  return policyOf(rule).leasable;
 }
 
 export type { LeaseReply } from '../store.js';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type RedisServer, startRedis } from '../../helpers/redis-server.js';
-import type { Rule } from '../../../src/core/rule.js';
+import type { Rule } from '../../../src/policies/rule.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
 import { allowedCount, bucket, burst, eventually, resilientEngine } from '../../helpers/resilient-engine.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Cluster, Redis } from 'ioredis';
 import { derivedId } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import type { LimitCall } from '../../../src/limiter/engine/engine.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
 import { type RedisCluster, startRedisCluster } from '../../helpers/redis-cluster.js';

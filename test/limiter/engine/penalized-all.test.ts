@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Decision } from '../../../src/core/decision.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { rejectionOf } from '../../../src/http/headers.js';
 import { StoreEngine } from '../../../src/limiter/engine/engine.js';
 import { BLOCK_CACHE_MS, NegativeCache } from '../../../src/limiter/steps/negative-cache.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { calendarWindowAt } from '../../../src/core/calendar.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { planFor } from '../../../src/limiter/engine/plan.js';
 import { FakeSharedStore } from '../../helpers/fake-shared-store.js';
 import { chainOver, decideOn } from '../../helpers/resilient-engine.js';

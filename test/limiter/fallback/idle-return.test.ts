@@ -4,7 +4,7 @@
 // Over the fake shared store: the point is the breaker's logic.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { planFor } from '../../../src/limiter/engine/plan.js';
 import { FakeSharedStore } from '../../helpers/fake-shared-store.js';
 import { chainOver, decideOn, eventually } from '../../helpers/resilient-engine.js';

@@ -3,7 +3,7 @@
 // manual clock, no Redis.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { LastStates } from '../../../src/limiter/fallback/last-states.js';
 
 const KEY = 'rl:{t}:orders';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bucketKey } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { DebtCollector } from '../../../src/limiter/fallback/debt-collector.js';
 import { FallbackLimiter } from '../../../src/limiter/fallback/fallback.js';
 import { ChainStats } from '../../../src/limiter/metrics/stats.js';

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Decision } from '../../../src/core/decision.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { createEngine } from '../../../src/engine-factory/create-engine.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
 import { type RedisServer, startRedis } from '../../helpers/redis-server.js';

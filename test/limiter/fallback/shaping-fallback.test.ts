@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Decision } from '../../../src/core/decision.js';
-import { parseRule, type Rule } from '../../../src/core/rule.js';
+import { parseRule, type Rule } from '../../../src/policies/rule.js';
 import { planFor } from '../../../src/limiter/engine/plan.js';
 import type { DecisionChain } from '../../../src/limiter/engine/resilient-engine.js';
 import { MemoryStore } from '../../../src/stores/memory-store.js';

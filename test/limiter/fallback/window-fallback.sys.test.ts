@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Decision } from '../../../src/core/decision.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
 import type { Redis } from 'ioredis';
 import { type RedisServer, startRedis } from '../../helpers/redis-server.js';

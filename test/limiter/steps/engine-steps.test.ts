@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Decision } from '../../../src/core/decision.js';
-import { parseRule, type Rule } from '../../../src/core/rule.js';
+import { parseRule, type Rule } from '../../../src/policies/rule.js';
 import { DecisionStats } from '../../../src/dashboard/decision-stats.js';
 import { observerStep } from '../../../src/dashboard/engine-observer.js';
 import { verdictOf } from '../../../src/gateway/request-observer.js';

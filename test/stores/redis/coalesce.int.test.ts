@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { BATCH } from '../../../src/stores/redis/coalesce.js';
 import { RedisStore } from '../../../src/stores/redis-store.js';
 import { type RedisServer, startRedis } from '../../helpers/redis-server.js';

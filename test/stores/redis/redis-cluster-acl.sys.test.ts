@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { checkConnections } from '../../../src/cli/check-connect.js';
 import { bucketKey } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { redisTargetOf } from '../../../src/config/redis-target.js';
 import { connectRedis } from '../../../src/stores/redis/connect.js';
 import { RedisStore } from '../../../src/stores/redis-store.js';

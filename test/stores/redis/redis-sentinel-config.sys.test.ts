@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { parseConfig } from '../../../src/decision-service/load-config.js';
 import { checkConnections } from '../../../src/cli/check-connect.js';
 import { bucketKey } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { redisTargetOf } from '../../../src/config/redis-target.js';
 import { connectRedis } from '../../../src/stores/redis/connect.js';
 import { RedisStore } from '../../../src/stores/redis-store.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { bucketKey } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { RedisStore } from '../../../src/stores/redis-store.js';
 import { connectRedis } from '../../../src/stores/redis/connect.js';
 import { freePort } from '../../helpers/ports.js';

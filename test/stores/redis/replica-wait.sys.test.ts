@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '../../../src/core/decision.js';
 import { bucketKey } from '../../../src/core/ids.js';
-import { parseRule } from '../../../src/core/rule.js';
+import { parseRule } from '../../../src/policies/rule.js';
 import { resilienceRegistry } from '../../../src/metrics/registry.js';
 import type { ResilientEngine } from '../../../src/limiter/engine/resilient-engine.js';
 import { connectRedis } from '../../../src/stores/redis/connect.js';

@@ -4,7 +4,7 @@
 // because its comment "sluice_save, inlined" named it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { POLICIES } from '../../../src/core/rule.js';
+import { POLICIES } from '../../../src/policies/rule.js';
 import { scriptSource } from '../../../src/stores/redis/scripts.js';
 
 test('every prelude helper a script defines is used by that script', () => {

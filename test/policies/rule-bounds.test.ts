@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Decision } from '../../src/core/decision.js';
 import { isSluiceError } from '../../src/core/errors.js';
-import { MAX_WINDOW_MS, parseRule, type Rule } from '../../src/core/rule.js';
 import { pushLimitHeaders, rejection, windowSeconds } from '../../src/http/headers.js';
 import { createLimiter } from '../../src/limiter/engine/create-limiter.js';
+import { MAX_WINDOW_MS, parseRule, type Rule } from '../../src/policies/rule.js';
 
 const YEAR_S = MAX_WINDOW_MS / 1000; // 366 days
 
