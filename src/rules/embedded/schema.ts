@@ -171,6 +171,29 @@ UPDATE audit_log SET seq = numbered.n FROM (SELECT id, row_number() OVER (PARTIT
 CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
 `;
 
+/** The audit log with the kinds `kinds` allows (SQLite rebuilds a table to change a CHECK). */
+const auditLogWithKinds = (kinds: string): string => `
+CREATE TABLE audit_log_v2 (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL DEFAULT ${NOW},
+  actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 64),
+  address TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN (${kinds})),
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  before TEXT NULL CHECK (before IS NULL OR json_valid(before)),
+  after TEXT NULL CHECK (after IS NULL OR json_valid(after)),
+  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+  error TEXT NULL,
+  seq INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO audit_log_v2 SELECT id, at, actor, address, kind, action, target, before, after, outcome, error, seq FROM audit_log;
+DROP TABLE audit_log;
+ALTER TABLE audit_log_v2 RENAME TO audit_log;
+CREATE INDEX audit_log_at_idx ON audit_log (at);
+CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
+`;
+
 /** migrations/008: plans, their limits and who is on which (the rule as JSON text); the audit log takes kind `plan` (SQLite rebuilds a table to change a CHECK). */
 const PLAN_TABLES = ['plan', 'plan_limit', 'plan_assignment'];
 const V7_PLANS = `
@@ -196,49 +219,7 @@ CREATE TABLE plan_assignment (
 );
 CREATE INDEX plan_assignment_plan_idx ON plan_assignment (plan_name);
 ${versionTriggers(PLAN_TABLES)}
-CREATE TABLE audit_log_v2 (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  at TEXT NOT NULL DEFAULT ${NOW},
-  actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 64),
-  address TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('rule', 'override', 'key', 'token', 'bucket', 'reload', 'plan')),
-  action TEXT NOT NULL,
-  target TEXT NOT NULL,
-  before TEXT NULL CHECK (before IS NULL OR json_valid(before)),
-  after TEXT NULL CHECK (after IS NULL OR json_valid(after)),
-  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
-  error TEXT NULL,
-  seq INTEGER NOT NULL DEFAULT 0
-);
-INSERT INTO audit_log_v2 SELECT id, at, actor, address, kind, action, target, before, after, outcome, error, seq FROM audit_log;
-DROP TABLE audit_log;
-ALTER TABLE audit_log_v2 RENAME TO audit_log;
-CREATE INDEX audit_log_at_idx ON audit_log (at);
-CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
-`;
-
-/** The audit log with the kinds `kinds` allows (SQLite rebuilds a table to change a CHECK). */
-const auditLogWithKinds = (kinds: string): string => `
-CREATE TABLE audit_log_v2 (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  at TEXT NOT NULL DEFAULT ${NOW},
-  actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 64),
-  address TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN (${kinds})),
-  action TEXT NOT NULL,
-  target TEXT NOT NULL,
-  before TEXT NULL CHECK (before IS NULL OR json_valid(before)),
-  after TEXT NULL CHECK (after IS NULL OR json_valid(after)),
-  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
-  error TEXT NULL,
-  seq INTEGER NOT NULL DEFAULT 0
-);
-INSERT INTO audit_log_v2 SELECT id, at, actor, address, kind, action, target, before, after, outcome, error, seq FROM audit_log;
-DROP TABLE audit_log;
-ALTER TABLE audit_log_v2 RENAME TO audit_log;
-CREATE INDEX audit_log_at_idx ON audit_log (at);
-CREATE INDEX audit_log_outcome_seq_idx ON audit_log (outcome, seq);
-`;
+${auditLogWithKinds("'rule', 'override', 'key', 'token', 'bucket', 'reload', 'plan'")}`;
 
 /** migrations/009: allow and deny list entries (routes as a JSON array); the audit log takes kind `list`. */
 const V8_LISTS = `

@@ -13,9 +13,9 @@ import { migrateEmbedded } from '../../../src/rules/embedded/schema.js';
 import { EmbeddedRuleStore } from '../../../src/rules/embedded/store.js';
 import { silentLogger } from '../../../src/rules/logger.js';
 import { toColumns } from '../../../src/rules/rule-columns.js';
+import { EVERY_POLICY, type StoredRuleInput } from '../every-policy.js';
 import { recordingLogger } from '../store-contract.js';
 
-type Rule = Parameters<typeof toColumns>[0];
 
 /** The schema an older Sluice created, verbatim. */
 const OLD_SCHEMA = `
@@ -154,17 +154,7 @@ ${['rate_limit_rule', 'limit_override'].flatMap((table) =>
 PRAGMA user_version = 8;
 `;
 
-/** A rule of every policy: the bucket policies with capacity and refill in columns, the others (a leaky bucket too) in params. */
-const EVERY_POLICY: [string, Rule][] = [
-  ['tb', { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 }],
-  ['gcra', { policy: 'gcra', capacity: 10, refillPerSecond: 0.5, shadow: true }],
-  ['fw', { policy: 'fixed_window', limit: 9, windowMs: 1000, onStoreDown: 'open' }],
-  ['log', { policy: 'sliding_window_log', limit: 50, windowMs: 1000, lease: { batch: 5 } }],
-  ['count', { policy: 'sliding_window_counter', limit: 1000, windowMs: 60_000, shards: 4 }],
-  ['leak', { policy: 'leaky_bucket', ratePerSecond: 10, burst: 20, nodelay: true }],
-];
-
-const columnValues = (rule: Rule): unknown[] => {
+const columnValues = (rule: StoredRuleInput): unknown[] => {
   const c = toColumns(rule);
   return [c.policy, c.capacity, c.refillPerSecond, JSON.stringify(c.params), c.shadow ? 1 : 0];
 };

@@ -10,20 +10,10 @@ import { POLICY_REGISTRY } from '../../../src/policies/index.js';
 import { loadMigrations, migrate } from '../../../src/rules/postgres/migrations.js';
 import { PostgresRuleStore } from '../../../src/rules/postgres/store.js';
 import { toColumns } from '../../../src/rules/rule-columns.js';
+import { EVERY_POLICY, type StoredRuleInput } from '../every-policy.js';
 import { createDatabase } from '../../helpers/postgres-db.js';
 import { type PostgresHost, postgresForFile } from '../../helpers/shared-servers.js';
 
-type Rule = Parameters<typeof toColumns>[0];
-
-/** A rule of every policy: the bucket policies with capacity and refill in columns, the others (a leaky bucket too) in params. */
-const EVERY_POLICY: [string, Rule][] = [
-  ['tb', { policy: 'token_bucket', capacity: 5, refillPerSecond: 1 }],
-  ['gcra', { policy: 'gcra', capacity: 10, refillPerSecond: 0.5, shadow: true }],
-  ['fw', { policy: 'fixed_window', limit: 9, windowMs: 1000, onStoreDown: 'open' }],
-  ['log', { policy: 'sliding_window_log', limit: 50, windowMs: 1000, lease: { batch: 5 } }],
-  ['count', { policy: 'sliding_window_counter', limit: 1000, windowMs: 60_000, shards: 4 }],
-  ['leak', { policy: 'leaky_bucket', ratePerSecond: 10, burst: 20, nodelay: true }],
-];
 
 /** The CHECKs of 001 and 004 that list the policies, by the names PostgreSQL gave them. */
 const NAMED_CHECKS = ['policy_check', 'check', 'check1'].flatMap((suffix) => [`rate_limit_rule_${suffix}`, `limit_override_${suffix}`]);
@@ -34,7 +24,7 @@ let server: PostgresHost;
 let client: pg.Client;
 let url: string;
 
-const columnValues = (rule: Rule): unknown[] => {
+const columnValues = (rule: StoredRuleInput): unknown[] => {
   const c = toColumns(rule);
   return [c.policy, c.capacity, c.refillPerSecond, c.params, c.shadow];
 };
