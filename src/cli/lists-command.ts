@@ -100,10 +100,10 @@ function entryOf(action: string | undefined, options: Options): Record<string, u
   return body;
 }
 
+/** A string option's value (the parser refuses one given without a value). */
 function text(options: Options, flag: string): string | undefined {
   const value = options.get(flag);
-  if (value === true) throw new UsageError(`--${flag} needs a value`);
-  return value;
+  return typeof value === 'string' ? value : undefined;
 }
 
 function nameValue(flag: string, given: string): { name: string; value: string } {

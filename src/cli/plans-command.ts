@@ -96,8 +96,8 @@ const describeLimit = (limit: PlanLimit): string => `${limit.scope === 'global' 
 async function setLimit(client: AdminClient, positional: string[], options: Map<string, string | true>, io: CliIo): Promise<number> {
   const name = need(positional, 'set-limit NAME SCOPE ...');
   const path = limitPath(name, options);
-  const ruleOptions = new Map([...options].filter(([flag]) => !SCOPE_FLAGS.includes(flag)));
-  const rule = positional[1] !== undefined ? parseJson(positional[1]) : ruleFromOptions(ruleOptions);
+  // ruleFromOptions reads only the rule's own options: the scope flags are not among them.
+  const rule = positional[1] !== undefined ? parseJson(positional[1]) : ruleFromOptions(options);
   const stored = await client.call<PlanLimit>('PUT', path, rule);
   io.out(`set plan ${stored.plan} ${describeLimit(stored)}\n`);
   return 0;
