@@ -7,22 +7,19 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProto } from 'grpc-health-check';
 import { call } from '../helpers/gateway-support.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { ConfigMapFolder, type RatelimitProcess, startRatelimitProcess, tempDir } from './ratelimit-support.js';
-import { descriptor, EXAMPLES, rlsClient } from '../helpers/decision-service-support.js';
+import { atTopOfSecond, descriptor, EXAMPLES, rlsClient } from '../helpers/decision-service-support.js';
 
 /** Three hits on the example's 1-per-second shadow limit, then its series: [total, within, over, shadow]. */
 async function shadowCounts(service: RatelimitProcess): Promise<number[]> {
   const client = rlsClient(service.grpc);
-  // The limit's window is the clock's own second (the reference's fixed window): three hits
-  // across its edge would land in two windows, so they start at the top of a second.
-  const intoSecond = Date.now() % 1000;
-  if (intoSecond > 100) await sleep(1000 - intoSecond + 5);
+  // The limit's window is the clock's own second (the reference's fixed window).
+  await atTopOfSecond();
   try {
     for (let i = 0; i < 3; i++) {
       const answer = await client.ask({ domain: 'shop', descriptors: [descriptor(['generic_key', 'trial'])] });

@@ -11,7 +11,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProto } from 'grpc-health-check';
 import type { RunningSluice } from '../../src/app.js';
 import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
+import { atTopOfSecond, descriptor, EXAMPLES, type RlsClient, rlsClient, startDecisionSluice } from '../helpers/decision-service-support.js';
 
 const TEST_DOMAIN = `
 domain: test
@@ -115,6 +115,7 @@ describe('RateLimitService/ShouldRateLimit over gRPC', () => {
   it("a descriptor's limit override is the rule it is decided by, in a bucket of its own", async () => {
     const override = { ...descriptor(['k', 'tiny']), limit: { requests_per_unit: 2, unit: 'SECOND' } };
     const answers = [];
+    await atTopOfSecond(); // 2 a SECOND: three calls across a second's edge would land in two windows
     for (let i = 0; i < 3; i++) answers.push(await client.ask({ domain: 'test', descriptors: [override] }));
     assert.deepEqual(answers.map((answer) => answer.overall_code), ['OK', 'OK', 'OVER_LIMIT']);
     assert.deepEqual(answers[0].statuses[0].current_limit, { requests_per_unit: 2, unit: 'SECOND' });

@@ -46,6 +46,16 @@ export function rlsClient(address: string): RlsClient {
 }
 
 /** One descriptor of the given entries. */
+/**
+ * Waits, if need be, for the top of the clock's next second: a fixed window of
+ * one second (the reference's, aligned on the clock) then holds a few quick
+ * calls in one window, where calls across its edge would land in two.
+ */
+export async function atTopOfSecond(): Promise<void> {
+  const intoSecond = Date.now() % 1000;
+  if (intoSecond > 100) await sleep(1000 - intoSecond + 5);
+}
+
 export const descriptor = (...pairs: [string, string][]) => ({ entries: pairs.map(([key, value]) => ({ key, value })) });
 
 /** The seed's curl loop through a proxy: three POST /orders as shop-a. */
