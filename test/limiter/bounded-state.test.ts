@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRule } from '../../src/policies/rule.js';
-import { InFlight } from '../../src/limiter/deadline/guard.js';
+import { IDLE_KEPT, InFlight } from '../../src/limiter/deadline/guard.js';
 import { MAX_PLANS, PlanCache } from '../../src/limiter/engine/plan.js';
 import { FallbackLimiter } from '../../src/limiter/fallback/fallback.js';
 
@@ -37,13 +37,15 @@ test('the plan cache keeps at most MAX_PLANS plans after many distinct tenants',
   assert.ok(plans.plans > 0);
 });
 
-test('in-flight bookkeeping keeps no entry for a bucket once its calls are answered', () => {
+test('in-flight bookkeeping counts no bucket once its calls are answered, and keeps at most IDLE_KEPT idle ones', () => {
   const inFlight = new InFlight();
   for (let i = 0; i < KEYS; i++) {
     inFlight.take(`fresh-${i}`, 1);
     if (i > 0) inFlight.release(`fresh-${i - 1}`, 1);
   }
   assert.equal(inFlight.size, 1, 'only the call still unanswered');
+  assert.ok(inFlight.kept <= IDLE_KEPT + 1, `${inFlight.kept} buckets kept`);
   inFlight.release(`fresh-${KEYS - 1}`, 1);
   assert.equal(inFlight.size, 0);
+  assert.equal(inFlight.pending(`fresh-${KEYS - 1}`), 0);
 });

@@ -91,15 +91,19 @@ export class CallDeadlines implements JudgedCall {
     return Math.max(this.started, this.busyFrom ?? this.started, this.firedAt ?? this.started);
   }
 
-  /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
+  /** Whether a bound was watched yet: the first one is watched as the call starts, and its due counts from `started` without a clock read. */
+  private watched = false;
+
+  /** `firstMs`: the shortest deadline that will be bound (the timer's first due); `started`: the clock read as the call starts, if the caller has it. */
   constructor(
     private readonly watcher: StoreConnection,
     readonly channel: string,
     private readonly now: Clock,
     private readonly firstMs: number,
     private readonly timer: DeadlineTimer = new DeadlineTimer(now),
+    started: number = now(),
   ) {
-    this.started = now();
+    this.started = started;
     this.idleAtStart = loopIdleMs();
   }
 
@@ -131,8 +135,10 @@ export class CallDeadlines implements JudgedCall {
   watch(ms: number, onSilent: (error: DeadlineError) => void): Bound {
     const bound: Bound = { ms, onSilent, settled: false };
     if (this.pending.length === 0) {
-      // One read of the clock: the shared timer, usually armed already, reads none.
-      this.dueAt = Math.max(this.now(), this.started + Math.min(ms, this.firstMs));
+      // At most one read of the clock: the shared timer, usually armed already, reads none.
+      const at = this.watched ? this.now() : this.started;
+      this.watched = true;
+      this.dueAt = Math.max(at, this.started + Math.min(ms, this.firstMs));
       this.timer.add(this, this.dueAt);
     }
     this.pending.push(bound);
@@ -351,6 +357,8 @@ export interface Deadline {
   msAt(at: number): number;
   /** A call answered at `at` after its connection was silent for `silentMs`. */
   answered(silentMs: number, at: number): void;
+  /** Whether a silence this long or longer can move the deadline at all: a shorter one need not be measured further. */
+  learnsFrom(silentMs: number): boolean;
 }
 
 export class FixedDeadline implements Deadline {
@@ -360,6 +368,9 @@ export class FixedDeadline implements Deadline {
     return this.ms;
   }
   answered(): void {}
+  learnsFrom(): boolean {
+    return false;
+  }
 }
 
 export class AdaptiveDeadline implements Deadline {
@@ -387,10 +398,13 @@ export class AdaptiveDeadline implements Deadline {
     return this.ms;
   }
 
+  /** Below floor / factor a silence changes nothing: on a near Redis, the hot path stops there. */
+  learnsFrom(silentMs: number): boolean {
+    return silentMs * this.options.factor > this.options.floorMs;
+  }
+
   answered(silentMs: number, at: number): void {
-    const { floorMs, ceilingMs, factor } = this.options;
-    // Below floor / factor a silence changes nothing: the hot path stops here on a near Redis.
-    if (!(silentMs * factor > floorMs) || silentMs > ceilingMs) return;
+    if (!this.learnsFrom(silentMs) || silentMs > this.options.ceilingMs) return;
     if (at >= this.slotEndsAt) this.rotate(at);
     if (silentMs <= this.longest[this.slot]!) return;
     this.longest[this.slot] = silentMs;

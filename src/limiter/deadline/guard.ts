@@ -98,8 +98,9 @@ export class StoreGuard {
   /** The same for a call on the slot of `key` that may take units from each bucket of `charges`. */
   private runOn<T>(key: string, charges: readonly Charge[], call: () => Promise<T>, sent?: Sent<T>): Promise<T> {
     const { breaker, store, stats, now } = this.options;
-    const deadlineMs = this.options.deadline.msAt(now());
-    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs, this.timer);
+    const started = now();
+    const deadlineMs = this.options.deadline.msAt(started);
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs, this.timer, started);
     if (breaker.closed) return this.runClosed(deadlines, deadlineMs, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
@@ -173,7 +174,8 @@ export class StoreGuard {
     if (deadlines.started < (this.options.store.connection.readyAt?.() ?? Number.NEGATIVE_INFINITY)) return;
     // The silence as the deadline judges it: from the start, the previous answer, or a late timer (this process was busy);
     // never more than the event loop waited meanwhile (a reply read after a stall of this process sat in the socket).
-    this.options.deadline.answered(Math.min(at - Math.max(deadlines.judgedFrom, last), deadlines.idleSinceStart()), at);
+    const silentMs = at - Math.max(deadlines.judgedFrom, last);
+    if (this.options.deadline.learnsFrom(silentMs)) this.options.deadline.answered(Math.min(silentMs, deadlines.idleSinceStart()), at);
   }
 
   /**
@@ -196,9 +198,14 @@ interface Flow {
   answered: number;
 }
 
+/** Idle flows kept for reuse before a sweep forgets them: a bucket's next call reuses its flow instead of a Map insert and delete per call. */
+export const IDLE_KEPT = 1024;
+
 export class InFlight {
-  /** Only keys with calls outstanding. */
+  /** Keys with calls outstanding, and up to about IDLE_KEPT idle ones (sent = answered = 0). */
   private readonly flows = new Map<string, Flow>();
+  /** Flows with units outstanding. */
+  private busy = 0;
 
   /** Counts `units` of `key` as pending until `call` settles. */
   add(key: string, units: number, call: Promise<unknown>): void {
@@ -211,9 +218,11 @@ export class InFlight {
   take(key: string, units: number): number {
     let flow = this.flows.get(key);
     if (flow === undefined) {
+      if (this.flows.size - this.busy >= IDLE_KEPT) this.sweep();
       flow = { sent: 0, answered: 0 };
       this.flows.set(key, flow);
     }
+    if (flow.sent === 0) this.busy++;
     const place = flow.sent;
     flow.sent += units;
     return place;
@@ -221,13 +230,21 @@ export class InFlight {
 
   release(key: string, units: number): void {
     const flow = this.flows.get(key);
-    if (flow === undefined) return;
+    if (flow === undefined || flow.sent === 0) return;
     flow.answered += units;
-    if (flow.answered >= flow.sent) this.flows.delete(key);
+    if (flow.answered < flow.sent) return;
+    flow.sent = 0;
+    flow.answered = 0;
+    this.busy--;
   }
 
   /** Buckets with units in flight (none once every call is answered). */
   get size(): number {
+    return this.busy;
+  }
+
+  /** Buckets kept, in flight or idle: never more than those in flight and IDLE_KEPT. */
+  get kept(): number {
     return this.flows.size;
   }
 
@@ -240,5 +257,10 @@ export class InFlight {
   aheadOf(key: string, place: number): number {
     const flow = this.flows.get(key);
     return flow === undefined ? 0 : Math.max(0, place - flow.answered);
+  }
+
+  /** Forgets the idle flows: memory stays bounded by the buckets in flight. */
+  private sweep(): void {
+    for (const [key, flow] of this.flows) if (flow.sent === 0) this.flows.delete(key);
   }
 }

@@ -205,13 +205,13 @@ export class RequestChain {
   }
 
   decide(limits: readonly LimitCall[]): Promise<LimitsDecision> {
-    let calls: Call[];
+    // A step may throw before its first promise (the steps are plain functions, not async ones): still a rejection.
     try {
-      calls = this.callsOf(limits);
+      const calls = this.callsOf(limits);
+      return this.decideCalls(calls).then((reply) => outcomeOf(calls, reply));
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.decideCalls(calls).then((reply) => outcomeOf(calls, reply));
   }
 
   /** The limits planned, each rule checked and each cost against its rule; a lone limit's errors name `rule`, several `calls.N.rule`. */

@@ -91,12 +91,14 @@ export class NegativeCache {
 }
 
 export function negativeStep(negative: NegativeCache, now: Clock): Step {
-  return (next) => async (calls) => {
-    const cached = knownRefused(negative, calls, now());
-    if (cached) return cached;
-    const reply = await next(calls);
-    record(negative, calls, reply, now());
-    return reply;
+  return (next) => (calls) => {
+    // Nothing refused is remembered (the usual case): no lookup, no clock read.
+    const cached = negative.size === 0 ? undefined : knownRefused(negative, calls, now());
+    if (cached) return Promise.resolve(cached);
+    return next(calls).then((reply) => {
+      record(negative, calls, reply, now);
+      return reply;
+    });
   };
 }
 
@@ -115,15 +117,17 @@ function knownRefused(negative: NegativeCache, calls: readonly Call[], now: numb
   return undefined;
 }
 
-/** Only the store's own refusals: a fallback, `open` or `closed` decision says nothing of the shared bucket. */
-function record(negative: NegativeCache, calls: readonly Call[], reply: Reply, now: number): void {
+/** Only the store's own refusals: a fallback, `open` or `closed` decision says nothing of the shared bucket. The clock is read once a refusal is there to record. */
+function record(negative: NegativeCache, calls: readonly Call[], reply: Reply, now: Clock): void {
+  let at: number | undefined;
   for (let i = 0; i < calls.length; i++) {
     const decision = reply.decisions[i]!;
     if (decision.allowed || decision.source !== 'redis') continue;
+    at ??= now();
     const { plan, cost } = calls[i]!;
     // A penalized limit's plain refusals must each reach the store, where its box counts them; its blocks are remembered.
-    if (plan.penalty === undefined) negative.add(plan.bucket.key, plan.fingerprint, cost, decision, now);
-    else negative.addBlock(plan.bucket.key, plan.fingerprint, decision, now);
+    if (plan.penalty === undefined) negative.add(plan.bucket.key, plan.fingerprint, cost, decision, at);
+    else negative.addBlock(plan.bucket.key, plan.fingerprint, decision, at);
   }
 }
 

@@ -152,11 +152,11 @@ export interface FallbackStepOptions {
 }
 
 export function fallbackStep(o: FallbackStepOptions): Step {
-  return (next) => async (calls) => {
-    const reply = await next(calls);
-    if (reply.missed === undefined) return reply;
-    return calls.length === 1 ? one(o, calls[0]!, reply.missed[0]!) : several(o, calls, reply, reply.missed);
-  };
+  return (next) => (calls) =>
+    next(calls).then((reply) => {
+      if (reply.missed === undefined) return reply;
+      return calls.length === 1 ? one(o, calls[0]!, reply.missed[0]!) : several(o, calls, reply, reply.missed);
+    });
 }
 
 function one(o: FallbackStepOptions, call: Call, missed: Missed): Reply {

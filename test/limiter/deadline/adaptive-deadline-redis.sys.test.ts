@@ -144,7 +144,7 @@ test('a stall of this process while Redis answers is not Redis silence: the dead
 test('a stall of this process shorter than the deadline is not Redis silence either: the sample is what the event loop waited', async () => {
   // The samples the guard hands its deadline, under a 50 ms deadline: no timer fires during a 15 ms stall.
   const samples: number[] = [];
-  const deadline: Deadline = { adaptive: true, msAt: () => 50, answered: (silentMs) => samples.push(silentMs) };
+  const deadline: Deadline = { adaptive: true, msAt: () => 50, answered: (silentMs) => samples.push(silentMs), learnsFrom: () => true };
   const store = new RedisStore(redis.client(), { connectGraceMs: 0 });
   const breaker = new RedisBreaker({ failureThreshold: 1000, errorThresholdPercentage: 100, volumeThreshold: 1000, rollingWindowMs: 1000, resetTimeoutMs: 500, silenceMs: 250 }, silent);
   const guard = new StoreGuard({ store, breaker, deadline, stats: new ChainStats(silent), now: systemClock });
