@@ -92,3 +92,12 @@ describe('bench/cost.ts --quick --profile --perf', { timeout: 300_000 }, () => {
     assert.match(output, /^Sluice, Redis, one script call per request − Sluice, no limiter, one bare EVALSHA of its script per request, under perf: -?[\d.]+ µs per request; by folder .*limiter \+[\d.]+/m);
   });
 });
+
+describe('bench/decision-overhead.ts --quick', { timeout: 180_000 }, () => {
+  it("times the engine and the bare answer, hot and with the caches evicted, and prints the engine's own ns of each", () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/decision-overhead.ts', '--quick'], { encoding: 'utf8', timeout: 150_000 });
+    const output = `${run.stdout}\n${run.stderr}`;
+    assert.equal(run.status, 0, output.slice(-3000));
+    for (const setting of ['hot', 'cold']) assert.match(output, new RegExp(`^${setting} +[\\d,]+ +[\\d,]+ +-?[\\d,]+ *$`, 'm'));
+  });
+});

@@ -7,7 +7,7 @@ import { BoundedLru } from '../../src/core/lru.js';
 
 const filled = (max: number, ...keys: string[]) => {
   const lru = new BoundedLru<string, number>(max);
-  keys.forEach((key, i) => lru.set(key, i));
+  for (const [i, key] of keys.entries()) lru.set(key, i);
   return lru;
 };
 

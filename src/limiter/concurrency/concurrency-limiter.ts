@@ -86,7 +86,7 @@ export class ConcurrencyLimiter {
     if (Date.now() >= this.skipSharedUntil && !connection.lost()) {
       try {
         const deadlineMs = this.options.deadlineMs();
-        const deadline = new CallDeadlines(connection, connection.channelOf(call.key), systemClock, deadlineMs);
+        const deadline = new CallDeadlines(connection, connection.channelOf(call.key), deadlineMs, { now: systemClock });
         return this.hold(limit, shared, call, await deadline.bound(shared.acquire(call), deadlineMs));
       } catch (error) {
         // A late acquire may still land: the release sent after it on the same connection undoes it.

@@ -68,10 +68,11 @@ export class RedisBreaker {
       resetTimeout: options.resetTimeoutMs,
       errorThresholdPercentage: options.errorThresholdPercentage,
       volumeThreshold: options.volumeThreshold,
+      // The error percentage that opens the breaker is RollingCounts' (below): opossum's own window only sees the calls
+      // fired while open or half-open, where any failure re-opens it. So its window turns once per window, not ten
+      // times (a timer each, on an idle instance too), and nothing computes the snapshots or latency percentiles no one reads.
       rollingCountTimeout: options.rollingWindowMs,
-      rollingCountBuckets: 10,
-      // Nothing listens to opossum's snapshots or reads its latency percentiles (the closed path's counts are RollingCounts'):
-      // left on, each is recomputed ten times a window on a timer, on an idle instance too.
+      rollingCountBuckets: 1,
       enableSnapshots: false,
       rollingPercentilesEnabled: false,
     });

@@ -59,6 +59,13 @@ export interface Bound {
 /** How long this process's event loop has waited for events, in all, ms (a field read, cheap enough for every call). */
 const loopIdleMs = () => nodePerformance.nodeTiming.idleTime;
 
+/** The clock a call's deadlines read, the timer that judges them (one of their own when none is given), and when the call started, if the caller read the clock already. */
+export interface CallClock {
+  now: Clock;
+  timer?: DeadlineTimer;
+  started?: number;
+}
+
 /**
  * The deadlines of one call started now, judged by a shared timer (one of its
  * own when none is given). `bound` resolves as the call does, or rejects with
@@ -94,16 +101,19 @@ export class CallDeadlines implements JudgedCall {
   /** Whether a bound was watched yet: the first one is watched as the call starts, and its due counts from `started` without a clock read. */
   private watched = false;
 
-  /** `firstMs`: the shortest deadline that will be bound (the timer's first due); `started`: the clock read as the call starts, if the caller has it. */
+  private readonly now: Clock;
+  private readonly timer: DeadlineTimer;
+
+  /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
   constructor(
     private readonly watcher: StoreConnection,
     readonly channel: string,
-    private readonly now: Clock,
     private readonly firstMs: number,
-    private readonly timer: DeadlineTimer = new DeadlineTimer(now),
-    started: number = now(),
+    clock: CallClock,
   ) {
-    this.started = started;
+    this.now = clock.now;
+    this.timer = clock.timer ?? new DeadlineTimer(clock.now);
+    this.started = clock.started ?? clock.now();
     this.idleAtStart = loopIdleMs();
   }
 

@@ -100,7 +100,7 @@ export class StoreGuard {
     const { breaker, store, stats, now } = this.options;
     const started = now();
     const deadlineMs = this.options.deadline.msAt(started);
-    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), now, deadlineMs, this.timer, started);
+    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), deadlineMs, { now, timer: this.timer, started });
     if (breaker.closed) return this.runClosed(deadlines, deadlineMs, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.

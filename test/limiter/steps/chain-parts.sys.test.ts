@@ -39,7 +39,7 @@ test('deadline: on a manual clock a silent call fails only once the clock passes
   let now = 1_000;
   let lastData = Number.NEGATIVE_INFINITY;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => lastData, lost: () => false };
-  const call = new CallDeadlines(connection, '*', () => now, 5, onManualClock(() => now)).bound(new Promise<never>(() => undefined), 5);
+  const call = new CallDeadlines(connection, '*', 5, { now: () => now, timer: onManualClock(() => now) }).bound(new Promise<never>(() => undefined), 5);
   call.catch(() => undefined);
   await sleep(30); // the timer fired: the clock has not moved, so the call waits on
   assert.equal(await state(call), 'pending');
@@ -56,7 +56,7 @@ test('deadline: on a manual clock a silent call fails only once the clock passes
 test("deadline: a call's two deadlines share one timer; the request's rejects first, the breaker's waits for its own silence", bounded, async () => {
   let now = 1_000;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
-  const deadlines = new CallDeadlines(connection, '*', () => now, 5, onManualClock(() => now));
+  const deadlines = new CallDeadlines(connection, '*', 5, { now: () => now, timer: onManualClock(() => now) });
   const never = new Promise<never>(() => undefined);
   const forBreaker = deadlines.bound(never, 20);
   const forRequest = deadlines.bound(never, 5);
@@ -76,9 +76,9 @@ test('deadline: the calls of one guard share a timer; a shorter deadline after a
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
   const timer = onManualClock(() => now);
   const never = new Promise<never>(() => undefined);
-  const long = new CallDeadlines(connection, '*', () => now, 200, timer).bound(never, 200);
-  const answered = new CallDeadlines(connection, '*', () => now, 5, timer).bound(Promise.resolve('ok'), 5);
-  const short = new CallDeadlines(connection, '*', () => now, 5, timer).bound(never, 5);
+  const long = new CallDeadlines(connection, '*', 200, { now: () => now, timer }).bound(never, 200);
+  const answered = new CallDeadlines(connection, '*', 5, { now: () => now, timer }).bound(Promise.resolve('ok'), 5);
+  const short = new CallDeadlines(connection, '*', 5, { now: () => now, timer }).bound(never, 5);
   long.catch(() => undefined);
   short.catch(() => undefined);
   assert.equal(await answered, 'ok');
@@ -94,7 +94,7 @@ test('deadline: the calls of one guard share a timer; a shorter deadline after a
 test('deadline: a timer that fires late (this process was busy, its calls not yet sent) judges the silence from then, once', bounded, async () => {
   let now = 1_000;
   const connection: StoreConnection = { channelOf: () => '*', lastDataAt: () => Number.NEGATIVE_INFINITY, lost: () => false };
-  const call = new CallDeadlines(connection, '*', () => now, 5).bound(new Promise<never>(() => undefined), 5);
+  const call = new CallDeadlines(connection, '*', 5, { now: () => now }).bound(new Promise<never>(() => undefined), 5);
   call.catch(() => undefined);
   // The event loop blocked for 30 ms (a burst of calls issued in one turn): the timer due at 1,005 runs at 1,030.
   const until = performance.now() + 30;

@@ -1,0 +1,97 @@
+// npm run bench:overhead [-- --quick]
+// The engine's own code per decision, in one process, apart from Redis and
+// HTTP: the resilient engine over Redis (createResilientEngine, leasing off)
+// whose store answers every consume itself on the next turn of the event
+// loop, against the same answer asked for with no engine around it. Two
+// settings: hot (decisions back to back: the code and its data stay in the
+// CPU's caches) and cold (a walk over 8 MB between decisions, as a gateway's
+// other work between two paced requests evicts them). The cold figure is the
+// one that tracks a paced request's cost (bench:cost); the hot one shows how
+// much work a decision does. Wall ns per decision of each, in turns, medians
+// of per-round differences.
+import { pino } from 'pino';
+import type { Decision } from '../src/core/decision.js';
+import { createResilientEngine } from '../src/engine-factory/create-engine.js';
+import type { LimitCall } from '../src/limiter/engine/types.js';
+import { parseRule } from '../src/policies/rule.js';
+import type { SharedStore } from '../src/stores/store.js';
+import { isMain, runMain } from './lib/cleanup.js';
+import { median, round } from './lib/latency.js';
+import { parseOptions, pick } from './lib/options.js';
+import { benchRedis } from './lib/servers.js';
+import { textTable } from './lib/table.js';
+
+const RULE = parseRule({ policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 });
+const ANSWER: Decision = { allowed: true, remaining: 999_999_999, limit: 1_000_000_000, resetAfterMs: 0, retryAfterMs: 0, delayMs: 0, source: 'redis' };
+
+/** The store's answer on the next turn of the event loop, as a reply read from a socket would come. */
+const nextTurn = (): Promise<Decision> => new Promise((resolve) => setImmediate(resolve, ANSWER));
+
+/** What the cold setting walks between two decisions: more than the CPU's caches hold. */
+const EVICTING = new Float64Array(8 * 131_072);
+let walked = 0;
+function evictCaches(): void {
+  for (let i = 0; i < EVICTING.length; i += 8) walked += EVICTING[i]!;
+}
+
+export interface OverheadRow {
+  setting: 'hot' | 'cold';
+  engineNs: number;
+  bareNs: number;
+  ownNs: number;
+}
+
+/** ns per decision of `decide` over `count` decisions (three tenants in turn), the caches evicted before each when `cold`. */
+async function timed(decide: (limits: LimitCall[]) => Promise<unknown>, count: number, cold: boolean): Promise<number> {
+  let spent = 0n;
+  for (let i = 0; i < count; i++) {
+    if (cold) evictCaches();
+    const limits = [{ bucket: { tag: `tenant-${i % 3}`, name: 'create-order' }, rule: RULE, cost: 1 }];
+    const started = process.hrtime.bigint();
+    await decide(limits);
+    spent += process.hrtime.bigint() - started;
+  }
+  return Number(spent) / count;
+}
+
+export async function runOverheadBench(rounds: number, count: number): Promise<OverheadRow[]> {
+  const redis = await benchRedis();
+  const engine = createResilientEngine({
+    redis: { url: redis.url },
+    hotKey: { autoLeaseRatePerSec: 0 },
+    logger: pino({ level: 'silent' }),
+    wrapStore: <S extends SharedStore>(store: S): S => Object.assign(store, { consume: nextTurn }),
+  });
+  try {
+    const rows: OverheadRow[] = [];
+    for (const setting of ['hot', 'cold'] as const) {
+      const cold = setting === 'cold';
+      await timed((limits) => engine.decideAll(limits), count, cold); // warm-up: JIT
+      await timed(nextTurn, count, cold);
+      const engineNs: number[] = [];
+      const bareNs: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        engineNs.push(await timed((limits) => engine.decideAll(limits), count, cold));
+        bareNs.push(await timed(nextTurn, count, cold));
+      }
+      const own = engineNs.map((ns, r) => ns - bareNs[r]!);
+      rows.push({ setting, engineNs: round(median(engineNs), 0), bareNs: round(median(bareNs), 0), ownNs: round(median(own), 0) });
+    }
+    return rows;
+  } finally {
+    await engine.close();
+    await redis.release();
+    if (walked < 0) console.log(walked); // keeps the walk from being optimized away
+  }
+}
+
+if (isMain(import.meta.url)) {
+  await runMain(async () => {
+    const options = parseOptions();
+    const rounds = pick(options, 3, 9);
+    const count = pick(options, 5_000, 20_000);
+    const rows = await runOverheadBench(rounds, count);
+    console.log(`${rounds} rounds of ${count} decisions each, engine and bare in turns; medians\n`);
+    console.log(textTable(['setting', 'engine ns/decision', 'bare ns/decision', "the engine's own ns"], rows.map((r) => [r.setting, r.engineNs, r.bareNs, r.ownNs])));
+  });
+}
