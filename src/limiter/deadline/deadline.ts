@@ -98,9 +98,6 @@ export class CallDeadlines implements JudgedCall {
     return Math.max(this.started, this.busyFrom ?? this.started, this.firedAt ?? this.started);
   }
 
-  /** Whether a bound was watched yet: the first one is watched as the call starts, and its due counts from `started` without a clock read. */
-  private watched = false;
-
   private readonly now: Clock;
   private readonly timer: DeadlineTimer;
 
@@ -145,9 +142,9 @@ export class CallDeadlines implements JudgedCall {
   watch(ms: number, onSilent: (error: DeadlineError) => void): Bound {
     const bound: Bound = { ms, onSilent, settled: false };
     if (this.pending.length === 0) {
-      // At most one read of the clock: the shared timer, usually armed already, reads none.
-      const at = this.watched ? this.now() : this.started;
-      this.watched = true;
+      // The first bound is watched as the call starts (no due yet): its due counts from `started`, without a clock read.
+      // Later ones read the clock once; the shared timer, usually armed already, reads none.
+      const at = this.dueAt === Number.POSITIVE_INFINITY ? this.started : this.now();
       this.dueAt = Math.max(at, this.started + Math.min(ms, this.firstMs));
       this.timer.add(this, this.dueAt);
     }
