@@ -8,7 +8,11 @@
 // other work between two paced requests evicts them). The cold figure is the
 // one that tracks a paced request's cost (bench:cost); the hot one shows how
 // much work a decision does. Wall ns per decision of each, in turns, medians
-// of per-round differences.
+// of per-round differences. Then the bytes a decision allocates, engine and
+// bare: the heap's growth over a batch of decisions, the largest of several
+// batches (one a scavenge ran in reads less, none reads more). Unlike time,
+// it reads the same run after run, so a change to the engine's footprint
+// shows in it when the timings cannot tell it from their noise.
 import { pino } from 'pino';
 import type { Decision } from '../src/core/decision.js';
 import { createResilientEngine } from '../src/engine-factory/create-engine.js';
@@ -41,6 +45,29 @@ export interface OverheadRow {
   ownNs: number;
 }
 
+/** Heap bytes allocated per decision. */
+export interface AllocationRow {
+  engineBytes: number;
+  bareBytes: number;
+  ownBytes: number;
+}
+
+/** Batches measured, and decisions in each: a batch allocates well under the young generation, so most see no scavenge. */
+const ALLOCATION_BATCHES = 15;
+const ALLOCATION_BATCH = 1000;
+
+/** Bytes per decision of `decide` (three tenants in turn): the largest heap growth over a batch, per decision. */
+async function allocated(decide: (limits: LimitCall[]) => Promise<unknown>): Promise<number> {
+  const limits = [0, 1, 2].map((t) => [{ bucket: { tag: `tenant-${t}`, name: 'create-order' }, rule: RULE, cost: 1 }]);
+  let most = 0;
+  for (let b = 0; b < ALLOCATION_BATCHES; b++) {
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < ALLOCATION_BATCH; i++) await decide(limits[i % 3]!);
+    most = Math.max(most, (process.memoryUsage().heapUsed - before) / ALLOCATION_BATCH);
+  }
+  return most;
+}
+
 /** ns per decision of `decide` over `count` decisions (three tenants in turn), the caches evicted before each when `cold`. */
 async function timed(decide: (limits: LimitCall[]) => Promise<unknown>, count: number, cold: boolean): Promise<number> {
   let spent = 0n;
@@ -54,7 +81,7 @@ async function timed(decide: (limits: LimitCall[]) => Promise<unknown>, count: n
   return Number(spent) / count;
 }
 
-export async function runOverheadBench(rounds: number, count: number): Promise<OverheadRow[]> {
+export async function runOverheadBench(rounds: number, count: number): Promise<{ rows: OverheadRow[]; allocation: AllocationRow }> {
   const redis = await benchRedis();
   const engine = createResilientEngine({
     redis: { url: redis.url },
@@ -77,7 +104,9 @@ export async function runOverheadBench(rounds: number, count: number): Promise<O
       const own = engineNs.map((ns, r) => ns - bareNs[r]!);
       rows.push({ setting, engineNs: round(median(engineNs), 0), bareNs: round(median(bareNs), 0), ownNs: round(median(own), 0) });
     }
-    return rows;
+    const engineBytes = await allocated((limits) => engine.decideAll(limits));
+    const bareBytes = await allocated(nextTurn);
+    return { rows, allocation: { engineBytes: round(engineBytes, 0), bareBytes: round(bareBytes, 0), ownBytes: round(engineBytes - bareBytes, 0) } };
   } finally {
     await engine.close();
     await redis.release();
@@ -90,8 +119,10 @@ if (isMain(import.meta.url)) {
     const options = parseOptions();
     const rounds = pick(options, 3, 9);
     const count = pick(options, 5_000, 20_000);
-    const rows = await runOverheadBench(rounds, count);
+    const { rows, allocation } = await runOverheadBench(rounds, count);
     console.log(`${rounds} rounds of ${count} decisions each, engine and bare in turns; medians\n`);
     console.log(textTable(['setting', 'engine ns/decision', 'bare ns/decision', "the engine's own ns"], rows.map((r) => [r.setting, r.engineNs, r.bareNs, r.ownNs])));
+    const { engineBytes, bareBytes, ownBytes } = allocation;
+    console.log(`\nheap bytes allocated per decision (the largest of ${ALLOCATION_BATCHES} batches of ${ALLOCATION_BATCH}): engine ${engineBytes}, bare ${bareBytes}, the engine's own ${ownBytes}`);
   });
 }

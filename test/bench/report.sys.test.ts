@@ -94,10 +94,24 @@ describe('bench/cost.ts --quick --profile --perf', { timeout: 300_000 }, () => {
 });
 
 describe('bench/decision-overhead.ts --quick', { timeout: 180_000 }, () => {
-  it("times the engine and the bare answer, hot and with the caches evicted, and prints the engine's own ns of each", () => {
+  it("times the engine and the bare answer, hot and with the caches evicted, and prints the engine's own ns of each and the bytes it allocates", () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/decision-overhead.ts', '--quick'], { encoding: 'utf8', timeout: 150_000 });
     const output = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, output.slice(-3000));
     for (const setting of ['hot', 'cold']) assert.match(output, new RegExp(`^${setting} +[\\d,]+ +[\\d,]+ +-?[\\d,]+ *$`, 'm'));
+    assert.match(output, /^heap bytes allocated per decision \(the largest of 15 batches of 1000\): engine \d+, bare \d+, the engine's own -?\d+$/m);
+  });
+});
+
+describe('bench/own-code.ts --quick', { timeout: 240_000 }, () => {
+  it("measures the bare script call, its second copy and Sluice's one script call, round by round, and prints the own code's and the noise's medians with their interval", () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/own-code.ts', '--quick'], { encoding: 'utf8', timeout: 210_000 });
+    const output = `${run.stdout}\n${run.stderr}`;
+    assert.equal(run.status, 0, output.slice(-3000));
+    assert.match(output, /^Sluice, Redis, one script call per request +[\d.]+ *$/m);
+    assert.match(output, /^the same bare-script server, a second copy \(noise\) +[\d.]+ *$/m);
+    const interval = String.raw`\(90 % interval of the median -?[\d.]+–-?[\d.]+; middle half of the rounds -?[\d.]+–-?[\d.]+\)`;
+    assert.match(output, new RegExp(`^Sluice's code above the bare script call \\(one script call ÷ bare EVALSHA − 1\\), paced: -?[\\d.]+ ${interval} \\(target ≤ 0\\.05: (met|missed|not told apart from 0\\.05 by these rounds)\\)$`, 'm'));
+    assert.match(output, new RegExp(`^noise: the bare-script server ÷ its second copy − 1, paced: -?[\\d.]+ ${interval}$`, 'm'));
   });
 });
