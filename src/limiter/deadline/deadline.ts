@@ -49,21 +49,19 @@ export function isDeadlineError(error: unknown): error is DeadlineError {
   return error instanceof DeadlineError;
 }
 
-/** A deadline of one call: a promise's reject, or a callback (watch). */
-export interface Bound {
-  ms: number;
-  onSilent: (error: DeadlineError) => void;
-  settled: boolean;
-}
+/** What a deadline does once its call's channel was silent for it: a promise's reject, or a callback (watch). */
+export type OnSilent = (error: DeadlineError) => void;
+
+/** One deadline of a call (watch): its slot among the call's two. */
+export type Bound = 0 | 1;
 
 /** How long this process's event loop has waited for events, in all, ms (a field read, cheap enough for every call). */
 const loopIdleMs = () => nodePerformance.nodeTiming.idleTime;
 
-/** The clock a call's deadlines read, the timer that judges them (one of their own when none is given), and when the call started, if the caller read the clock already. */
+/** The clock a call's deadlines read, and the timer that judges them (one of their own when none is given): a guard hands every call the same. */
 export interface CallClock {
-  now: Clock;
-  timer?: DeadlineTimer;
-  started?: number;
+  readonly now: Clock;
+  readonly timer?: DeadlineTimer;
 }
 
 /**
@@ -75,7 +73,17 @@ export interface CallClock {
 export class CallDeadlines implements JudgedCall {
   /** When the call started (the clock given). */
   readonly started: number;
-  private readonly pending: Bound[] = [];
+  // A call has two deadlines at most, the request's and the breaker's: kept in two
+  // slots, not a list of objects, so a call allocates nothing for them.
+  private ms0 = 0;
+  private ms1 = 0;
+  /** Each slot's callback; undefined when the slot is free or settled. */
+  private onSilent0: OnSilent | undefined;
+  private onSilent1: OnSilent | undefined;
+  /** Slots handed out so far (watch). */
+  private watched = 0;
+  /** Deadlines watched and not settled yet. */
+  private open = 0;
   /** Set once, by the first late timer: the silence counts from then. */
   private busyFrom: number | undefined;
 
@@ -101,16 +109,17 @@ export class CallDeadlines implements JudgedCall {
   private readonly now: Clock;
   private readonly timer: DeadlineTimer;
 
-  /** `firstMs`: the shortest deadline that will be bound (the timer's first due). */
+  /** `firstMs`: the shortest deadline that will be bound (the timer's first due); `started`: when the call started, if the caller read the clock already. */
   constructor(
     private readonly watcher: StoreConnection,
     readonly channel: string,
     private readonly firstMs: number,
     clock: CallClock,
+    started = clock.now(),
   ) {
     this.now = clock.now;
     this.timer = clock.timer ?? new DeadlineTimer(clock.now);
-    this.started = clock.started ?? clock.now();
+    this.started = started;
     this.idleAtStart = loopIdleMs();
   }
 
@@ -138,26 +147,37 @@ export class CallDeadlines implements JudgedCall {
     });
   }
 
-  /** A deadline without a promise: `onSilent` runs once the channel is silent for `ms`, unless settle(bound) came first. */
-  watch(ms: number, onSilent: (error: DeadlineError) => void): Bound {
-    const bound: Bound = { ms, onSilent, settled: false };
-    if (this.pending.length === 0) {
+  /** A deadline without a promise: `onSilent` runs once the channel is silent for `ms`, unless settle(bound) came first. At most two per call. */
+  watch(ms: number, onSilent: OnSilent): Bound {
+    if (this.watched === 2) throw new RangeError('a call has two deadlines at most');
+    if (this.open === 0) {
       // The first bound is watched as the call starts (no due yet): its due counts from `started`, without a clock read.
       // Later ones read the clock once; the shared timer, usually armed already, reads none.
       const at = this.dueAt === Number.POSITIVE_INFINITY ? this.started : this.now();
       this.dueAt = Math.max(at, this.started + Math.min(ms, this.firstMs));
       this.timer.add(this, this.dueAt);
     }
-    this.pending.push(bound);
-    return bound;
+    this.open++;
+    if (this.watched++ === 0) {
+      this.ms0 = ms;
+      this.onSilent0 = onSilent;
+      return 0;
+    }
+    this.ms1 = ms;
+    this.onSilent1 = onSilent;
+    return 1;
   }
 
   /** Marks `bound` settled; false if its deadline came first. */
   settle(bound: Bound): boolean {
-    if (bound.settled) return false;
-    bound.settled = true;
-    this.pending.splice(this.pending.indexOf(bound), 1);
-    if (this.pending.length === 0) this.timer.remove(this);
+    if (bound === 0) {
+      if (this.onSilent0 === undefined) return false;
+      this.onSilent0 = undefined;
+    } else {
+      if (this.onSilent1 === undefined) return false;
+      this.onSilent1 = undefined;
+    }
+    if (--this.open === 0) this.timer.remove(this);
     return true;
   }
 
@@ -181,20 +201,23 @@ export class CallDeadlines implements JudgedCall {
     this.firedAt = undefined;
     if (firing !== undefined && this.busyFrom === undefined && firing.lateBy + (firing.due - this.dueAt) >= LATE_MS) this.busyFrom = at;
     const silentSince = Math.max(this.started, this.busyFrom ?? this.started, this.watcher.lastDataAt(this.channel));
-    let next = Number.POSITIVE_INFINITY;
-    for (const bound of [...this.pending]) {
-      const due = silentSince + bound.ms;
-      if (at >= due) {
-        this.settle(bound);
-        bound.onSilent(new DeadlineError(bound.ms));
-      } else {
-        // Bytes arrived meanwhile, or a longer deadline: Redis is alive, the reply is queued behind others.
-        next = Math.min(next, due - at);
-      }
-    }
-    if (this.pending.length === 0) return Number.POSITIVE_INFINITY;
+    const next = Math.min(this.judge(0, at, silentSince), this.judge(1, at, silentSince));
+    if (this.open === 0) return Number.POSITIVE_INFINITY;
     this.dueAt = at + next;
     return next;
+  }
+
+  /** Rejects `bound` if silent for its ms at `at` (silent since `silentSince`); else the ms until its due (Infinity: settled, or never watched). */
+  private judge(bound: Bound, at: number, silentSince: number): number {
+    const onSilent = bound === 0 ? this.onSilent0 : this.onSilent1;
+    if (onSilent === undefined) return Number.POSITIVE_INFINITY;
+    const ms = bound === 0 ? this.ms0 : this.ms1;
+    const due = silentSince + ms;
+    // Bytes arrived meanwhile, or a longer deadline: Redis is alive, the reply is queued behind others.
+    if (at < due) return due - at;
+    this.settle(bound);
+    onSilent(new DeadlineError(ms));
+    return Number.POSITIVE_INFINITY;
   }
 }
 

@@ -19,7 +19,7 @@ import type { Plan } from '../engine/plan.js';
 import type { ChainStats } from '../metrics/stats.js';
 import { consumeGroup } from '../steps/compose.js';
 import type { RedisBreaker } from './breaker.js';
-import { type Bound, CallDeadlines, type Deadline, DeadlineTimer } from './deadline.js';
+import { type Bound, type CallClock, CallDeadlines, type Deadline, DeadlineTimer } from './deadline.js';
 
 /** Where the guard leaves the call it sent, for reconciling a reply that comes after the deadline. */
 export interface Sent<T> {
@@ -47,13 +47,13 @@ export class StoreGuard {
   readonly inFlight = new InFlight();
   /** When each connection (channel) last answered one of this guard's calls: where the next answer's silence starts. */
   private readonly answeredAt = new Map<string, number>();
-  /** One timer judges all of this guard's calls, kept armed between them (deadline.ts): no timer made per call. */
-  private readonly timer: DeadlineTimer;
+  /** The clock and the one timer that judge all of this guard's calls, kept armed between them (deadline.ts): no timer made per call. */
+  private readonly clock: CallClock;
   /** The breaker's silence callback, made once rather than per call. */
   private readonly silenceFailed = (error: unknown) => this.options.breaker.failed(error);
 
   constructor(private readonly options: StoreGuardOptions) {
-    this.timer = new DeadlineTimer(options.now, undefined, true);
+    this.clock = { now: options.now, timer: new DeadlineTimer(options.now, undefined, true) };
   }
 
   consume(plan: Plan, cost: number, sent?: Sent<Decision>): Promise<Decision> {
@@ -100,7 +100,8 @@ export class StoreGuard {
     const { breaker, store, stats, now } = this.options;
     const started = now();
     const deadlineMs = this.options.deadline.msAt(started);
-    const deadlines = new CallDeadlines(store.connection, store.connection.channelOf(key), deadlineMs, { now, timer: this.timer, started });
+    const connection = store.connection;
+    const deadlines = new CallDeadlines(connection, connection.channelOf(key), deadlineMs, this.clock, started);
     if (breaker.closed) return this.runClosed(deadlines, deadlineMs, charges, call, sent);
     // Open or half-open: through opossum, which refuses at once or lets the one probe through.
     // A half-open probe's units are not pending for others: if it misses its deadline, its reply is reconciled.
@@ -139,19 +140,19 @@ export class StoreGuard {
       sent.places = charges.map(([baseKey, units]) => (units > 0 ? this.inFlight.take(baseKey, units) : undefined));
     } else for (const [baseKey, units] of charges) if (units > 0) this.inFlight.take(baseKey, units);
     // The guard's bookkeeping and the request's deadline share one reaction to the call (not a `then` each).
-    return new Promise<T>((resolve, reject) => {
-      const request = deadlines.watch(deadlineMs, reject);
-      running.then(
-        (value) => {
-          this.settled(deadlines, silence, charges, undefined);
-          if (deadlines.settle(request)) resolve(value);
-        },
-        (error: unknown) => {
-          this.settled(deadlines, silence, charges, error ?? new Error('the store call failed'));
-          if (deadlines.settle(request)) reject(error);
-        },
-      );
-    });
+    const { promise, resolve, reject } = withResolvers<T>();
+    const request = deadlines.watch(deadlineMs, reject);
+    running.then(
+      (value) => {
+        this.settled(deadlines, silence, charges, undefined);
+        if (deadlines.settle(request)) resolve(value);
+      },
+      (error: unknown) => {
+        this.settled(deadlines, silence, charges, error ?? new Error('the store call failed'));
+        if (deadlines.settle(request)) reject(error);
+      },
+    );
+    return promise;
   }
 
   /**
@@ -189,6 +190,27 @@ export class StoreGuard {
     const { store, breaker } = this.options;
     return !store.connection.lost() && breaker.closed ? Math.max(deadlineMs, breaker.options.silenceMs) : deadlineMs;
   }
+}
+
+/** A promise and what settles it, as Promise.withResolvers (Node 22) gives them. */
+interface Resolvers<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+// One executor for every call, handing its functions over through these two:
+// no executor closure made per call on the hot path.
+let resolveHandedOver: (value: never) => void = () => undefined;
+let rejectHandedOver: (error: unknown) => void = () => undefined;
+const handOver = (resolve: (value: never) => void, reject: (error: unknown) => void): void => {
+  resolveHandedOver = resolve;
+  rejectHandedOver = reject;
+};
+
+function withResolvers<T>(): Resolvers<T> {
+  const promise = new Promise<T>(handOver as (resolve: (value: T) => void, reject: (error: unknown) => void) => void);
+  return { promise, resolve: resolveHandedOver as (value: T) => void, reject: rejectHandedOver };
 }
 
 interface Flow {

@@ -38,7 +38,7 @@ import { FallbackLimiter, StoreDown } from '../fallback/fallback.js';
 import type { InstanceCount } from '../fallback/instances.js';
 import { LateReplies } from '../fallback/late-replies.js';
 import { ChainStats, type EngineCounters } from '../metrics/stats.js';
-import { type Call, compose, type Decide, penaltyStep, type Planner, RequestChain, type Step } from '../steps/compose.js';
+import { type Call, compose, type Decide, penaltyStep, type Planner, type Reply, RequestChain, type Step } from '../steps/compose.js';
 import { LeasingStep } from '../steps/leaser.js';
 import { NegativeCache, negativeStep } from '../steps/negative-cache.js';
 import { fallbackStep, groupsStep, refundStep, storeTerminal } from '../steps/store-steps.js';
@@ -104,10 +104,13 @@ export class ResilientEngine implements Engine {
   /** The decision chain below the penalty step, each call to it counted for membership and each decision in the stats. */
   private readonly counted: Decide = (calls) => {
     this.membership.countRequest();
-    return this.chain.decide(calls).then((reply) => {
-      for (const decision of reply.decisions) this.noteDecision(decision);
-      return reply;
-    });
+    return this.chain.decide(calls).then(this.noted);
+  };
+
+  /** Each decision of a reply in the stats: made once, not a closure per request. */
+  private readonly noted = (reply: Reply): Reply => {
+    for (const decision of reply.decisions) this.noteDecision(decision);
+    return reply;
   };
 
   private noteDecision(decision: Decision): void {

@@ -204,7 +204,8 @@ export class FallbackDebts {
 
   /** Whether `key` is owed. */
   has(key: string): boolean {
-    return this.debts.peek(key) !== undefined;
+    // Asked on every decision, and nothing is owed outside an outage's aftermath: no lookup then.
+    return this.debts.size > 0 && this.debts.peek(key) !== undefined;
   }
 
   /** Hands over the debt of `key` and forgets it. */
@@ -213,6 +214,7 @@ export class FallbackDebts {
   take(count: number): Debt[];
   take(which: string | number): Debt | undefined | Debt[] {
     if (typeof which === 'string') {
+      if (this.debts.size === 0) return undefined;
       const debt = this.debts.peek(which);
       if (debt !== undefined) this.debts.delete(which);
       return debt;

@@ -79,12 +79,24 @@ export class LastStates {
    */
   remember(key: string, seen: SeenWord, localInRedis = true): number {
     const { bucket, rule, word, taken, now } = seen;
-    const last = this.states.peek(key);
+    const last = this.states.get(key);
     const checked = last !== undefined && this.suspect(last, bucket) ? { ...last, localUnits: localInRedis ? last.localUnits : 0 } : undefined;
     const lost = checked === undefined ? 0 : lostUnits(checked, rule, word, taken, now);
     // Both are about to be taken from the bucket (the lost units charged back, the local ones charged): the word is held to that.
     const carried = !localInRedis && last?.bucket === bucket ? last.localUnits : 0;
-    this.states.set(key, { rule, bucket, at: now, ...lessUnits(word, rule, lost), episode: this.episode, localUnits: carried });
+    const held = lessUnits(word, rule, lost);
+    if (last === undefined) {
+      this.states.set(key, { rule, bucket, at: now, remaining: held.remaining, resetAfterMs: held.resetAfterMs, episode: this.episode, localUnits: carried });
+      return lost;
+    }
+    // A key already kept (the usual case: every decision on it) is updated in place, as noteLocal does: no new state per decision.
+    last.rule = rule;
+    last.bucket = bucket;
+    last.at = now;
+    last.remaining = held.remaining;
+    last.resetAfterMs = held.resetAfterMs;
+    last.episode = this.episode;
+    last.localUnits = carried;
     return lost;
   }
 
@@ -155,7 +167,7 @@ export function lostUnits(last: LastState, rule: Rule, word: RedisWord, taken: n
 
 /** `word` with `units` more taken from its bucket: fewer left and, for a time-based policy, full again that much later. */
 function lessUnits(word: RedisWord, rule: Rule, units: number): RedisWord {
-  if (units === 0) return { remaining: word.remaining, resetAfterMs: word.resetAfterMs };
+  if (units === 0) return word;
   const laterMs = units * (unitMsOf(rule) ?? 0);
   return { remaining: Math.max(0, word.remaining - units), resetAfterMs: word.resetAfterMs + laterMs };
 }

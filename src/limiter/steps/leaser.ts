@@ -92,7 +92,8 @@ export class LeasingStep {
   private batchOf(plan: Plan): number {
     if (!this.options.canLease(plan.rule)) return 0;
     if (plan.original.lease) return plan.original.lease.batch;
-    if (!this.hot.observe(plan.baseKey, this.options.now())) return 0;
+    // Automatic leasing off: no key is counted, and the clock is not read.
+    if (!this.hot.counting || !this.hot.observe(plan.baseKey, this.options.now())) return 0;
     // Never lease more than this instance's share of the bucket, so one instance cannot hog a small limit.
     return Math.min(this.options.hotKey.batch, Math.max(1, Math.floor(capacityOf(plan.rule) / this.options.instances.value)));
   }
@@ -198,9 +199,14 @@ export class HotKeyDetector {
     this.counters = new BoundedLru(maxKeys);
   }
 
+  /** Whether keys are counted at all: a rate of 0 turns automatic leasing off. */
+  get counting(): boolean {
+    return this.ratePerSec > 0;
+  }
+
   /** Counts one request on `key` at `now` and says whether the key is hot. */
   observe(key: string, now: number): boolean {
-    if (!(this.ratePerSec > 0)) return false;
+    if (!this.counting) return false;
     let counter = this.counters.get(key);
     if (counter === undefined) {
       counter = { windowStart: now, count: 0, hot: false };
