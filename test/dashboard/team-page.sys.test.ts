@@ -133,7 +133,15 @@ describe("the page's team sections in a real browser", { skip: !hasChromium && '
     await page.locator('#audit tbody tr').first().locator('td', { hasText: 'DELETE /limits/{limitId}/overrides/{selector}' }).waitFor({ timeout: 3000 });
     await page.getByLabel('Kind').selectOption('override');
     await page.getByRole('button', { name: 'Show', exact: true }).click();
-    await page.locator('#audit tbody tr').nth(3).waitFor({ timeout: 3000 });
+    // The filtered list replaces the whole one, which had four rows already: wait until every row is an override's.
+    await page.waitForFunction(
+      () => {
+        const trs = [...document.querySelectorAll('#audit tbody tr')];
+        return trs.length >= 4 && trs.every((tr) => tr.children[3]?.textContent?.includes('/overrides/'));
+      },
+      undefined,
+      { timeout: 3000 },
+    );
     const rows = await page.locator('#audit tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     assert.ok(rows.every((cells) => cells[1] === 'ana-writer'), JSON.stringify(rows));
     assert.deepEqual(rows.map((cells) => `${cells[3]!.split(' ')[0]} ${cells[6]!.split(':')[0]}`), ['DELETE ok', 'PUT ok', 'PUT failed', 'PUT ok', 'PUT ok']);
