@@ -54,17 +54,23 @@ tenants:
 const key = (i: number) => ({ 'x-api-key': `key-usage-${String(i).padStart(4, '0')}`, 'content-type': 'application/json' });
 const rule = (capacity: number) => parseRule({ policy: 'token_bucket', capacity, refillPerSecond: 0.001 });
 
-/** Every settlement counted so far (all limits, all results). */
-/** Settlements counted so far, of one limit's id when given: another test's request still settling must not count as this one's. */
-async function settledCount(limitId?: string): Promise<number> {
-  const metric = await usageSettlements.get();
-  return metric.values.filter((value) => limitId === undefined || value.labels.limit === limitId).reduce((sum, value) => sum + value.value, 0);
+/** Settlements counted so far, per limit id. */
+async function settledCounts(): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const value of (await usageSettlements.get()).values) counts.set(String(value.labels.limit), (counts.get(String(value.labels.limit)) ?? 0) + value.value);
+  return counts;
 }
 
-/** Waits (no deadline of its own: the runner's timeout is the bound) until `n` more settlements (of `limitId`, when given) were counted than `from`. */
-async function settled(from: number, n: number, limitId?: string): Promise<void> {
-  while ((await settledCount(limitId)) < from + n) await sleep(5);
+/**
+ * Waits (no deadline of its own: the runner's timeout is the bound) until each of `limits` has `n` more settlements than in
+ * `from`. Counted per limit, because a total lets an earlier request's straggling settlement stand in for this one's.
+ */
+async function settled(from: Map<string, number>, limits: readonly string[], n = 1): Promise<void> {
+  const done = (counts: Map<string, number>) => limits.every((limit) => (counts.get(limit) ?? 0) >= (from.get(limit) ?? 0) + n);
+  while (!done(await settledCounts())) await sleep(5);
 }
+
+const CHAT = ['u-rpm', 'u-tpm', 'u-model'];
 
 for (const store of ['memory', 'redis'] as const) {
   describe(`limits priced by usage through the gateway (${store})`, () => {
@@ -102,13 +108,13 @@ for (const store of ['memory', 'redis'] as const) {
     const modelName = (_tenant: string, model: string) => bodyBucketName({ model }, ['model'], 'u-model')!;
 
     it('a JSON answer: max_tokens reserved, usage.total_tokens settled per tenant and per tenant × model; the body as the upstream sent it', async () => {
-      const from = await settledCount();
+      const from = await settledCounts();
       const reply = await call(`${app.url}/v1/chat/completions`, { method: 'POST', headers: key(0), body: JSON.stringify({ model: 'small', max_tokens: 200, test_usage: 30 }) });
       assert.equal(reply.status, 200);
       assert.equal(JSON.parse(reply.body).usage.total_tokens, 30);
       // The answer's headers tell what the reservation left: 1000 - 200.
       assert.match(String(reply.headers['x-ratelimit-remaining']), /^\d+$/);
-      await settled(from, 3);
+      await settled(from, CHAT);
       assert.equal(await left('t0', 'u-tpm', 1000), 970);
       assert.equal(await left('t0', modelName('t0', 'small'), 500), 470);
       assert.equal(await left('t0', modelName('t0', 'large'), 500), 500, 'another model has its own bucket');
@@ -116,7 +122,7 @@ for (const store of ['memory', 'redis'] as const) {
     });
 
     it('a streamed answer: the usage of its last event settled, every event relayed unchanged', async () => {
-      const from = await settledCount();
+      const from = await settledCounts();
       const reply = await call(`${app.url}/v1/chat/completions`, { method: 'POST', headers: key(1), body: JSON.stringify({ model: 'small', max_tokens: 300, stream: true, test_usage: 45 }) });
       assert.equal(reply.status, 200);
       assert.equal(reply.headers['content-type'], 'text/event-stream');
@@ -124,12 +130,12 @@ for (const store of ['memory', 'redis'] as const) {
       assert.equal(events.length, 16 + 2);
       assert.equal(events.at(-1), 'data: [DONE]');
       assert.equal(JSON.parse(events.at(-2)!.slice(6)).usage.total_tokens, 45);
-      await settled(from, 3);
+      await settled(from, CHAT);
       assert.equal(await left('t1', 'u-tpm', 1000), 955);
     });
 
     it('a stream reaches the client event by event: the first arrives while the upstream still holds the rest', async () => {
-      const from = await settledCount();
+      const from = await settledCounts();
       const response = await request(`${app.url}/v1/held/completions`, { method: 'POST', headers: key(2), body: JSON.stringify({ max_tokens: 40 }), dispatcher: agent });
       const reader = response.body[Symbol.asyncIterator]();
       const first = await reader.next();
@@ -138,22 +144,22 @@ for (const store of ['memory', 'redis'] as const) {
       let rest = '';
       for (let next = await reader.next(); !next.done; next = await reader.next()) rest += String(next.value);
       assert.match(rest, /\[DONE\]/);
-      await settled(from, 1);
+      await settled(from, ['u-held']);
       assert.equal(await left('t2', 'u-held', 1000), 993);
     });
 
     it('the usage from a response header', async () => {
-      const from = await settledCount('u-hdr');
+      const from = await settledCounts();
       const reply = await call(`${app.url}/v1/header/completions`, { method: 'POST', headers: key(3), body: JSON.stringify({ test_usage: 12 }) });
       assert.equal(reply.status, 200);
-      await settled(from, 1, 'u-hdr'); // this limit's own: the held stream of the test before may still be settling
+      await settled(from, ['u-hdr']);
       assert.equal(await left('t3', 'u-hdr', 1000), 988);
     });
 
     it('an estimate the limit cannot cover is refused with 429 before it reaches the upstream', async () => {
-      const from = await settledCount();
+      const from = await settledCounts();
       assert.equal((await call(`${app.url}/v1/chat/completions`, { method: 'POST', headers: key(4), body: JSON.stringify({ model: 'm', max_tokens: 10, test_usage: 480 }) })).status, 200);
-      await settled(from, 3);
+      await settled(from, CHAT);
       const before = llm.answered;
       const refused = await call(`${app.url}/v1/chat/completions`, { method: 'POST', headers: key(4), body: JSON.stringify({ model: 'm', max_tokens: 100 }) });
       assert.equal(refused.status, 429);
@@ -169,7 +175,7 @@ for (const store of ['memory', 'redis'] as const) {
       ['a stream cut before its usage', { stream: true, test_usage: 20, test_cut: true }],
     ] as const).entries()) {
       it(`usage ${what}: the fallback is charged and counted, the client's answer unchanged`, async () => {
-        const from = await settledCount();
+        const from = await settledCounts();
         const reply = await call(`${app.url}/v1/chat/completions`, { method: 'POST', headers: key(5 + i), body: JSON.stringify({ model: 'x', max_tokens: 200, ...test }) }).catch((error: Error) => ({ status: -1, body: error.message, headers: {} }));
         if ('test_cut' in test) assert.notEqual(reply.status, 429);
         else {
@@ -178,7 +184,7 @@ for (const store of ['memory', 'redis'] as const) {
           if (test.test_usage === 'omit') assert.equal(body.usage, undefined);
           else assert.deepEqual(body.usage.total_tokens, test.test_usage);
         }
-        await settled(from, 3);
+        await settled(from, CHAT);
         assert.equal(await left(`t${5 + i}`, 'u-tpm', 1000), 950);
         const fallbacks = (await usageSettlements.get()).values.filter((v) => v.labels.limit === 'u-tpm' && String(v.labels.result).startsWith('fallback_'));
         assert.ok(fallbacks.length > 0);
@@ -187,20 +193,20 @@ for (const store of ['memory', 'redis'] as const) {
 
     it('count by outcome: only 401 and 403 count against failed logins; a 5xx is not counted against requests a minute', async () => {
       for (let n = 0; n < 5; n++) {
-        const from = await settledCount();
+        const from = await settledCounts();
         assert.equal((await call(`${app.url}/v1/login`, { method: 'POST', body: '{}' })).status, 200);
-        await settled(from, 1);
+        await settled(from, ['u-failed-logins']);
       }
       for (let n = 0; n < 3; n++) {
-        const from = await settledCount();
+        const from = await settledCounts();
         assert.equal((await call(`${app.url}/v1/login`, { method: 'POST', body: JSON.stringify({ test_status: n === 0 ? 403 : 401 }) })).status, n === 0 ? 403 : 401);
-        await settled(from, 1);
+        await settled(from, ['u-failed-logins']);
       }
       assert.equal((await call(`${app.url}/v1/login`, { method: 'POST', body: '{}' })).status, 429);
 
-      const from = await settledCount();
+      const from = await settledCounts();
       assert.equal((await call(`${app.url}/v1/chat/completions`, { method: 'POST', headers: key(11), body: JSON.stringify({ model: 'x', test_status: 503 }) })).status, 503);
-      await settled(from, 3);
+      await settled(from, CHAT);
       assert.equal(await left('t11', 'u-rpm', 100), 100, 'the 503 was refunded');
     });
   });
