@@ -5,12 +5,15 @@
 // its nine rounds leave it within a few points: identical servers paced read
 // several percent apart round by round (a process keeps its speed for life,
 // and where the scheduler puts it on a 2-core machine moves every run). Here
-// only three servers run, for many rounds: the bare EVALSHA server, a second
-// copy of it, and Sluice with one script call per request, each forked
-// afresh every round, warmed up, then paced twice, in a palindrome (A B C C B
-// A, listed one round and reversed the next), its two runs averaged. Per round, Sluice's own code is Sluice ÷ bare − 1,
-// and the bare server ÷ its copy − 1 is what the same measure reads for code
-// that adds nothing: the noise. Each is given as the median over the rounds,
+// only four servers run, for many rounds: the bare EVALSHA server, a second
+// copy of it, Sluice's Redis store alone in place of the bare call, and
+// Sluice with one script call per request, each forked afresh every round,
+// warmed up, then paced twice, in a palindrome (A B C D D C B A, listed one
+// round and reversed the next), its two runs averaged. Per round, Sluice's
+// own code is Sluice ÷ bare − 1, split into the store's part (store ÷ bare −
+// 1) and the engine's around it (Sluice ÷ store − 1); the bare server ÷ its
+// copy − 1 is what the same measure reads for code that adds nothing: the
+// noise. Each is given as the median over the rounds,
 // with the interval that holds the true median with 90 % confidence (order
 // statistics: it assumes nothing of the spread), so a change of a point or
 // two can be told from the noise, or said to be inside it.
@@ -26,9 +29,10 @@ import { PACED_RATE } from './gateway.js';
 const TARGETS = [
   { name: 'Sluice, no limiter, one bare EVALSHA of its script per request', args: { limiter: 'script' } },
   { name: 'the same bare-script server, a second copy (noise)', args: { limiter: 'script' } },
+  { name: "Sluice's Redis store alone in place of the bare EVALSHA, no engine around it", args: { limiter: 'store' } },
   { name: 'Sluice, Redis, one script call per request', args: { limiter: 'redis', exact: true } },
 ] as const;
-const [BARE, TWIN, SLUICE] = [0, 1, 2] as const;
+const [BARE, TWIN, STORE, SLUICE] = [0, 1, 2, 3] as const;
 
 /** A ratio over the rounds: its median, the 90 % confidence interval of that median (none from too few rounds), and the middle half of the rounds. */
 export interface Spread {
@@ -43,6 +47,10 @@ export interface OwnCodeResult {
   cpuUs: number[];
   /** Sluice ÷ the bare script call − 1, per round. */
   own: Spread;
+  /** Its part in the store: the store alone ÷ the bare script call − 1, per round. */
+  store: Spread;
+  /** Its part in the engine: Sluice ÷ the store alone − 1, per round. */
+  engine: Spread;
   /** The bare script call ÷ its second copy − 1, per round: what code adding nothing reads. */
   noise: Spread;
 }
@@ -60,17 +68,24 @@ export async function runOwnCodeBench(options: BenchOptions, progress: (line: st
       progress(`own code: round ${r}/${rounds}`);
       children = await Promise.all(TARGETS.map((t) => forkServer(t.name, 'sluice.ts', { ...base, ...t.args })));
       for (const child of children) await saturate(child.url, pick(options, 200, 1000)); // warm-up: JIT, pools
-      // A palindrome (A B C C B A): a server's two runs average out its place in the round and any drift along it.
-      const listed = r % 2 === 1 ? [BARE, TWIN, SLUICE] : [SLUICE, TWIN, BARE];
-      const runs: number[] = [0, 0, 0];
+      // A palindrome (A B C D D C B A): a server's two runs average out its place in the round and any drift along it.
+      const listed = r % 2 === 1 ? [BARE, TWIN, STORE, SLUICE] : [SLUICE, STORE, TWIN, BARE];
+      const runs: number[] = TARGETS.map(() => 0);
       for (const i of [...listed, ...[...listed].reverse()]) runs[i]! += (await pacedCpu(children[i]!, durationMs)) / 2;
       for (const [i, us] of runs.entries()) cpu[i]!.push(us);
-      progress(`own code: round ${r}: ${runs.map((us) => round(us, 1)).join(' / ')} µs per request (bare / its copy / Sluice)`);
+      progress(`own code: round ${r}: ${runs.map((us) => round(us, 1)).join(' / ')} µs per request (bare / its copy / store alone / Sluice)`);
       await Promise.all(children.map((child) => child.stop()));
       children = [];
     }
     const above = (a: number, b: number) => cpu[a]!.map((us, r) => us / cpu[b]![r]! - 1);
-    return { rounds, cpuUs: cpu.map((runs) => round(median(runs), 1)), own: spreadOf(above(SLUICE, BARE)), noise: spreadOf(above(BARE, TWIN)) };
+    return {
+      rounds,
+      cpuUs: cpu.map((runs) => round(median(runs), 1)),
+      own: spreadOf(above(SLUICE, BARE)),
+      store: spreadOf(above(STORE, BARE)),
+      engine: spreadOf(above(SLUICE, STORE)),
+      noise: spreadOf(above(BARE, TWIN)),
+    };
   } finally {
     for (const child of [...children, upstream]) await child.stop();
     await redis.release();
@@ -129,6 +144,8 @@ export function printOwnCode(result: OwnCodeResult): string {
     table,
     `${result.rounds} rounds; each ratio per round, then its median`,
     `${line("Sluice's code above the bare script call (one script call ÷ bare EVALSHA − 1), paced", result.own)} (target ≤ 0.05: ${verdict})`,
+    line('  of it, the store (the store alone ÷ bare EVALSHA − 1)', result.store),
+    line('  of it, the engine around the store (one script call ÷ the store alone − 1)', result.engine),
     line('noise: the bare-script server ÷ its second copy − 1, paced', result.noise),
   ].join('\n');
 }

@@ -104,14 +104,17 @@ describe('bench/decision-overhead.ts --quick', { timeout: 180_000 }, () => {
 });
 
 describe('bench/own-code.ts --quick', { timeout: 240_000 }, () => {
-  it("measures the bare script call, its second copy and Sluice's one script call, round by round, and prints the own code's and the noise's medians with their interval", () => {
+  it("measures the bare script call, its second copy, Sluice's store alone and its one script call, round by round, and prints the own code's medians (split into store and engine) and the noise's, with their interval", () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/own-code.ts', '--quick'], { encoding: 'utf8', timeout: 210_000 });
     const output = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, output.slice(-3000));
     assert.match(output, /^Sluice, Redis, one script call per request +[\d.]+ *$/m);
     assert.match(output, /^the same bare-script server, a second copy \(noise\) +[\d.]+ *$/m);
+    assert.match(output, /^Sluice's Redis store alone in place of the bare EVALSHA, no engine around it +[\d.]+ *$/m);
     const interval = String.raw`\(90 % interval of the median -?[\d.]+–-?[\d.]+; middle half of the rounds -?[\d.]+–-?[\d.]+\)`;
     assert.match(output, new RegExp(`^Sluice's code above the bare script call \\(one script call ÷ bare EVALSHA − 1\\), paced: -?[\\d.]+ ${interval} \\(target ≤ 0\\.05: (met|missed|not told apart from 0\\.05 by these rounds)\\)$`, 'm'));
+    assert.match(output, new RegExp(`^  of it, the store \\(the store alone ÷ bare EVALSHA − 1\\): -?[\\d.]+ ${interval}$`, 'm'));
+    assert.match(output, new RegExp(`^  of it, the engine around the store \\(one script call ÷ the store alone − 1\\): -?[\\d.]+ ${interval}$`, 'm'));
     assert.match(output, new RegExp(`^noise: the bare-script server ÷ its second copy − 1, paced: -?[\\d.]+ ${interval}$`, 'm'));
   });
 });

@@ -7,7 +7,11 @@
 // from what Sluice's own decision adds. `limiter: script` is that engine plus
 // one bare EVALSHA of Sluice's token-bucket script (ioredis, fixed arguments):
 // the script's round trip without Sluice's code around it, so the decision
-// above PING splits into Redis's part and Sluice's. `tls` serves HTTPS
+// above PING splits into Redis's part and Sluice's. `limiter: store` is that
+// engine with Sluice's Redis store (stores/redis-store.ts: its script call,
+// coalescer and decoding) in place of the bare EVALSHA, and no engine around
+// it: Sluice's own code above the bare call splits into the store's part and
+// the engine's (bench/own-code.ts). `tls` serves HTTPS
 // (HTTP/2 and HTTP/1.1 by ALPN); `upstream` may list instances, balanced by
 // the gateway; `tracing` turns OpenTelemetry tracing on (bench/gateway-tracing.ts);
 // `usage` prices the route's limit by the response's `usage.total_tokens`, so
@@ -24,11 +28,13 @@ const { startSluice } = await fromDist<typeof import('../../../src/app.js')>('ap
 const { parseConfig } = await fromDist<typeof import('../../../src/decision-service/load-config.js')>('decision-service/load-config.js');
 const { ChainStats } = await fromDist<typeof import('../../../src/limiter/metrics/stats.js')>('limiter/metrics/stats.js');
 const { scriptSha, scriptSource } = await fromDist<typeof import('../../../src/stores/redis/scripts.js')>('stores/redis/scripts.js');
+const { RedisStore } = await fromDist<typeof import('../../../src/stores/redis-store.js')>('stores/redis-store.js');
+const { keyOfBucket } = await fromDist<typeof import('../../../src/core/ids.js')>('core/ids.js');
 
 interface Args {
   upstream: string | string[];
   tls?: { cert: string; key: string };
-  limiter: 'none' | 'ping' | 'script' | 'memory' | 'redis';
+  limiter: 'none' | 'ping' | 'script' | 'store' | 'memory' | 'redis';
   redisUrl?: string;
   /** Automatic hot-key leasing off: every request is one Redis script call, like the peers. */
   exact?: boolean;
@@ -73,6 +79,35 @@ async function callThenAllow(url: string, call: (redis: Redis, tenant: string) =
   };
 }
 
+/**
+ * Each request's one limit decided by Sluice's Redis store alone: its decision
+ * handed to the gateway as is, no engine (steps, guard, fallback) around it.
+ * The bucket's key is built once per bucket, as the engine's plan cache does,
+ * so this row holds the store's call and not the key's building.
+ */
+function storeOnly(url: string): Engine {
+  const store = new RedisStore(new Redis(url));
+  const keys = new Map<string, ReturnType<typeof keyOfBucket>>();
+  const keyOf = (bucket: Parameters<typeof keyOfBucket>[0]) => {
+    const id = `${bucket.name} ${bucket.tag}`;
+    let key = keys.get(id);
+    if (key === undefined) {
+      key = keyOfBucket(bucket);
+      keys.set(id, key);
+    }
+    return key;
+  };
+  return {
+    ...allowAll,
+    decideAll: async (calls) => {
+      const { bucket, rule, cost } = calls[0]!;
+      const decision = await store.consume(keyOf(bucket), rule, cost);
+      return { allowed: decision.allowed, decisions: calls.map(() => decision), governing: 0 };
+    },
+    close: () => store.close(),
+  };
+}
+
 const { upstream, limiter, redisUrl, exact, tls, tracing, usage } = args<Args>();
 const BIG = { policy: 'token_bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000_000 };
 const usageLimits = usage ? { limits: [{ id: 'tokens', key: 'tenant', rule: BIG, cost: { estimate: 1, from: { json: 'usage.total_tokens' } } }] } : {};
@@ -96,6 +131,7 @@ const engines: Partial<Record<Args['limiter'], () => Engine | Promise<Engine>>> 
   none: () => allowAll,
   ping: () => callThenAllow(redisUrl!, (redis) => redis.ping()),
   script: () => callThenAllow(redisUrl!, bareScript, (redis) => redis.script('LOAD', scriptSource('token_bucket'))),
+  store: () => storeOnly(redisUrl!),
 };
 await serve(async () => {
   const engine = await engines[limiter]?.();
