@@ -29,7 +29,7 @@ const { parseConfig } = await fromDist<typeof import('../../../src/decision-serv
 const { ChainStats } = await fromDist<typeof import('../../../src/limiter/metrics/stats.js')>('limiter/metrics/stats.js');
 const { scriptSha, scriptSource } = await fromDist<typeof import('../../../src/stores/redis/scripts.js')>('stores/redis/scripts.js');
 const { RedisStore } = await fromDist<typeof import('../../../src/stores/redis-store.js')>('stores/redis-store.js');
-const { keyOfBucket } = await fromDist<typeof import('../../../src/core/ids.js')>('core/ids.js');
+const { PlanCache } = await fromDist<typeof import('../../../src/limiter/engine/plan.js')>('limiter/engine/plan.js');
 
 interface Args {
   upstream: string | string[];
@@ -82,26 +82,18 @@ async function callThenAllow(url: string, call: (redis: Redis, tenant: string) =
 /**
  * Each request's one limit decided by Sluice's Redis store alone: its decision
  * handed to the gateway as is, no engine (steps, guard, fallback) around it.
- * The bucket's key is built once per bucket, as the engine's plan cache does,
- * so this row holds the store's call and not the key's building.
+ * The bucket's key comes from the engine's own plan cache, built once per
+ * bucket, so this row holds the store's call and not the key's building.
  */
 function storeOnly(url: string): Engine {
   const store = new RedisStore(new Redis(url));
-  const keys = new Map<string, ReturnType<typeof keyOfBucket>>();
-  const keyOf = (bucket: Parameters<typeof keyOfBucket>[0]) => {
-    const id = `${bucket.name} ${bucket.tag}`;
-    let key = keys.get(id);
-    if (key === undefined) {
-      key = keyOfBucket(bucket);
-      keys.set(id, key);
-    }
-    return key;
-  };
+  const plans = new PlanCache();
   return {
     ...allowAll,
     decideAll: async (calls) => {
       const { bucket, rule, cost } = calls[0]!;
-      const decision = await store.consume(keyOf(bucket), rule, cost);
+      const plan = plans.plan(bucket, rule, 1);
+      const decision = await store.consume(plan.bucket, plan.rule, cost);
       return { allowed: decision.allowed, decisions: calls.map(() => decision), governing: 0 };
     },
     close: () => store.close(),
